@@ -1,0 +1,15 @@
+# Sanitizer flags as an INTERFACE target, linked PRIVATE by every target we build.
+add_library(emurun_sanitizers INTERFACE)
+set(_emurun_san "")
+if(EMURUN_ASAN)
+  list(APPEND _emurun_san address)
+endif()
+if(EMURUN_UBSAN)
+  list(APPEND _emurun_san undefined)
+endif()
+if(_emurun_san)
+  list(JOIN _emurun_san "," _emurun_san_list)
+  target_compile_options(emurun_sanitizers INTERFACE -fsanitize=${_emurun_san_list} -fno-omit-frame-pointer
+                                                     -fno-sanitize-recover=all)
+  target_link_options(emurun_sanitizers INTERFACE -fsanitize=${_emurun_san_list})
+endif()

@@ -1,0 +1,58 @@
+// The architecture table (binfmt/arches.json, embedded at build time).
+#pragma once
+
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun {
+
+/// One architecture QEMU user-mode can emulate, and how the kernel recognises its ELF files.
+struct Arch {
+    std::string name;                  ///< canonical name, as QEMU spells it: "aarch64", "ppc64le"
+    std::vector<std::string> aliases;  ///< other names users type: "arm64", "ppc64el", ...
+    int elf_class = 0;                 ///< 1 = ELFCLASS32, 2 = ELFCLASS64
+    int elf_data = 0;                  ///< 1 = ELFDATA2LSB (little), 2 = ELFDATA2MSB (big)
+    std::uint16_t e_machine = 0;       ///< EM_* value
+    std::uint32_t e_flags_mask = 0;    ///< bits of e_flags that tell variants apart (0: none)
+    std::uint32_t e_flags_value = 0;   ///< required value of (e_flags & e_flags_mask)
+    std::string magic;                 ///< binfmt magic bytes (raw, not escaped), offset 0
+    std::string mask;                  ///< binfmt mask bytes (raw), same length as magic
+    std::string qemu;                  ///< emulator binary suffix: qemu-<qemu>, e.g. "aarch64"
+    std::string triplet;               ///< GNU triplet, e.g. "aarch64-linux-gnu"
+    std::string debian;                ///< Debian architecture, e.g. "arm64" (empty if none)
+    std::string family;                ///< arches sharing a host CPU family, e.g. "x86", "arm"
+
+    /// True when `header` (the first bytes of a file) matches magic under mask, as the kernel
+    /// tests it: ((header[i] ^ magic[i]) & mask[i]) == 0 for every i.
+    [[nodiscard]] EMURUN_EXPORT bool matches(std::span<const unsigned char> header) const;
+    /// "big" or "little".
+    [[nodiscard]] EMURUN_EXPORT std::string_view endianness() const;
+};
+
+/// Every architecture in the embedded table, in table order.
+[[nodiscard]] EMURUN_EXPORT const std::vector<Arch>& all_arches();
+
+/// Look an arch up by canonical name or alias, case-insensitively.
+/// Error: unknown name, with the list of known names as the hint.
+[[nodiscard]] EMURUN_EXPORT Result<const Arch*> find_arch(std::string_view name);
+
+/// The arch whose binfmt magic/mask matches `header` (the kernel's rule), or nullptr.
+[[nodiscard]] EMURUN_EXPORT const Arch* arch_for_header(std::span<const unsigned char> header);
+
+/// The arch of the machine emurun runs on (from uname), or nullptr if not in the table.
+[[nodiscard]] EMURUN_EXPORT const Arch* host_arch();
+
+/// True when a binary of `arch` runs natively on this host without emulation
+/// (same arch, or i386 on x86_64).
+[[nodiscard]] EMURUN_EXPORT bool runs_natively(const Arch& arch);
+
+/// The whole table as JSON text, exactly as embedded (installed as share/emurun/arches.json).
+[[nodiscard]] EMURUN_EXPORT std::string_view arch_table_json();
+
+} // namespace emurun

@@ -1,0 +1,31 @@
+// Unit-test main: every run gets a fresh testdir/<pid>, removed on success and kept on failure.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include "testdir.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+int main(int argc, char** argv) {
+    const char* root_env = std::getenv("EMURUN_TESTDIR_ROOT");
+    fs::path root = root_env ? fs::path(root_env) : fs::temp_directory_path() / "emurun-testdir";
+    fs::path dir = root / std::to_string(::getpid());
+    fs::create_directories(dir);
+    emurun::test::set_testdir(dir);
+    doctest::Context context;
+    context.applyCommandLine(argc, argv);
+    int rc = context.run();
+    if (rc == 0 && !context.shouldExit()) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    } else if (rc != 0) {
+        std::cerr << "test files left in " << dir << '\n';
+    }
+    return rc;
+}

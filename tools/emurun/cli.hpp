@@ -1,0 +1,54 @@
+// The CLI layer: argument parsing and printing only; all logic lives in the library.
+#pragma once
+
+#include <emurun/error.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace emurun::cli {
+
+/// Exit codes shared by every subcommand (see README "Exit codes").
+inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_timeout = 124;
+inline constexpr int k_exit_failure = 125;
+
+/// The one exception type: thrown only in the CLI, printed as "emurun: error: <message>", exit 125.
+class Failure : public std::runtime_error {
+public:
+    explicit Failure(const Error& e, int code = k_exit_failure)
+        : std::runtime_error(e.message()), m_code(code) {}
+    [[nodiscard]] int code() const { return m_code; }
+
+private:
+    int m_code;
+};
+
+/// Unwrap a library result or throw Failure.
+template <class T> T unwrap(Result<T> r) {
+    if (!r) {
+        throw Failure(r.error());
+    }
+    return std::move(*r);
+}
+inline void unwrap(Result<void> r) {
+    if (!r) {
+        throw Failure(r.error());
+    }
+}
+
+/// A subcommand's action; returns emurun's exit code.
+using Action = std::function<int()>;
+
+/// Each subcommand file defines one of these: adds its CLI::App to `root` and sets `action`
+/// to run when that subcommand is chosen.
+void add_inspect(CLI::App& root, Action& action);
+void add_exec(CLI::App& root, Action& action);
+
+/// Entry point called by main().
+int main(int argc, char** argv);
+
+} // namespace emurun::cli
