@@ -31,6 +31,14 @@ int main(int argc, char** argv) {
     Action action;
     add_inspect(app, action);
     add_exec(app, action);
+    add_binfmt(app, action);
+    add_sandbox(app, action);
+    add_shim(app, action);
+    add_sysroot(app, action);
+    add_run(app, action);
+    add_report(app, action);
+    add_calibrate(app, action);
+    add_doctor(app, action);
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {

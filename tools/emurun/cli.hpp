@@ -47,6 +47,14 @@ using Action = std::function<int()>;
 /// to run when that subcommand is chosen.
 void add_inspect(CLI::App& root, Action& action);
 void add_exec(CLI::App& root, Action& action);
+void add_binfmt(CLI::App& root, Action& action);
+void add_sandbox(CLI::App& root, Action& action);
+void add_doctor(CLI::App& root, Action& action);
+void add_shim(CLI::App& root, Action& action);
+void add_sysroot(CLI::App& root, Action& action);
+void add_run(CLI::App& root, Action& action);
+void add_report(CLI::App& root, Action& action);
+void add_calibrate(CLI::App& root, Action& action);
 
 /// Entry point called by main().
 int main(int argc, char** argv);

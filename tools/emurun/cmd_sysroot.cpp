@@ -1,0 +1,14 @@
+#include "cli.hpp"
+
+namespace emurun::cli {
+
+// Placeholder until the subcommand lands; it is hidden from --help and fails loudly.
+void add_sysroot(CLI::App& root, Action& action) {
+    auto* sub = root.add_subcommand("sysroot", "")->group("");
+    sub->allow_extras();
+    sub->callback([&action] {
+        action = [] { throw Failure(Error{"emurun sysroot", "not implemented yet", ""}); return 0; };
+    });
+}
+
+} // namespace emurun::cli
