@@ -1,0 +1,53 @@
+// Finding QEMU user-mode emulators and building their command lines. Spawns nothing.
+#pragma once
+
+#include <emurun/arch.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace emurun {
+
+/// One qemu-user binary found on this machine.
+struct Emulator {
+    const Arch* arch = nullptr;
+    std::filesystem::path path;  ///< absolute path, symlinks not resolved
+    bool is_static = false;      ///< statically linked (no PT_INTERP): works inside chroots
+};
+
+/// Where to look. Order: `dirs`, then $EMURUN_QEMU_DIR, then $PATH, then /usr/bin.
+struct EmulatorSearch {
+    std::vector<std::filesystem::path> dirs;  ///< extra directories, searched first
+    bool prefer_static = true;  ///< qemu-<cpu>-static before qemu-<cpu> within each directory
+};
+
+/// Find the emulator for `arch`. Error when none: "no emulator for ppc64le: qemu-ppc64le not
+/// found in PATH or /usr/bin (apt-get install qemu-user-static)".
+[[nodiscard]] EMURUN_EXPORT Result<Emulator> find_emulator(const Arch& arch,
+                                                           const EmulatorSearch& search = {});
+
+/// Every emulator found for every arch in the table (one per arch, the preferred one).
+[[nodiscard]] EMURUN_EXPORT std::vector<Emulator> find_all_emulators(const EmulatorSearch& search = {});
+
+/// The version the emulator reports ("7.2.22"), by reading its binary, not by running it;
+/// nullopt when it cannot be determined.
+[[nodiscard]] EMURUN_EXPORT std::optional<std::string> emulator_version(const Emulator& emu);
+
+/// Options for one emulated run.
+struct QemuOptions {
+    std::optional<std::string> cpu;         ///< -cpu
+    std::optional<std::filesystem::path> ld_prefix;  ///< passed as QEMU_LD_PREFIX (env), not -L
+    std::optional<std::string> argv0;       ///< -0: argv[0] the guest sees
+};
+
+/// The argument vector that runs `program args...` under `emu`:
+/// {emu.path, [-cpu C], [-0 argv0], program, args...}.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string>
+qemu_command(const Emulator& emu, const std::filesystem::path& program,
+             const std::vector<std::string>& args, const QemuOptions& options = {});
+
+} // namespace emurun
