@@ -1,0 +1,237 @@
+// binfmt_misc: the kernel's registration syntax, the entry files it shows, and safe
+// plan-then-apply registration against a binfmt_misc mount (the host's or a sandbox's).
+#pragma once
+
+#include <emurun/arch.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun {
+
+/// Where the kernel's binfmt_misc lives unless told otherwise.
+inline constexpr std::string_view k_binfmt_default_mount = "/proc/sys/fs/binfmt_misc";
+/// Longest registration line the kernel accepts (fs/binfmt_misc.c MAX_REGISTER_LENGTH).
+inline constexpr std::size_t k_binfmt_max_line = 1920;
+/// Magic bytes the kernel can look at: magic size and offset + size are limited to this.
+inline constexpr std::size_t k_binfmt_buf_size = 128;
+
+/// How the kernel recognises a file: by magic bytes at an offset, or by file-name extension.
+enum class BinfmtType { Magic, Extension };
+
+/// The kernel's special flags. `C` implies `O` in the kernel, and here: credentials without
+/// open_binary compares, formats and parses exactly like credentials with it.
+struct BinfmtFlags {
+    bool preserve_argv0 = false; ///< P: pass the original argv[0] to the interpreter
+    bool open_binary = false; ///< O: interpreter gets an fd of the binary (reads unreadable files)
+    bool credentials = false; ///< C: credentials from the binary (setuid!); implies O
+    bool fix_binary = false;  ///< F: interpreter opened at registration (works in chroots)
+
+    /// Kernel order "POCF" (as the entry file shows them); C always brings its O.
+    [[nodiscard]] EMURUN_EXPORT std::string to_string() const;
+    /// Flags from letters P, O, C, F (any order, repeats allowed). Error on any other letter.
+    [[nodiscard]] EMURUN_EXPORT static Result<BinfmtFlags> parse(std::string_view letters);
+    [[nodiscard]] bool opens_binary() const { return open_binary || credentials; }
+    [[nodiscard]] bool operator==(const BinfmtFlags& o) const {
+        return preserve_argv0 == o.preserve_argv0 && opens_binary() == o.opens_binary() &&
+               credentials == o.credentials && fix_binary == o.fix_binary;
+    }
+};
+
+/// One binfmt_misc entry: what a registration line says, or what the entry file shows.
+struct BinfmtEntry {
+    std::string name; ///< entry file name, e.g. "qemu-aarch64"
+    BinfmtType type = BinfmtType::Magic;
+    int offset = 0;          ///< Magic only
+    std::string magic;       ///< raw bytes (Magic) or the extension without '.'
+    std::string mask;        ///< raw bytes, same length as magic; empty = none
+    std::string interpreter; ///< absolute path of the handler
+    BinfmtFlags flags;
+    bool enabled = true; ///< entry files only; registration enables
+
+    /// Same registration (everything but `enabled`).
+    [[nodiscard]] EMURUN_EXPORT bool same_registration(const BinfmtEntry& o) const;
+    [[nodiscard]] bool operator==(const BinfmtEntry& o) const {
+        return same_registration(o) && enabled == o.enabled;
+    }
+};
+
+/// Check an entry against every rule the kernel applies when it parses a line (name not empty,
+/// not "." or "..", no '/'; magic not empty; mask length; size and offset limits; extension
+/// without '/'), plus emurun's own: no newline or NUL in name/interpreter, interpreter absolute.
+[[nodiscard]] EMURUN_EXPORT Result<void> validate_binfmt_entry(const BinfmtEntry& entry);
+
+/// Parse a registration line `:name:type:offset:magic:mask:interpreter:flags` exactly as the
+/// kernel does (first byte is the delimiter, `\xHH` escapes in magic/mask, one optional trailing
+/// newline, length 11..1920). Errors name the field and the rule it breaks.
+[[nodiscard]] EMURUN_EXPORT Result<BinfmtEntry> parse_binfmt_line(std::string_view line);
+
+/// Format a registration line (no trailing newline) that the kernel parses back to `entry`.
+/// `delimiter` defaults to ':' or, if a field that cannot be escaped contains ':', the first of
+/// ",;|#%@!~" that none contains. Error when the entry is invalid or the delimiter is unusable.
+[[nodiscard]] EMURUN_EXPORT Result<std::string>
+format_binfmt_line(const BinfmtEntry& entry, std::optional<char> delimiter = std::nullopt);
+
+/// Escape raw bytes for a magic/mask field: every byte that is not [A-Za-z0-9] or one of
+/// "._-+=@%^," (and is not `delimiter`) becomes \xHH.
+[[nodiscard]] EMURUN_EXPORT std::string escape_binfmt_bytes(std::string_view raw, char delimiter);
+
+/// Parse the text of /proc/sys/fs/binfmt_misc/<name> ("enabled", "interpreter X", "flags: PF",
+/// "offset N", "magic 7f45...", "mask ff..." or "extension .ext").
+[[nodiscard]] EMURUN_EXPORT Result<BinfmtEntry> parse_binfmt_entry_file(std::string_view name,
+                                                                        std::string_view text);
+
+/// The entry emurun registers for `arch`: name "qemu-<arch.qemu>", the table's magic and mask.
+[[nodiscard]] EMURUN_EXPORT BinfmtEntry binfmt_entry_for(const Arch& arch,
+                                                         const std::filesystem::path& interpreter,
+                                                         BinfmtFlags flags);
+
+/// The arch whose table entry (magic, mask, offset 0) this entry is, or nullptr.
+[[nodiscard]] EMURUN_EXPORT const Arch* binfmt_entry_arch(const BinfmtEntry& entry);
+
+// ---- plan ---------------------------------------------------------------------------------
+
+/// What registration or removal will do with one entry.
+enum class BinfmtAction {
+    Add,      ///< not there: register
+    Keep,     ///< identical entry there: nothing to do
+    Enable,   ///< identical entry there but disabled: enable it
+    Replace,  ///< different entry under the name, --replace given: remove, then register
+    Conflict, ///< different entry under the name, no --replace: error, nothing is touched
+    Remove,   ///< unregister: entry there
+    Absent,   ///< unregister: entry not there, nothing to do
+};
+
+/// "add", "keep", "enable", "replace", "conflict", "remove", "absent".
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(BinfmtAction action);
+
+/// One step of a plan.
+struct BinfmtPlanItem {
+    BinfmtAction action = BinfmtAction::Add;
+    BinfmtEntry wanted;                 ///< for Remove/Absent: only `name` is meaningful
+    std::optional<BinfmtEntry> current; ///< what is registered under that name now
+    std::string detail;                 ///< for Conflict/Replace: which fields differ
+};
+
+/// The difference between what is wanted and what is there; pure, no I/O.
+struct BinfmtPlan {
+    std::vector<BinfmtPlanItem> items;
+    [[nodiscard]] EMURUN_EXPORT bool has_conflict() const;
+    [[nodiscard]] EMURUN_EXPORT bool changes_anything() const;
+    /// One line per item: "add qemu-aarch64: :qemu-aarch64:M::...:P".
+    [[nodiscard]] EMURUN_EXPORT std::string describe() const;
+};
+
+/// Plan registering `wanted` against the `current` table. Never plans to touch an entry whose
+/// name is not in `wanted`.
+[[nodiscard]] EMURUN_EXPORT BinfmtPlan plan_binfmt_register(const std::vector<BinfmtEntry>& wanted,
+                                                            const std::vector<BinfmtEntry>& current,
+                                                            bool replace);
+
+/// Plan removing the entries named `names`.
+[[nodiscard]] EMURUN_EXPORT BinfmtPlan plan_binfmt_unregister(
+    const std::vector<std::string>& names, const std::vector<BinfmtEntry>& current);
+
+// ---- the mount ----------------------------------------------------------------------------
+
+/// Options shared by every operation on a mount.
+struct BinfmtOptions {
+    std::filesystem::path mount{k_binfmt_default_mount}; ///< binfmt_misc directory
+    std::optional<std::filesystem::path>
+        lock_file;                ///< default: /run/lock/emurun-binfmt.lock for
+                                  ///< the default mount, else <mount>/../.emurun-binfmt.lock
+    bool mount_if_missing = true; ///< root + default mount path only: mount binfmt_misc there
+    bool dry_run = false;         ///< plan only, change nothing
+    bool replace = false;         ///< replace entries of the same name with other content
+    /// Test hook: fail (and roll back) after this many successful writes in one apply.
+    std::optional<std::size_t> fail_after;
+};
+
+/// Warnings for the user (printed by the CLI, one per line).
+using BinfmtWarnings = std::vector<std::string>;
+
+/// Check that `options.mount` is a binfmt_misc mount (has "register" and "status"); when it is
+/// the default path, absent, and we are root, mount it. Error says how to mount it otherwise.
+[[nodiscard]] EMURUN_EXPORT Result<void> ensure_binfmt_mount(const BinfmtOptions& options);
+
+/// Every entry in the mount, sorted by name; plus whether binfmt_misc as a whole is enabled.
+struct BinfmtTable {
+    bool enabled = true;
+    std::vector<BinfmtEntry> entries;
+};
+[[nodiscard]] EMURUN_EXPORT Result<BinfmtTable>
+read_binfmt_table(const std::filesystem::path& mount);
+
+/// One entry by name. Error when it does not exist or cannot be parsed.
+[[nodiscard]] EMURUN_EXPORT Result<BinfmtEntry>
+read_binfmt_entry(const std::filesystem::path& mount, std::string_view name);
+
+/// What an apply did.
+struct BinfmtApplyResult {
+    BinfmtPlan plan;         ///< the plan computed under the lock
+    BinfmtWarnings warnings; ///< e.g. systemd-binfmt present, dynamic interpreter with F
+    bool applied = false;    ///< false for dry runs
+};
+
+/// Plan-then-apply under the lock: read the table, plan, refuse conflicts, register, read each
+/// written entry back and compare; on any failure remove what this run added (and restore
+/// what it replaced). Checks every interpreter (exists for F, not writable by others).
+[[nodiscard]] EMURUN_EXPORT Result<BinfmtApplyResult>
+register_binfmt(const std::vector<BinfmtEntry>& wanted, const BinfmtOptions& options);
+
+/// Remove the named entries under the lock; names not registered are reported as Absent.
+[[nodiscard]] EMURUN_EXPORT Result<BinfmtApplyResult>
+unregister_binfmt(const std::vector<std::string>& names, const BinfmtOptions& options);
+
+/// Enable or disable the named entries (error if one is missing; nothing changed then).
+[[nodiscard]] EMURUN_EXPORT Result<void> set_binfmt_enabled(const std::vector<std::string>& names,
+                                                            bool enabled,
+                                                            const BinfmtOptions& options);
+
+/// Safety checks on an interpreter for `flags`: exists and is a regular file (required for F),
+/// not writable by group/others, its directory not writable by others unless sticky. Warnings
+/// (dynamic interpreter with F, C/O setuid risk) are appended to `warnings`.
+[[nodiscard]] EMURUN_EXPORT Result<void>
+check_binfmt_interpreter(const std::filesystem::path& interp, const BinfmtFlags& flags,
+                         BinfmtWarnings& warnings);
+
+/// Warnings about the environment: systemd-binfmt present (restarting it flushes every entry).
+[[nodiscard]] EMURUN_EXPORT BinfmtWarnings binfmt_environment_warnings();
+
+/// Result of running one arch's probe through the kernel path.
+struct BinfmtVerifyResult {
+    std::string arch;
+    bool ok = false;
+    std::string detail; ///< "exit 0, printed aarch64" or why it failed
+};
+
+/// Exec `probe` directly (no explicit qemu: the kernel must pick the handler) with argument
+/// "uname" and check that it exits 0. A probe that fails with ENOEXEC means no handler.
+[[nodiscard]] EMURUN_EXPORT BinfmtVerifyResult verify_binfmt(const Arch& arch,
+                                                             const std::filesystem::path& probe);
+
+// ---- persistence --------------------------------------------------------------------------
+
+/// systemd binfmt.d: one registration line per entry ("# comment" lines allowed in input).
+[[nodiscard]] EMURUN_EXPORT Result<std::string>
+format_binfmt_d(const std::vector<BinfmtEntry>& entries);
+/// Parse a binfmt.d file: lines starting with '#' or ';' and blank lines are ignored; errors
+/// carry the line number.
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<BinfmtEntry>> parse_binfmt_d(std::string_view text);
+
+/// Debian update-binfmts format (/usr/share/binfmts/<name>): "package", "interpreter", "magic",
+/// "offset", "mask" or "extension", "credentials", "fix_binary", "preserve" lines.
+[[nodiscard]] EMURUN_EXPORT Result<std::string>
+format_update_binfmts(const BinfmtEntry& entry, std::string_view package = "emurun");
+/// Parse one update-binfmts file; `name` is its file name.
+[[nodiscard]] EMURUN_EXPORT Result<BinfmtEntry> parse_update_binfmts(std::string_view name,
+                                                                     std::string_view text);
+
+} // namespace emurun

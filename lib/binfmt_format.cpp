@@ -1,0 +1,241 @@
+// Validating and formatting binfmt_misc entries, and parsing the entry files the kernel shows.
+#include <emurun/binfmt.hpp>
+
+#include <fmt/format.h>
+
+namespace emurun {
+namespace {
+
+constexpr std::string_view k_delimiter_candidates = ":,;|#%@!~";
+
+bool safe_byte(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("._-+=@%^,").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+std::string show(std::string_view s) {
+    return escape_binfmt_bytes(s, '\0');
+}
+
+std::unexpected<Error> invalid(const BinfmtEntry& e, std::string why, std::string hint = {}) {
+    return fail(fmt::format("binfmt_misc entry '{}'", show(e.name)), std::move(why),
+                std::move(hint));
+}
+
+bool has_any(std::string_view s, std::string_view chars) {
+    return s.find_first_of(chars) != std::string_view::npos;
+}
+
+Result<void> validate_magic(const BinfmtEntry& e) {
+    if (e.type == BinfmtType::Extension) {
+        if (e.magic.empty() || has_any(e.magic, std::string_view("/\n\0", 3))) {
+            return invalid(e, "the extension is empty or contains '/', a newline or a NUL byte");
+        }
+        if (e.offset != 0 || !e.mask.empty()) {
+            return invalid(e, "an extension entry has no offset and no mask",
+                           "leave offset 0 and mask empty");
+        }
+        return {};
+    }
+    if (e.magic.empty()) {
+        return invalid(e, "the magic is empty");
+    }
+    if (!e.mask.empty() && e.mask.size() != e.magic.size()) {
+        return invalid(e, fmt::format("the mask is {} bytes but the magic is {} bytes",
+                                      e.mask.size(), e.magic.size()));
+    }
+    if (e.offset < 0 || e.magic.size() > k_binfmt_buf_size ||
+        static_cast<std::size_t>(e.offset) > k_binfmt_buf_size - e.magic.size()) {
+        return invalid(e, fmt::format("offset {} + magic size {} must be at most {} and offset "
+                                      "not negative",
+                                      e.offset, e.magic.size(), k_binfmt_buf_size));
+    }
+    return {};
+}
+
+bool usable_delimiter(const BinfmtEntry& e, char d) {
+    bool plain_ok =
+        e.name.find(d) == std::string::npos && e.interpreter.find(d) == std::string::npos;
+    bool ext_ok = e.type == BinfmtType::Magic || e.magic.find(d) == std::string::npos;
+    return plain_ok && ext_ok;
+}
+
+Result<char> pick_delimiter(const BinfmtEntry& e, std::optional<char> wanted) {
+    if (wanted) {
+        char d = *wanted;
+        if (k_delimiter_candidates.find(d) == std::string_view::npos) {
+            return invalid(e, fmt::format("'{}' cannot be the delimiter", show({&d, 1})),
+                           fmt::format("use one of {}", k_delimiter_candidates));
+        }
+        if (!usable_delimiter(e, d)) {
+            return invalid(e,
+                           fmt::format("the name, interpreter or extension contains the "
+                                       "delimiter '{}', which the kernel would misread",
+                                       d),
+                           "choose another delimiter");
+        }
+        return d;
+    }
+    for (char d : k_delimiter_candidates) {
+        if (usable_delimiter(e, d)) {
+            return d;
+        }
+    }
+    return invalid(e,
+                   fmt::format("the name and interpreter contain every usable delimiter ({})",
+                               k_delimiter_candidates),
+                   "rename the entry or move the interpreter");
+}
+
+Result<std::string> hex_decode(std::string_view hex, std::string_view what) {
+    std::string out;
+    auto digit = [](char c) -> int {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        if (c >= 'a' && c <= 'f') {
+            return c - 'a' + 10;
+        }
+        return -1;
+    };
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+        int hi = digit(hex[i]);
+        int lo = digit(hex[i + 1]);
+        if (hi < 0 || lo < 0) {
+            return fail(fmt::format("parse binfmt_misc entry file: {}", what),
+                        fmt::format("'{}' is not lower-case hex", show(hex)));
+        }
+        out.push_back(static_cast<char>(hi * 16 + lo));
+    }
+    if (hex.size() % 2 != 0 || hex.empty()) {
+        return fail(fmt::format("parse binfmt_misc entry file: {}", what),
+                    fmt::format("'{}' is not an even number of hex digits", show(hex)));
+    }
+    return out;
+}
+
+// One "key value" line of an entry file into `e`; false when the key is unknown.
+Result<bool> entry_file_line(std::string_view line, BinfmtEntry& e) {
+    auto after = [&](std::string_view key) { return line.substr(key.size()); };
+    if (line == "enabled" || line == "disabled") {
+        e.enabled = line == "enabled";
+    } else if (line.starts_with("interpreter ")) {
+        e.interpreter = after("interpreter ");
+    } else if (line.starts_with("flags: ") || line == "flags:") {
+        auto f = BinfmtFlags::parse(line.substr(std::min<std::size_t>(7, line.size())));
+        if (!f) {
+            return std::unexpected(f.error());
+        }
+        e.flags = *f;
+    } else if (line.starts_with("offset ")) {
+        std::string v(after("offset "));
+        char* end = nullptr;
+        long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 0 || n > static_cast<long>(k_binfmt_buf_size)) {
+            return fail("parse binfmt_misc entry file", fmt::format("bad offset '{}'", show(v)));
+        }
+        e.offset = static_cast<int>(n);
+    } else if (line.starts_with("magic ") || line.starts_with("mask ")) {
+        bool is_magic = line.starts_with("magic ");
+        auto bytes = hex_decode(line.substr(is_magic ? 6 : 5), is_magic ? "magic" : "mask");
+        if (!bytes) {
+            return std::unexpected(bytes.error());
+        }
+        (is_magic ? e.magic : e.mask) = *bytes;
+    } else if (line.starts_with("extension .")) {
+        e.type = BinfmtType::Extension;
+        e.magic = after("extension .");
+    } else {
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+std::string escape_binfmt_bytes(std::string_view raw, char delimiter) {
+    std::string out;
+    for (unsigned char c : raw) {
+        if (safe_byte(c) && c != static_cast<unsigned char>(delimiter)) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out += fmt::format("\\x{:02x}", c);
+        }
+    }
+    return out;
+}
+
+Result<void> validate_binfmt_entry(const BinfmtEntry& e) {
+    const std::string_view bad("\n\0", 2);
+    if (e.name.empty() || e.name == "." || e.name == ".." || has_any(e.name, "/") ||
+        has_any(e.name, bad)) {
+        return invalid(e, "the name is empty, '.', '..', or contains '/', a newline or a NUL byte",
+                       "use a plain file name such as qemu-aarch64");
+    }
+    if (e.interpreter.empty() || has_any(e.interpreter, bad)) {
+        return invalid(e, "the interpreter is empty or contains a newline or a NUL byte");
+    }
+    return validate_magic(e);
+}
+
+Result<std::string> format_binfmt_line(const BinfmtEntry& e, std::optional<char> delimiter) {
+    if (auto v = validate_binfmt_entry(e); !v) {
+        return std::unexpected(v.error());
+    }
+    auto d = pick_delimiter(e, delimiter);
+    if (!d) {
+        return std::unexpected(d.error());
+    }
+    std::string line;
+    if (e.type == BinfmtType::Magic) {
+        line =
+            fmt::format("{0}{1}{0}M{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}", *d, e.name,
+                        e.offset ? std::to_string(e.offset) : "", escape_binfmt_bytes(e.magic, *d),
+                        escape_binfmt_bytes(e.mask, *d), e.interpreter, e.flags.to_string());
+    } else {
+        line = fmt::format("{0}{1}{0}E{0}{0}{2}{0}{0}{3}{0}{4}", *d, e.name, e.magic, e.interpreter,
+                           e.flags.to_string());
+    }
+    if (line.size() > k_binfmt_max_line) {
+        return invalid(e,
+                       fmt::format("the registration line is {} bytes; the kernel accepts at "
+                                   "most {}",
+                                   line.size(), k_binfmt_max_line),
+                       "shorten the interpreter path");
+    }
+    return line;
+}
+
+Result<BinfmtEntry> parse_binfmt_entry_file(std::string_view name, std::string_view text) {
+    BinfmtEntry e;
+    e.name = name;
+    e.enabled = false;
+    bool seen_status = false;
+    while (!text.empty()) {
+        auto nl = text.find('\n');
+        auto line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        if (line.empty()) {
+            continue;
+        }
+        auto known = entry_file_line(line, e);
+        if (!known) {
+            return fail(fmt::format("parse binfmt_misc entry '{}'", show(name)), known.error().why,
+                        known.error().hint);
+        }
+        if (!*known) {
+            return fail(fmt::format("parse binfmt_misc entry '{}'", show(name)),
+                        fmt::format("unknown line '{}'", show(line)),
+                        "is this a binfmt_misc entry file?");
+        }
+        seen_status = seen_status || line == "enabled" || line == "disabled";
+    }
+    if (!seen_status || e.interpreter.empty() || e.magic.empty()) {
+        return fail(fmt::format("parse binfmt_misc entry '{}'", show(name)),
+                    "the status, interpreter or magic/extension line is missing",
+                    "is this a binfmt_misc entry file?");
+    }
+    return e;
+}
+
+} // namespace emurun
