@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <exception>
 #include <stdexcept>
 #include <sys/utsname.h>
 
@@ -21,14 +23,14 @@ std::string lower(std::string_view s) {
 }
 
 int hex_value(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
+    const auto u = static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(c)));
+    if (u >= '0' && u <= '9') {
+        return u - '0';
     }
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
+    if (u >= 'a' && u <= 'f') {
+        return u - 'a' + 10;
     }
-    throw std::invalid_argument("bad hex digit");
+    throw std::invalid_argument(std::string("bad hex digit '") + c + "'");
 }
 
 // The table spells bytes as qemu-binfmt-conf.sh does: literal characters and \xHH escapes.
@@ -38,6 +40,8 @@ std::string unescape(std::string_view s) {
         if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] == 'x') {
             out.push_back(static_cast<char>(hex_value(s[i + 2]) * 16 + hex_value(s[i + 3])));
             i += 3;
+        } else if (s[i] == '\\') {
+            throw std::invalid_argument("backslash not followed by xHH");
         } else {
             out.push_back(s[i]);
         }
@@ -60,8 +64,9 @@ Arch arch_from_json(const nlohmann::json& j) {
     a.triplet = j.value("triplet", "");
     a.debian = j.value("debian", "");
     a.family = j.value("family", a.name);
+    a.known_issue = j.value("known_issue", "");
     if (a.magic.size() != a.mask.size()) {
-        throw std::logic_error("arches.json: " + a.name + ": magic and mask differ in length");
+        throw std::invalid_argument(a.name + ": magic and mask differ in length");
     }
     return a;
 }
@@ -73,6 +78,34 @@ std::vector<Arch> load_table() {
         out.push_back(arch_from_json(j));
     }
     return out;
+}
+
+// The table is embedded at build time and validated by the unit tests, so a malformed one is a
+// build defect: report it and stop rather than let an exception escape the library.
+std::vector<Arch> load_table_or_die() noexcept {
+    try {
+        return load_table();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "emurun: internal error: embedded binfmt/arches.json: %s\n", e.what());
+        std::terminate();
+    }
+}
+
+// e_machine and e_flags of an ELF header (class and data from e_ident); false if too short.
+bool header_fields(std::span<const unsigned char> h, std::uint16_t& machine, std::uint32_t& flags) {
+    const std::size_t flags_at = h.size() > 4 && h[4] == 2 ? 0x30 : 0x24;
+    if (h.size() < flags_at + 4 || h.size() < 20) {
+        return false;
+    }
+    const bool big = h[5] == 2;
+    machine = big ? static_cast<std::uint16_t>(h[18] << 8 | h[19])
+                  : static_cast<std::uint16_t>(h[19] << 8 | h[18]);
+    flags = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+        const std::size_t at = flags_at + (big ? i : 3 - i);
+        flags = flags << 8 | h[at];
+    }
+    return true;
 }
 
 } // namespace
@@ -90,11 +123,17 @@ bool Arch::matches(std::span<const unsigned char> header) const {
     return true;
 }
 
-std::string_view Arch::endianness() const { return elf_data == 2 ? "big" : "little"; }
+std::string_view Arch::endianness() const {
+    return elf_data == 2 ? "big" : "little";
+}
+
+bool Arch::has_elf_fields(int cls, int data, std::uint16_t machine, std::uint32_t flags) const {
+    return cls == elf_class && data == elf_data && machine == e_machine &&
+           (flags & e_flags_mask) == e_flags_value;
+}
 
 const std::vector<Arch>& all_arches() {
-    // The embedded table is validated by the unit tests; a malformed one is a build defect.
-    static const std::vector<Arch> table = load_table();
+    static const std::vector<Arch> table = load_table_or_die();
     return table;
 }
 
@@ -114,8 +153,31 @@ Result<const Arch*> find_arch(std::string_view name) {
 }
 
 const Arch* arch_for_header(std::span<const unsigned char> header) {
+    std::vector<const Arch*> hits;
     for (const auto& a : all_arches()) {
         if (a.matches(header)) {
+            hits.push_back(&a);
+        }
+    }
+    if (hits.size() <= 1) {
+        return hits.empty() ? nullptr : hits.front();
+    }
+    std::uint16_t machine = 0;
+    std::uint32_t flags = 0;
+    if (header_fields(header, machine, flags)) {
+        for (const Arch* a : hits) {
+            if (a->has_elf_fields(header[4], header[5], machine, flags)) {
+                return a;
+            }
+        }
+    }
+    return hits.front();
+}
+
+const Arch* arch_for_elf_fields(int elf_class, int elf_data, std::uint16_t machine,
+                                std::uint32_t flags) {
+    for (const auto& a : all_arches()) {
+        if (a.has_elf_fields(elf_class, elf_data, machine, flags)) {
             return &a;
         }
     }
@@ -134,14 +196,17 @@ const Arch* host_arch() {
     return host;
 }
 
-bool runs_natively(const Arch& arch) {
-    const Arch* host = host_arch();
-    if (host == nullptr) {
-        return false;
-    }
-    return host == &arch || (host->name == "x86_64" && arch.name == "i386");
+bool runs_natively_on(const Arch& host, const Arch& arch) {
+    return host.name == arch.name || (host.name == "x86_64" && arch.name == "i386");
 }
 
-std::string_view arch_table_json() { return detail::k_arch_table_json; }
+bool runs_natively(const Arch& arch) {
+    const Arch* host = host_arch();
+    return host != nullptr && runs_natively_on(*host, arch);
+}
+
+std::string_view arch_table_json() {
+    return detail::k_arch_table_json;
+}
 
 } // namespace emurun
