@@ -17,19 +17,22 @@ namespace emurun {
 /// What emurun needs to know about an ELF file. Every offset and size in the file is checked
 /// against the file's length before it is used.
 struct ElfInfo {
-    int elf_class = 0;           ///< 1 = 32-bit, 2 = 64-bit
-    int elf_data = 0;            ///< 1 = little-endian, 2 = big-endian
-    std::uint16_t type = 0;      ///< e_type: 2 = EXEC, 3 = DYN, 1 = REL, 4 = CORE
-    std::uint16_t machine = 0;   ///< e_machine
-    std::uint32_t flags = 0;     ///< e_flags
-    std::uint8_t osabi = 0;      ///< e_ident[EI_OSABI]
-    const Arch* arch = nullptr;  ///< decided by the kernel's magic/mask rule; nullptr if none
-    std::optional<std::string> interpreter;  ///< PT_INTERP, e.g. "/lib/ld-linux-aarch64.so.1"
-    bool has_dynamic = false;                ///< has a PT_DYNAMIC segment
-    std::vector<std::string> needed;         ///< DT_NEEDED, in file order
-    std::vector<std::string> runpath;        ///< DT_RUNPATH split at ':'
-    std::vector<std::string> rpath;          ///< DT_RPATH split at ':'
-    std::optional<std::string> soname;       ///< DT_SONAME
+    int elf_class = 0;          ///< 1 = 32-bit, 2 = 64-bit
+    int elf_data = 0;           ///< 1 = little-endian, 2 = big-endian
+    std::uint16_t type = 0;     ///< e_type: 2 = EXEC, 3 = DYN, 1 = REL, 4 = CORE
+    std::uint16_t machine = 0;  ///< e_machine
+    std::uint32_t flags = 0;    ///< e_flags
+    std::uint8_t osabi = 0;     ///< e_ident[EI_OSABI]
+    const Arch* arch = nullptr; ///< decided by the kernel's magic/mask rule; nullptr if none
+    /// The arch named by class, data, e_machine and e_flags alone (arch_for_elf_fields): set
+    /// also for files binfmt_misc would not run (ET_REL, an odd EI_OSABI); nullptr if none.
+    const Arch* machine_arch = nullptr;
+    std::optional<std::string> interpreter; ///< PT_INTERP, e.g. "/lib/ld-linux-aarch64.so.1"
+    bool has_dynamic = false;               ///< has a PT_DYNAMIC segment
+    std::vector<std::string> needed;        ///< DT_NEEDED, in file order
+    std::vector<std::string> runpath;       ///< DT_RUNPATH split at ':'
+    std::vector<std::string> rpath;         ///< DT_RPATH split at ':'
+    std::optional<std::string> soname;      ///< DT_SONAME
 
     /// Statically linked: no PT_INTERP (static-pie has PT_DYNAMIC but no interpreter).
     [[nodiscard]] bool is_static() const { return !interpreter.has_value(); }
@@ -47,8 +50,8 @@ struct ElfInfo {
 
 /// Read `path` (at most `max_bytes`) and parse it. Errors: cannot open/read (errno), not ELF
 /// ("not an ELF file (starts with 23 21 2f 62)"), truncated, malformed.
-[[nodiscard]] EMURUN_EXPORT Result<ElfInfo>
-read_elf(const std::filesystem::path& path, std::size_t max_bytes = std::size_t{1} << 31);
+[[nodiscard]] EMURUN_EXPORT Result<ElfInfo> read_elf(const std::filesystem::path& path,
+                                                     std::size_t max_bytes = std::size_t{1} << 31);
 
 /// True when the file starts with "\x7fELF". Does not fail: unreadable files are not ELF.
 [[nodiscard]] EMURUN_EXPORT bool looks_like_elf(const std::filesystem::path& path);
