@@ -1,0 +1,166 @@
+// The only place in emurun that spawns processes: argument vectors (never shell strings), env,
+// cwd, exit classification, one foreground child (`emurun exec`) and many supervised children
+// served by one poll loop (pipeline steps) with rusage of the whole tree and a staged timeout.
+#pragma once
+
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun {
+
+/// What to run. argv[0] is what the program sees as its name; the file executed is `program`
+/// if set, else argv[0]; a name without '/' is searched in PATH (the child's PATH when `env`
+/// sets one, else emurun's).
+struct Command {
+    // Default member initializers let callers use designated initializers under -Wextra.
+    std::vector<std::string> argv{}; ///< non-empty
+    /// The child's whole environment; nullopt = inherit emurun's.
+    std::optional<std::map<std::string, std::string>> env{};
+    std::optional<std::filesystem::path> cwd{};     ///< nullopt = emurun's working directory
+    std::optional<std::filesystem::path> program{}; ///< exec this file; argv[0] is kept as is
+};
+
+/// emurun's own environment as a map, to copy and modify into Command::env.
+[[nodiscard]] EMURUN_EXPORT std::map<std::string, std::string> current_environment();
+
+/// How a child ended: exited with a code, or killed by a signal (maybe with a core dump).
+class ExitStatus {
+  public:
+    /// Default: exited with 0.
+    ExitStatus() = default;
+    /// From a raw wait(2) status (WIFEXITED/WIFSIGNALED).
+    [[nodiscard]] EMURUN_EXPORT static ExitStatus from_wait_status(int status);
+    [[nodiscard]] static ExitStatus exited(int code) { return ExitStatus(code, 0, false); }
+    [[nodiscard]] static ExitStatus killed(int sig, bool core = false) {
+        return ExitStatus(-1, sig, core);
+    }
+
+    /// The exit code when the child exited; nullopt when a signal killed it.
+    [[nodiscard]] std::optional<int> code() const {
+        return m_signal == 0 ? std::optional<int>(m_code) : std::nullopt;
+    }
+    /// The signal that killed the child; nullopt when it exited.
+    [[nodiscard]] std::optional<int> signal() const {
+        return m_signal != 0 ? std::optional<int>(m_signal) : std::nullopt;
+    }
+    [[nodiscard]] bool core_dumped() const { return m_core; }
+    /// Exited with 0.
+    [[nodiscard]] bool success() const { return m_signal == 0 && m_code == 0; }
+    /// The code a shell would report: the exit code, or 128 + signal number.
+    [[nodiscard]] int shell_code() const { return m_signal != 0 ? 128 + m_signal : m_code; }
+    /// "exited with 3", "killed by signal 11 (Segmentation fault), core dumped".
+    [[nodiscard]] EMURUN_EXPORT std::string describe() const;
+
+    friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
+
+  private:
+    ExitStatus(int code, int sig, bool core) : m_code(code), m_signal(sig), m_core(core) {}
+    int m_code = 0;
+    int m_signal = 0;
+    bool m_core = false;
+};
+
+/// Run `cmd` in the foreground like system(3), but without a shell: stdin/stdout/stderr are
+/// inherited, the child stays in emurun's process group (so the terminal's Ctrl-C reaches it),
+/// emurun ignores SIGINT/SIGQUIT and blocks SIGCHLD until the child ends, and the child starts
+/// with default signal dispositions and an empty signal mask.
+/// Errors (the child never ran): "execve /x/y failed: No such file or directory",
+/// "chdir /d failed: ...", fork/pipe failures. A child that ran and failed is an ExitStatus.
+[[nodiscard]] EMURUN_EXPORT Result<ExitStatus> run_foreground(const Command& cmd);
+
+// ---------------------------------------------------------------------------------------------
+// Many supervised children served by one poll loop (the step runner).
+
+/// Which output stream a chunk came from.
+enum class Stream { out, err };
+
+/// Per-child options for Supervisor::spawn.
+struct SpawnOptions {
+    /// Append the child's stdout/stderr here (created 0644 if missing). Both may name the same
+    /// file: the streams are then interleaved chunk by chunk.
+    std::optional<std::filesystem::path> stdout_log;
+    std::optional<std::filesystem::path> stderr_log;
+    /// Called on the poll loop's thread with every chunk read (after it reached the log).
+    std::function<void(Stream, std::string_view)> on_output;
+    bool stdin_null = true; ///< stdin from /dev/null; false = inherit emurun's stdin
+    /// Wall-time limit; on expiry SIGTERM to the child's process group, then SIGKILL after
+    /// `grace`. nullopt = no limit.
+    std::optional<std::chrono::milliseconds> timeout;
+    std::chrono::milliseconds grace{10'000};
+};
+
+/// Identifies a child of one Supervisor.
+using ChildId = std::uint64_t;
+
+/// What one supervised child did. Times and rusage cover the whole tree: the child and every
+/// descendant that was reaped, including orphans killed when the child ended.
+struct ChildResult {
+    ChildId id = 0;
+    ExitStatus status;
+    bool timed_out = false; ///< the timeout fired (status then usually shows SIGTERM/SIGKILL)
+    bool stopped = false;   ///< stopped by Supervisor::stop_all
+    std::chrono::nanoseconds wall{0}; ///< steady clock, spawn to end of the tree
+    std::chrono::microseconds user{0};
+    std::chrono::microseconds sys{0};
+    long max_rss_kib = 0; ///< largest resident set of any process in the tree
+    std::uint64_t stdout_bytes = 0;
+    std::uint64_t stderr_bytes = 0;
+    int leftovers_killed = 0; ///< processes still alive when the child ended, then SIGKILLed
+    /// Set when the child never ran (exec failure, bad cwd): status is then meaningless.
+    std::optional<Error> start_error;
+};
+
+class SupervisorImpl;
+
+/// Runs many children at once, each under its own small supervisor process (a child
+/// subreaper) so that nothing a child leaves behind survives it, not even a daemon that
+/// double-forked and called setsid. One poll loop on the caller's thread serves every pipe and
+/// timer: call wait_any() repeatedly. Not thread-safe: use one Supervisor from one thread.
+class Supervisor {
+  public:
+    EMURUN_EXPORT Supervisor();
+    /// Kills (SIGKILL) and reaps every child still running.
+    EMURUN_EXPORT ~Supervisor();
+    Supervisor(const Supervisor&) = delete;
+    Supervisor& operator=(const Supervisor&) = delete;
+
+    /// Start `cmd` in its own process group. Errors: bad argv, missing program in PATH,
+    /// log file cannot be opened, pipe/fork failures. An exec failure inside the child is
+    /// reported later as ChildResult::start_error.
+    [[nodiscard]] EMURUN_EXPORT Result<ChildId> spawn(const Command& cmd,
+                                                      const SpawnOptions& options = {});
+
+    /// Serve pipes and timers until at least one child finished or `poll_timeout` passed
+    /// (nullopt = until a child finishes). Returns the children that finished (maybe none:
+    /// timeout, or a signal interrupted the wait). Error only if poll itself fails.
+    [[nodiscard]] EMURUN_EXPORT Result<std::vector<ChildResult>>
+    wait_any(std::optional<std::chrono::milliseconds> poll_timeout = std::nullopt);
+
+    /// Stage a stop of every running child: SIGTERM to its process group now, SIGKILL after
+    /// its grace. Keep calling wait_any() to collect them.
+    EMURUN_EXPORT void stop_all();
+
+    /// Signal mask to install while waiting in ppoll (ninja's pattern: the caller blocks
+    /// SIGINT/SIGTERM, the wait unblocks them, the handler only sets a flag).
+    EMURUN_EXPORT void set_wait_sigmask(const sigset_t& mask);
+
+    /// Children spawned and not yet returned by wait_any().
+    [[nodiscard]] EMURUN_EXPORT std::size_t running() const;
+
+  private:
+    std::unique_ptr<SupervisorImpl> m_impl;
+};
+
+} // namespace emurun

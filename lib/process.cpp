@@ -1,0 +1,132 @@
+// Exit classification and the foreground run behind `emurun exec`. The child stays in emurun's
+// process group so the terminal's signals reach it directly; emurun itself ignores SIGINT and
+// SIGQUIT while it waits (system(3)'s rule) so Ctrl-C ends the child, and emurun then reports
+// the child's fate. The supervised, many-children side lives in process_supervisor*.cpp.
+#include "process_exec.hpp"
+
+#include <emurun/process.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace emurun {
+
+ExitStatus ExitStatus::from_wait_status(int status) {
+    if (WIFSIGNALED(status)) {
+        return killed(WTERMSIG(status), WCOREDUMP(status));
+    }
+    return exited(WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+}
+
+std::string ExitStatus::describe() const {
+    if (m_signal == 0) {
+        return "exited with " + std::to_string(m_code);
+    }
+    const char* name = ::strsignal(m_signal);
+    std::string out = "killed by signal " + std::to_string(m_signal);
+    if (name != nullptr) {
+        out += std::string(" (") + name + ")";
+    }
+    if (m_core) {
+        out += ", core dumped";
+    }
+    return out;
+}
+
+std::map<std::string, std::string> current_environment() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string_view entry(*e);
+        auto eq = entry.find('=');
+        if (eq != std::string_view::npos) {
+            env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+        }
+    }
+    return env;
+}
+
+namespace {
+
+/// SIGINT/SIGQUIT ignored and SIGCHLD blocked for the lifetime of the object, as system(3)
+/// does, so the terminal's Ctrl-C ends only the child and nobody else reaps it.
+class ForegroundSignals {
+  public:
+    ForegroundSignals() {
+        struct sigaction ignore {};
+        ignore.sa_handler = SIG_IGN;
+        ::sigemptyset(&ignore.sa_mask);
+        ::sigaction(SIGINT, &ignore, &m_old_int);
+        ::sigaction(SIGQUIT, &ignore, &m_old_quit);
+        sigset_t chld;
+        ::sigemptyset(&chld);
+        ::sigaddset(&chld, SIGCHLD);
+        ::pthread_sigmask(SIG_BLOCK, &chld, &m_old_mask);
+    }
+    ~ForegroundSignals() {
+        ::sigaction(SIGINT, &m_old_int, nullptr);
+        ::sigaction(SIGQUIT, &m_old_quit, nullptr);
+        ::pthread_sigmask(SIG_SETMASK, &m_old_mask, nullptr);
+    }
+    ForegroundSignals(const ForegroundSignals&) = delete;
+    ForegroundSignals& operator=(const ForegroundSignals&) = delete;
+
+  private:
+    struct sigaction m_old_int {};
+    struct sigaction m_old_quit {};
+    sigset_t m_old_mask{};
+};
+
+Result<int> wait_for(pid_t pid) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            return std::unexpected(system_error("waitpid " + std::to_string(pid), errno));
+        }
+    }
+    return status;
+}
+
+} // namespace
+
+Result<ExitStatus> run_foreground(const Command& cmd) {
+    auto exec = detail::prepare_exec(cmd);
+    if (!exec) {
+        return std::unexpected(exec.error());
+    }
+    int error_pipe[2];
+    if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
+        return std::unexpected(system_error("pipe2", errno, "too many open files?"));
+    }
+    ForegroundSignals signals;
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        int err = errno;
+        ::close(error_pipe[0]);
+        ::close(error_pipe[1]);
+        return std::unexpected(system_error("fork", err, "too many processes or no memory?"));
+    }
+    if (pid == 0) {
+        ::close(error_pipe[0]);
+        detail::exec_child(**exec, detail::ChildSetup{}, error_pipe[1]);
+    }
+    ::close(error_pipe[1]);
+    detail::ExecFailure failure;
+    long got = detail::read_full(error_pipe[0], &failure, sizeof failure);
+    ::close(error_pipe[0]);
+    auto status = wait_for(pid);
+    if (!status) {
+        return std::unexpected(status.error());
+    }
+    if (got == static_cast<long>(sizeof failure)) {
+        return std::unexpected(detail::exec_failure_error(**exec, failure));
+    }
+    return ExitStatus::from_wait_status(*status);
+}
+
+} // namespace emurun

@@ -1,0 +1,209 @@
+// Preparing a Command before fork and the child's side between fork and exec (reproc's error
+// pipe: a CLOEXEC pipe stays silent when execve succeeds and carries errno when it fails, so
+// "could not start" is told apart from "ran and failed").
+#include "process_exec.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace emurun::detail {
+namespace {
+
+bool is_executable_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string search_path_variable(const Command& cmd) {
+    if (cmd.env) {
+        if (auto it = cmd.env->find("PATH"); it != cmd.env->end()) {
+            return it->second;
+        }
+    }
+    const char* path = std::getenv("PATH");
+    return path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+}
+
+/// execvp's rule, decided before fork: a name with '/' is used as is, else the first
+/// executable regular file found in PATH.
+Result<std::string> resolve_program(const Command& cmd) {
+    std::string name = cmd.program ? cmd.program->string() : cmd.argv.front();
+    if (name.find('/') != std::string::npos) {
+        return name;
+    }
+    if (name.empty()) {
+        return fail("start a program", "the program name is empty");
+    }
+    std::string path = search_path_variable(cmd);
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t end = path.find(':', start);
+        if (end == std::string::npos) {
+            end = path.size();
+        }
+        std::string dir = path.substr(start, end - start);
+        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+        if (is_executable_file(candidate)) {
+            return candidate;
+        }
+        start = end + 1;
+    }
+    return std::unexpected(
+        system_error("execve " + name, ENOENT, "not found as an executable in PATH=" + path));
+}
+
+void point_into(std::vector<std::string>& strings, std::vector<char*>& pointers) {
+    pointers.clear();
+    for (auto& s : strings) {
+        pointers.push_back(s.data());
+    }
+    pointers.push_back(nullptr);
+}
+
+[[noreturn]] void report_and_exit(int error_fd, ExecStage stage) {
+    ExecFailure failure{stage, errno};
+    write_all(error_fd, &failure, sizeof failure);
+    ::_exit(127);
+}
+
+bool move_fd(int from, int to) {
+    if (from < 0) {
+        return true;
+    }
+    if (from == to) { // dup2 would keep FD_CLOEXEC set
+        return ::fcntl(to, F_SETFD, 0) == 0;
+    }
+    return ::dup2(from, to) == to;
+}
+
+void reset_signals() {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigemptyset(&dfl.sa_mask);
+    for (int sig = 1; sig < NSIG; ++sig) {
+        if (sig != SIGKILL && sig != SIGSTOP) {
+            ::sigaction(sig, &dfl, nullptr); // fails harmlessly for glibc-reserved signals
+        }
+    }
+    sigset_t empty;
+    ::sigemptyset(&empty);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+}
+
+} // namespace
+
+Result<std::unique_ptr<PreparedExec>> prepare_exec(const Command& cmd) {
+    if (cmd.argv.empty()) {
+        return fail("start a program", "the argument vector is empty");
+    }
+    auto path = resolve_program(cmd);
+    if (!path) {
+        return std::unexpected(path.error());
+    }
+    auto exec = std::make_unique<PreparedExec>();
+    exec->path = std::move(*path);
+    exec->args = cmd.argv;
+    if (cmd.env) {
+        for (const auto& [key, value] : *cmd.env) {
+            exec->envs.push_back(key + "=" + value);
+        }
+    } else {
+        for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+            exec->envs.emplace_back(*e);
+        }
+    }
+    point_into(exec->args, exec->argv);
+    point_into(exec->envs, exec->envp);
+    if (cmd.cwd) {
+        exec->cwd = cmd.cwd->string();
+    }
+    return exec;
+}
+
+void exec_child(const PreparedExec& exec, const ChildSetup& setup, int error_fd) {
+    // Dispositions first, then the mask: a pending signal must not reach emurun's handlers.
+    reset_signals();
+    if (setup.parent_death_signal != 0 &&
+        ::prctl(PR_SET_PDEATHSIG, setup.parent_death_signal) != 0) {
+        report_and_exit(error_fd, ExecStage::prctl);
+    }
+    if (setup.new_process_group && ::setpgid(0, 0) != 0) {
+        report_and_exit(error_fd, ExecStage::setpgid);
+    }
+    if (!move_fd(setup.stdin_fd, 0) || !move_fd(setup.stdout_fd, 1) ||
+        !move_fd(setup.stderr_fd, 2)) {
+        report_and_exit(error_fd, ExecStage::dup2);
+    }
+    if (!exec.cwd.empty() && ::chdir(exec.cwd.c_str()) != 0) {
+        report_and_exit(error_fd, ExecStage::chdir);
+    }
+    ::execve(exec.path.c_str(), exec.argv.data(), exec.envp.data());
+    report_and_exit(error_fd, ExecStage::execve);
+}
+
+Error exec_failure_error(const PreparedExec& exec, const ExecFailure& failure) {
+    switch (failure.stage) {
+    case ExecStage::chdir:
+        return system_error("chdir " + exec.cwd, failure.err, "check the working directory");
+    case ExecStage::setpgid:
+        return system_error("setpgid in the child of " + exec.path, failure.err);
+    case ExecStage::dup2:
+        return system_error("dup2 in the child of " + exec.path, failure.err);
+    case ExecStage::prctl:
+        return system_error("prctl(PR_SET_PDEATHSIG) in the child of " + exec.path, failure.err);
+    case ExecStage::execve:
+        break;
+    }
+    std::string hint;
+    if (failure.err == ENOEXEC) {
+        hint = "not a format this kernel runs; a foreign binary needs binfmt_misc or 'emurun exec'";
+    } else if (failure.err == EACCES) {
+        hint = "check that the file is executable and its filesystem is not mounted noexec";
+    }
+    return system_error("execve " + exec.path, failure.err, std::move(hint));
+}
+
+bool write_all(int fd, const void* data, std::size_t size) {
+    const char* p = static_cast<const char*>(data);
+    while (size > 0) {
+        ssize_t n = ::write(fd, p, size);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        p += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+long read_full(int fd, void* data, std::size_t size) {
+    char* p = static_cast<char*>(data);
+    std::size_t done = 0;
+    while (done < size) {
+        ssize_t n = ::read(fd, p + done, size - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return -1;
+        }
+        if (n == 0) {
+            break;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    return static_cast<long>(done);
+}
+
+} // namespace emurun::detail

@@ -1,0 +1,155 @@
+#include <emurun/process.hpp>
+
+#include "testdir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using emurun::Command;
+using emurun::ExitStatus;
+using emurun::run_foreground;
+using emurun::test::helper;
+
+namespace {
+
+std::string read_text(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Run `cmd` in the foreground with this process's stdout redirected to a file (the child
+/// inherits it), and return what the child printed.
+std::string foreground_output(const Command& cmd, const std::string& name) {
+    auto file = emurun::test::testdir("fg") / name;
+    std::fflush(stdout);
+    int saved = ::dup(1);
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::close(fd);
+    auto r = run_foreground(cmd);
+    ::dup2(saved, 1);
+    ::close(saved);
+    REQUIRE(r.has_value());
+    CHECK(r->success());
+    return read_text(file);
+}
+
+Command helper_cmd(const std::string& name, std::vector<std::string> args = {}) {
+    Command cmd;
+    cmd.argv.push_back(helper(name).string());
+    cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
+    return cmd;
+}
+
+} // namespace
+
+TEST_CASE("process: ExitStatus classifies and describes") {
+    CHECK(ExitStatus::exited(3).describe() == "exited with 3");
+    CHECK(ExitStatus::exited(3).shell_code() == 3);
+    auto segv = ExitStatus::killed(SIGSEGV);
+    CHECK(segv.describe() == "killed by signal 11 (Segmentation fault)");
+    CHECK(segv.shell_code() == 128 + SIGSEGV);
+    CHECK_FALSE(segv.code().has_value());
+    CHECK(ExitStatus::killed(SIGABRT, true).describe().ends_with(", core dumped"));
+}
+
+TEST_CASE("process: foreground exit codes pass through") {
+    for (int code : {0, 1, 42, 255}) {
+        auto r = run_foreground(helper_cmd("exit_with", {std::to_string(code)}));
+        REQUIRE(r.has_value());
+        CHECK(r->code() == code);
+        CHECK_FALSE(r->signal().has_value());
+        CHECK(r->shell_code() == code);
+    }
+}
+
+TEST_CASE("process: foreground death by signal") {
+    for (int sig : {SIGTERM, SIGKILL, SIGSEGV}) {
+        auto r = run_foreground(helper_cmd("kill_self", {std::to_string(sig)}));
+        REQUIRE(r.has_value());
+        CHECK(r->signal() == sig);
+        CHECK_FALSE(r->code().has_value());
+        CHECK(r->shell_code() == 128 + sig);
+    }
+}
+
+TEST_CASE("process: failed exec is an Error naming the program and errno") {
+    Command missing{.argv = {"/nonexistent/emurun-nope"}};
+    auto r = run_foreground(missing);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message().starts_with(
+        "execve /nonexistent/emurun-nope failed: No such file or directory"));
+
+    auto text = emurun::test::write_file("not-exec", "just text\n");
+    auto denied = run_foreground(Command{.argv = {text.string()}});
+    REQUIRE_FALSE(denied.has_value());
+    CHECK(denied.error().message().find("Permission denied") != std::string::npos);
+
+    auto noexec = emurun::test::write_file("garbage", "no magic here\n");
+    std::filesystem::permissions(noexec, std::filesystem::perms::owner_all);
+    auto bad = run_foreground(Command{.argv = {noexec.string()}});
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("Exec format error") != std::string::npos);
+
+    auto nopath = run_foreground(Command{.argv = {"emurun-no-such-program-xyz"}});
+    REQUIRE_FALSE(nopath.has_value());
+    CHECK(nopath.error().message().find("not found") != std::string::npos);
+
+    auto badcwd =
+        run_foreground(Command{.argv = {helper("exit_with").string()}, .cwd = "/nonexistent/dir"});
+    REQUIRE_FALSE(badcwd.has_value());
+    CHECK(badcwd.error().message().starts_with("chdir /nonexistent/dir failed"));
+}
+
+TEST_CASE("process: foreground child stays in our group, with default signals") {
+    // Make the test process block and ignore something the child must not inherit.
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigset_t old_mask;
+    ::pthread_sigmask(SIG_BLOCK, &usr1, &old_mask);
+    auto old_usr2 = ::signal(SIGUSR2, SIG_IGN);
+    auto out = foreground_output(helper_cmd("print_args"), "group.txt");
+    ::signal(SIGUSR2, old_usr2);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    CHECK(out.find("pgid=" + std::to_string(::getpgrp()) + "\n") != std::string::npos);
+    CHECK(out.find("sigblk=0000000000000000\n") != std::string::npos);
+    CHECK(out.find("sigign=0000000000000000\n") != std::string::npos);
+}
+
+TEST_CASE("process: argv[0] is preserved with a program override; PATH search") {
+    Command cmd{.argv = {"my-name", "a b", ""}, .program = helper("print_args")};
+    auto out = foreground_output(cmd, "argv0.txt");
+    CHECK(out.find("argv0=my-name\narg=a b\narg=\n") != std::string::npos);
+
+    Command by_path{.argv = {"print_args"},
+                    .env = std::map<std::string, std::string>{{"PATH", helper("").string()}}};
+    CHECK(foreground_output(by_path, "path.txt").find("argv0=print_args\n") != std::string::npos);
+}
+
+TEST_CASE("process: environment replaced or inherited; cwd") {
+    ::setenv("EMURUN_TEST_INHERITED", "yes", 1);
+    auto inherited = foreground_output(helper_cmd("echo_env", {"EMURUN_TEST_INHERITED"}), "i.txt");
+    CHECK(inherited == "EMURUN_TEST_INHERITED=yes\n");
+
+    Command replaced = helper_cmd("echo_env");
+    replaced.env = std::map<std::string, std::string>{{"ONLY", "this"}, {"EMPTY", ""}};
+    CHECK(foreground_output(replaced, "r.txt") == "EMPTY=\nONLY=this\n");
+
+    auto env = emurun::current_environment();
+    CHECK(env.at("EMURUN_TEST_INHERITED") == "yes");
+    ::unsetenv("EMURUN_TEST_INHERITED");
+
+    auto dir = emurun::test::testdir("cwd-here");
+    Command in_dir = helper_cmd("print_args");
+    in_dir.cwd = dir;
+    auto out = foreground_output(in_dir, "cwd.txt");
+    CHECK(out.starts_with("cwd=" + std::filesystem::canonical(dir).string() + "\n"));
+}
