@@ -159,6 +159,8 @@ Error exec_failure_error(const PreparedExec& exec, const ExecFailure& failure) {
         return system_error("dup2 in the child of " + exec.path, failure.err);
     case ExecStage::prctl:
         return system_error("prctl(PR_SET_PDEATHSIG) in the child of " + exec.path, failure.err);
+    case ExecStage::fork:
+        return system_error("fork for " + exec.path, failure.err, "too many processes?");
     case ExecStage::execve:
         break;
     }

@@ -38,7 +38,7 @@ struct ChildSetup {
 };
 
 /// Which step of the child's set-up failed (sent through the error pipe).
-enum class ExecStage : int { setpgid = 1, dup2 = 2, chdir = 3, execve = 4, prctl = 5 };
+enum class ExecStage : int { setpgid = 1, dup2 = 2, chdir = 3, execve = 4, prctl = 5, fork = 6 };
 
 /// The record the child writes to the CLOEXEC error pipe when it cannot exec.
 struct ExecFailure {

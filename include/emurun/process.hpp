@@ -90,14 +90,14 @@ enum class Stream { out, err };
 struct SpawnOptions {
     /// Append the child's stdout/stderr here (created 0644 if missing). Both may name the same
     /// file: the streams are then interleaved chunk by chunk.
-    std::optional<std::filesystem::path> stdout_log;
-    std::optional<std::filesystem::path> stderr_log;
+    std::optional<std::filesystem::path> stdout_log{};
+    std::optional<std::filesystem::path> stderr_log{};
     /// Called on the poll loop's thread with every chunk read (after it reached the log).
-    std::function<void(Stream, std::string_view)> on_output;
+    std::function<void(Stream, std::string_view)> on_output{};
     bool stdin_null = true; ///< stdin from /dev/null; false = inherit emurun's stdin
     /// Wall-time limit; on expiry SIGTERM to the child's process group, then SIGKILL after
     /// `grace`. nullopt = no limit.
-    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::chrono::milliseconds> timeout{};
     std::chrono::milliseconds grace{10'000};
 };
 

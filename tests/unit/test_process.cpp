@@ -153,3 +153,162 @@ TEST_CASE("process: environment replaced or inherited; cwd") {
     auto out = foreground_output(in_dir, "cwd.txt");
     CHECK(out.starts_with("cwd=" + std::filesystem::canonical(dir).string() + "\n"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Supervisor
+
+namespace {
+
+using namespace std::chrono_literals;
+using emurun::ChildResult;
+using emurun::SpawnOptions;
+using emurun::Supervisor;
+
+/// Wait (max 30 s) until every child of `sup` finished; results in finishing order.
+std::vector<ChildResult> wait_all(Supervisor& sup) {
+    std::vector<ChildResult> all;
+    auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (sup.running() > 0 && std::chrono::steady_clock::now() < give_up) {
+        auto got = sup.wait_any(1s);
+        REQUIRE(got.has_value());
+        all.insert(all.end(), got->begin(), got->end());
+    }
+    REQUIRE(sup.running() == 0);
+    return all;
+}
+
+ChildResult run_one(const Command& cmd, const SpawnOptions& options = {}) {
+    Supervisor sup;
+    auto id = sup.spawn(cmd, options);
+    REQUIRE(id.has_value());
+    auto all = wait_all(sup);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0].id == *id);
+    return all[0];
+}
+
+bool pid_alive(pid_t pid) {
+    return std::filesystem::exists("/proc/" + std::to_string(pid));
+}
+
+pid_t read_pid(const std::filesystem::path& file) {
+    return static_cast<pid_t>(std::stol(read_text(file)));
+}
+
+} // namespace
+
+TEST_CASE("process: supervised exit codes, signals, exec failure") {
+    for (int code : {0, 1, 42, 255}) {
+        auto r = run_one(helper_cmd("exit_with", {std::to_string(code)}));
+        CHECK_FALSE(r.start_error.has_value());
+        CHECK(r.status.code() == code);
+        CHECK_FALSE(r.timed_out);
+    }
+    auto killed = run_one(helper_cmd("kill_self", {std::to_string(SIGSEGV)}));
+    CHECK(killed.status.signal() == SIGSEGV);
+    CHECK(killed.status.shell_code() == 128 + SIGSEGV);
+
+    auto missing = run_one(Command{.argv = {"/nonexistent/emurun-nope"}});
+    REQUIRE(missing.start_error.has_value());
+    CHECK(missing.start_error->message().starts_with(
+        "execve /nonexistent/emurun-nope failed: No such file or directory"));
+}
+
+TEST_CASE("process: supervised child output, own process group, argv and env") {
+    std::string out;
+    SpawnOptions options;
+    options.on_output = [&](emurun::Stream s, std::string_view chunk) {
+        if (s == emurun::Stream::out) {
+            out += chunk;
+        }
+    };
+    Command cmd{.argv = {"zero", "one"},
+                .env = std::map<std::string, std::string>{{"A", "1"}},
+                .cwd = emurun::test::testdir("sup-cwd"),
+                .program = helper("print_args")};
+    auto r = run_one(cmd, options);
+    CHECK(r.status.success());
+    CHECK(out.find("own_group=1\n") != std::string::npos);
+    CHECK(out.find("argv0=zero\narg=one\n") != std::string::npos);
+    CHECK(out.find("sigblk=0000000000000000\n") != std::string::npos);
+    CHECK(r.stdout_bytes == out.size());
+}
+
+TEST_CASE("process: CPU time and max RSS of the child") {
+    auto cpu = run_one(helper_cmd("burn_cpu", {"0.3"}));
+    CHECK(cpu.user >= 200ms);
+    CHECK(cpu.wall >= cpu.user / 2); // steady clock, loosely: the machine may be busy
+    auto mem = run_one(helper_cmd("alloc_mib", {"64"}));
+    CHECK(mem.max_rss_kib >= 60 * 1024);
+    CHECK(mem.max_rss_kib < 1024 * 1024);
+}
+
+TEST_CASE("process: 64 MiB on both streams without deadlock, exact log counts") {
+    constexpr long long k_size = 64LL << 20;
+    auto log = emurun::test::testdir("logs") / "both.log";
+    SpawnOptions options{.stdout_log = log, .stderr_log = log};
+    auto r = run_one(
+        helper_cmd("print_bytes", {std::to_string(k_size), std::to_string(k_size + 7)}), options);
+    CHECK(r.status.success());
+    CHECK(r.stdout_bytes == static_cast<std::uint64_t>(k_size));
+    CHECK(r.stderr_bytes == static_cast<std::uint64_t>(k_size + 7));
+    CHECK(std::filesystem::file_size(log) == static_cast<std::uintmax_t>(2 * k_size + 7));
+}
+
+TEST_CASE("process: timeout kills a SIGTERM-ignoring grandchild and a setsid daemon") {
+    auto dir = emurun::test::testdir("timeout");
+    Supervisor sup;
+    SpawnOptions options{.timeout = 300ms, .grace = 300ms};
+    auto a =
+        sup.spawn(helper_cmd("fork_grandchild", {"--wait", (dir / "gc.pid").string()}), options);
+    auto b = sup.spawn(helper_cmd("ignore_term"), options);
+    // The daemon's parent exits at once: the step ends, and its leftover must be killed.
+    auto c = sup.spawn(helper_cmd("daemonize", {(dir / "daemon.pid").string()}));
+    REQUIRE((a && b && c));
+    auto all = wait_all(sup);
+    REQUIRE(all.size() == 3);
+    for (const auto& r : all) {
+        if (r.id == *a) {
+            CHECK(r.timed_out);
+            CHECK(r.status.signal() == SIGTERM);
+            CHECK(r.leftovers_killed == 1);
+        } else if (r.id == *b) {
+            CHECK(r.timed_out);
+            CHECK(r.status.signal() == SIGKILL);
+        } else {
+            CHECK_FALSE(r.timed_out);
+            CHECK(r.status.code() == 0);
+            CHECK(r.leftovers_killed == 1);
+        }
+    }
+    CHECK_FALSE(pid_alive(read_pid(dir / "gc.pid")));
+    CHECK_FALSE(pid_alive(read_pid(dir / "daemon.pid")));
+}
+
+TEST_CASE("process: parallel children finish in any order; stop_all") {
+    Supervisor sup;
+    std::vector<emurun::ChildId> ids;
+    for (const char* s : {"0.4", "0.1", "0.25"}) {
+        auto id = sup.spawn(helper_cmd("sleep_for", {s}));
+        REQUIRE(id.has_value());
+        ids.push_back(*id);
+    }
+    auto all = wait_all(sup);
+    REQUIRE(all.size() == 3);
+    CHECK(all[0].id == ids[1]); // 0.1 s finishes well before 0.4 s
+    CHECK(all.back().id == ids[0]);
+
+    auto x = sup.spawn(helper_cmd("sleep_for", {"30"}));
+    auto y = sup.spawn(helper_cmd("ignore_term"), SpawnOptions{.grace = 200ms});
+    REQUIRE((x && y));
+    auto early = sup.wait_any(100ms);
+    REQUIRE(early.has_value());
+    CHECK(early->empty());
+    CHECK(sup.running() == 2);
+    sup.stop_all();
+    for (const auto& r : wait_all(sup)) {
+        CHECK(r.stopped);
+        CHECK_FALSE(r.timed_out);
+        CHECK(r.status.signal() == (r.id == *x ? SIGTERM : SIGKILL));
+    }
+}

@@ -1,0 +1,453 @@
+// The Supervisor's poll loop in emurun: one ppoll over every child's stdout, stderr and report
+// pipes, with timers for timeouts and grace periods, on the caller's thread (ninja's model).
+// Why our own loop and not Boost.Process v2 on Asio: each child runs under a supervisor
+// process (see process_supervisor.cpp) that must be set up between fork and exec with
+// async-signal-safe code and that reports rusage itself; the loop then only needs pipes and
+// timers, which ppoll serves with no threads, no SIGCHLD handler and no reactor to own.
+// Output is read non-blocking from every ready pipe in turn, so a child filling stderr while
+// emurun reads stdout never deadlocks.
+#include "process_supervisor.hpp"
+
+#include <emurun/process.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utility>
+
+namespace emurun {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// An owned file descriptor.
+class UniqueFd {
+  public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) : m_fd(fd) {}
+    UniqueFd(UniqueFd&& o) noexcept : m_fd(std::exchange(o.m_fd, -1)) {}
+    UniqueFd& operator=(UniqueFd&& o) noexcept {
+        reset(std::exchange(o.m_fd, -1));
+        return *this;
+    }
+    ~UniqueFd() { reset(); }
+    void reset(int fd = -1) {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+        m_fd = fd;
+    }
+    [[nodiscard]] int get() const { return m_fd; }
+    [[nodiscard]] bool open() const { return m_fd >= 0; }
+
+  private:
+    int m_fd = -1;
+};
+
+enum class Stage { running, term_sent, kill_sent };
+
+struct Child {
+    pid_t supervisor = -1;
+    std::unique_ptr<detail::PreparedExec> exec;
+    UniqueFd out, err, report, control;
+    std::shared_ptr<UniqueFd> out_log, err_log;
+    std::function<void(Stream, std::string_view)> on_output;
+    Stage stage = Stage::running;
+    std::optional<Clock::time_point> deadline;
+    std::chrono::milliseconds grace{0};
+    Clock::time_point start;
+    std::string report_buf;
+    bool finished_record = false;
+    ChildResult result;
+
+    [[nodiscard]] bool done() const { return !out.open() && !err.open() && !report.open(); }
+};
+
+Result<std::pair<UniqueFd, UniqueFd>> make_pipe(bool socket) {
+    int fds[2];
+    int rc = socket ? ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds)
+                    : ::pipe2(fds, O_CLOEXEC);
+    if (rc != 0) {
+        return std::unexpected(system_error(socket ? "socketpair" : "pipe2", errno,
+                                            "too many open files? (ulimit -n)"));
+    }
+    return std::pair{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+Result<std::shared_ptr<UniqueFd>> open_log(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return std::unexpected(system_error("open " + path.string(), errno,
+                                            "check that the log directory exists and is writable"));
+    }
+    return std::make_shared<UniqueFd>(fd);
+}
+
+/// Opens the logs of `options` into `child` (one descriptor when both name the same file).
+Result<void> open_logs(const SpawnOptions& options, Child& child) {
+    if (options.stdout_log) {
+        auto fd = open_log(*options.stdout_log);
+        if (!fd) {
+            return std::unexpected(fd.error());
+        }
+        child.out_log = *fd;
+    }
+    if (options.stderr_log) {
+        if (options.stdout_log && *options.stdout_log == *options.stderr_log) {
+            child.err_log = child.out_log;
+        } else {
+            auto fd = open_log(*options.stderr_log);
+            if (!fd) {
+                return std::unexpected(fd.error());
+            }
+            child.err_log = *fd;
+        }
+    }
+    return {};
+}
+
+std::chrono::microseconds to_micros(const timeval& tv) {
+    return std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
+}
+
+void send_control(Child& child, char request) {
+    if (child.control.open()) {
+        ::send(child.control.get(), &request, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+}
+
+} // namespace
+
+/// The loop's state behind Supervisor's interface.
+class SupervisorImpl {
+  public:
+    Result<ChildId> spawn(const Command& cmd, const SpawnOptions& options);
+    Result<std::vector<ChildResult>> wait_any(std::optional<std::chrono::milliseconds> timeout);
+    void stop_all();
+    void kill_all();
+    std::optional<sigset_t> m_mask;
+    std::vector<std::unique_ptr<Child>> m_children;
+
+  private:
+    Result<void> fork_supervisor(Child& child, const SpawnOptions& options);
+    void fire_timers(Clock::time_point now);
+    std::vector<ChildResult> collect_done();
+    void read_output(Child& child, Stream stream);
+    void read_report(Child& child);
+    void handle_record(Child& child, const detail::SupervisorReport& record);
+    std::optional<Clock::time_point> next_deadline() const;
+
+    ChildId m_next_id = 1;
+    std::vector<char> m_buffer = std::vector<char>(64 * 1024);
+};
+
+Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& options) {
+    auto exec = detail::prepare_exec(cmd);
+    if (!exec) {
+        return std::unexpected(exec.error());
+    }
+    auto child = std::make_unique<Child>();
+    child->exec = std::move(*exec);
+    if (auto logs = open_logs(options, *child); !logs) {
+        return std::unexpected(logs.error());
+    }
+    child->on_output = options.on_output;
+    child->grace = options.grace;
+    if (auto forked = fork_supervisor(*child, options); !forked) {
+        return std::unexpected(forked.error());
+    }
+    child->start = Clock::now();
+    if (options.timeout) {
+        child->deadline = child->start + *options.timeout;
+    }
+    child->result.id = m_next_id++;
+    m_children.push_back(std::move(child));
+    return m_children.back()->result.id;
+}
+
+Result<void> SupervisorImpl::fork_supervisor(Child& child, const SpawnOptions& options) {
+    UniqueFd null_in;
+    if (options.stdin_null) {
+        null_in.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        if (!null_in.open()) {
+            return std::unexpected(system_error("open /dev/null", errno));
+        }
+    }
+    auto out = make_pipe(false);
+    auto err = make_pipe(false);
+    auto report = make_pipe(false);
+    auto control = make_pipe(true);
+    for (auto* p : {&out, &err, &report, &control}) {
+        if (!*p) {
+            return std::unexpected(p->error());
+        }
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        return std::unexpected(system_error("fork", errno, "too many processes or no memory?"));
+    }
+    if (pid == 0) {
+        detail::run_supervisor(*child.exec, {null_in.get(), out->second.get(), err->second.get(),
+                                             report->second.get(), control->second.get()});
+    }
+    child.supervisor = pid;
+    child.out = std::move(out->first);
+    child.err = std::move(err->first);
+    child.report = std::move(report->first);
+    child.control = std::move(control->first);
+    for (int fd : {child.out.get(), child.err.get(), child.report.get()}) {
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    return {};
+}
+
+void SupervisorImpl::read_output(Child& child, Stream stream) {
+    UniqueFd& fd = stream == Stream::out ? child.out : child.err;
+    auto& log = stream == Stream::out ? child.out_log : child.err_log;
+    auto& count = stream == Stream::out ? child.result.stdout_bytes : child.result.stderr_bytes;
+    for (int round = 0; round < 16 && fd.open(); ++round) { // bounded: be fair to others
+        ssize_t n = ::read(fd.get(), m_buffer.data(), m_buffer.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN) {
+            return;
+        }
+        if (n <= 0) {
+            fd.reset();
+            return;
+        }
+        count += static_cast<std::uint64_t>(n);
+        if (log) {
+            detail::write_all(log->get(), m_buffer.data(), static_cast<std::size_t>(n));
+        }
+        if (child.on_output) {
+            child.on_output(stream, std::string_view(m_buffer.data(), static_cast<std::size_t>(n)));
+        }
+    }
+}
+
+void SupervisorImpl::read_report(Child& child) {
+    for (;;) {
+        ssize_t n = ::read(child.report.get(), m_buffer.data(), m_buffer.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN) {
+            return;
+        }
+        if (n <= 0) {
+            break;
+        }
+        child.report_buf.append(m_buffer.data(), static_cast<std::size_t>(n));
+        while (child.report_buf.size() >= sizeof(detail::SupervisorReport)) {
+            detail::SupervisorReport record;
+            std::memcpy(&record, child.report_buf.data(), sizeof record);
+            child.report_buf.erase(0, sizeof record);
+            handle_record(child, record);
+        }
+    }
+    child.report.reset(); // EOF: the supervisor has exited or is exiting
+    if (!child.finished_record && !child.result.start_error) {
+        child.result.start_error = Error{"supervise " + child.exec->path,
+                                         "the supervisor process died before reporting", ""};
+        child.out.reset(); // a survivor may hold them open forever
+        child.err.reset();
+    }
+}
+
+void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport& record) {
+    switch (record.kind) {
+    case detail::ReportKind::started:
+        break;
+    case detail::ReportKind::exec_failed:
+        child.result.start_error = detail::exec_failure_error(*child.exec, record.failure);
+        break;
+    case detail::ReportKind::finished:
+        child.finished_record = true;
+        child.result.status = ExitStatus::from_wait_status(record.wait_status);
+        child.result.user = to_micros(record.usage.ru_utime);
+        child.result.sys = to_micros(record.usage.ru_stime);
+        child.result.max_rss_kib = record.usage.ru_maxrss;
+        child.result.leftovers_killed = record.leftovers;
+        child.deadline.reset();
+        break;
+    }
+}
+
+void SupervisorImpl::fire_timers(Clock::time_point now) {
+    for (auto& child : m_children) {
+        if (!child->deadline || *child->deadline > now) {
+            continue;
+        }
+        if (child->stage == Stage::running) {
+            child->result.timed_out = !child->result.stopped;
+            send_control(*child, detail::k_control_term);
+            child->stage = Stage::term_sent;
+            child->deadline = now + child->grace;
+        } else {
+            send_control(*child, detail::k_control_kill);
+            child->stage = Stage::kill_sent;
+            child->deadline.reset();
+        }
+    }
+}
+
+void SupervisorImpl::stop_all() {
+    auto now = Clock::now();
+    for (auto& child : m_children) {
+        if (child->stage == Stage::running && !child->finished_record) {
+            child->result.stopped = true;
+            child->deadline = now; // the next fire_timers sends SIGTERM and starts the grace
+        }
+    }
+    fire_timers(now);
+}
+
+std::optional<Clock::time_point> SupervisorImpl::next_deadline() const {
+    std::optional<Clock::time_point> next;
+    for (const auto& child : m_children) {
+        if (child->deadline && (!next || *child->deadline < *next)) {
+            next = child->deadline;
+        }
+    }
+    return next;
+}
+
+std::vector<ChildResult> SupervisorImpl::collect_done() {
+    std::vector<ChildResult> done;
+    auto now = Clock::now();
+    std::erase_if(m_children, [&](const std::unique_ptr<Child>& child) {
+        if (!child->done()) {
+            return false;
+        }
+        int status = 0;
+        while (::waitpid(child->supervisor, &status, 0) < 0 && errno == EINTR) {
+        }
+        child->result.wall = now - child->start;
+        done.push_back(std::move(child->result));
+        return true;
+    });
+    return done;
+}
+
+namespace {
+
+struct PollEntry {
+    Child* child;
+    int which; // 0 = stdout, 1 = stderr, 2 = report
+};
+
+timespec to_timespec(Clock::duration d) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::max(d, Clock::duration(0)));
+    return timespec{static_cast<time_t>(ns.count() / 1'000'000'000),
+                    static_cast<long>(ns.count() % 1'000'000'000)};
+}
+
+} // namespace
+
+Result<std::vector<ChildResult>>
+SupervisorImpl::wait_any(std::optional<std::chrono::milliseconds> timeout) {
+    std::optional<Clock::time_point> until;
+    if (timeout) {
+        until = Clock::now() + *timeout;
+    }
+    std::vector<pollfd> fds;
+    std::vector<PollEntry> entries;
+    for (;;) {
+        fire_timers(Clock::now());
+        if (auto done = collect_done(); !done.empty() || m_children.empty()) {
+            return done;
+        }
+        fds.clear();
+        entries.clear();
+        for (auto& child : m_children) {
+            const UniqueFd* slots[3] = {&child->out, &child->err, &child->report};
+            for (int i = 0; i < 3; ++i) {
+                if (slots[i]->open()) {
+                    fds.push_back(pollfd{slots[i]->get(), POLLIN, 0});
+                    entries.push_back(PollEntry{child.get(), i});
+                }
+            }
+        }
+        auto wake = next_deadline();
+        if (until && (!wake || *until < *wake)) {
+            wake = until;
+        }
+        timespec ts{};
+        if (wake) {
+            ts = to_timespec(*wake - Clock::now());
+        }
+        int n = ::ppoll(fds.data(), fds.size(), wake ? &ts : nullptr, m_mask ? &*m_mask : nullptr);
+        if (n < 0 && errno == EINTR) {
+            return collect_done(); // the caller's signal handler wants attention
+        }
+        if (n < 0) {
+            return std::unexpected(system_error("ppoll", errno));
+        }
+        for (std::size_t i = 0; i < fds.size(); ++i) {
+            if (fds[i].revents == 0) {
+                continue;
+            }
+            Child& child = *entries[i].child;
+            if (entries[i].which == 2) {
+                read_report(child);
+            } else {
+                read_output(child, entries[i].which == 0 ? Stream::out : Stream::err);
+            }
+        }
+        if (until && Clock::now() >= *until) {
+            fire_timers(Clock::now());
+            return collect_done();
+        }
+    }
+}
+
+void SupervisorImpl::kill_all() {
+    for (auto& child : m_children) {
+        send_control(*child, detail::k_control_kill);
+        child->control.reset(); // EOF also means SIGKILL to the supervisor
+        child->out.reset();
+        child->err.reset();
+        child->report.reset();
+    }
+    for (auto& child : m_children) {
+        while (::waitpid(child->supervisor, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+    m_children.clear();
+}
+
+Supervisor::Supervisor() : m_impl(std::make_unique<SupervisorImpl>()) {}
+
+Supervisor::~Supervisor() {
+    m_impl->kill_all();
+}
+
+Result<ChildId> Supervisor::spawn(const Command& cmd, const SpawnOptions& options) {
+    return m_impl->spawn(cmd, options);
+}
+
+Result<std::vector<ChildResult>>
+Supervisor::wait_any(std::optional<std::chrono::milliseconds> poll_timeout) {
+    return m_impl->wait_any(poll_timeout);
+}
+
+void Supervisor::stop_all() {
+    m_impl->stop_all();
+}
+
+void Supervisor::set_wait_sigmask(const sigset_t& mask) {
+    m_impl->m_mask = mask;
+}
+
+std::size_t Supervisor::running() const {
+    return m_impl->m_children.size();
+}
+
+} // namespace emurun
