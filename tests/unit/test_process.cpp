@@ -312,3 +312,21 @@ TEST_CASE("process: parallel children finish in any order; stop_all") {
         CHECK(r.status.signal() == (r.id == *x ? SIGTERM : SIGKILL));
     }
 }
+
+TEST_CASE("process: 1 GiB on both streams (set EMURUN_BIG_TESTS=1)") {
+    if (std::getenv("EMURUN_BIG_TESTS") == nullptr) {
+        MESSAGE("skipped: 2 GiB through pipes takes seconds; set EMURUN_BIG_TESTS=1 to run it");
+        return;
+    }
+    constexpr long long k_size = 1LL << 30;
+    std::uint64_t seen = 0;
+    SpawnOptions options{
+        .on_output = [&](emurun::Stream, std::string_view c) { seen += c.size(); }};
+    auto r = run_one(helper_cmd("print_bytes", {std::to_string(k_size), std::to_string(k_size)}),
+                     options);
+    CHECK(r.status.success());
+    CHECK(r.stdout_bytes == static_cast<std::uint64_t>(k_size));
+    CHECK(r.stderr_bytes == static_cast<std::uint64_t>(k_size));
+    CHECK(seen == static_cast<std::uint64_t>(2 * k_size));
+    MESSAGE("2 GiB streamed in " << std::chrono::duration<double>(r.wall).count() << " s");
+}
