@@ -141,6 +141,7 @@ class SupervisorImpl {
     void read_report(Child& child);
     void handle_record(Child& child, const detail::SupervisorReport& record);
     std::optional<Clock::time_point> next_deadline() const;
+    Result<bool> poll_once(std::optional<Clock::time_point> until);
 
     ChildId m_next_id = 1;
     std::vector<char> m_buffer = std::vector<char>(64 * 1024);
@@ -351,59 +352,61 @@ timespec to_timespec(Clock::duration d) {
 
 } // namespace
 
+/// One ppoll over every open pipe, woken at `until` or the next timer, then read what is
+/// ready. False when a signal interrupted the wait.
+Result<bool> SupervisorImpl::poll_once(std::optional<Clock::time_point> until) {
+    std::vector<pollfd> fds;
+    std::vector<PollEntry> entries;
+    for (auto& child : m_children) {
+        const UniqueFd* slots[3] = {&child->out, &child->err, &child->report};
+        for (int i = 0; i < 3; ++i) {
+            if (slots[i]->open()) {
+                fds.push_back(pollfd{slots[i]->get(), POLLIN, 0});
+                entries.push_back(PollEntry{child.get(), i});
+            }
+        }
+    }
+    auto wake = next_deadline();
+    if (until && (!wake || *until < *wake)) {
+        wake = until;
+    }
+    timespec ts = wake ? to_timespec(*wake - Clock::now()) : timespec{};
+    int n = ::ppoll(fds.data(), fds.size(), wake ? &ts : nullptr, m_mask ? &*m_mask : nullptr);
+    if (n < 0) {
+        return errno == EINTR ? Result<bool>(false) : std::unexpected(system_error("ppoll", errno));
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) {
+            continue;
+        }
+        Child& child = *entries[i].child;
+        if (entries[i].which == 2) {
+            read_report(child);
+        } else {
+            read_output(child, entries[i].which == 0 ? Stream::out : Stream::err);
+        }
+    }
+    return true;
+}
+
 Result<std::vector<ChildResult>>
 SupervisorImpl::wait_any(std::optional<std::chrono::milliseconds> timeout) {
     std::optional<Clock::time_point> until;
     if (timeout) {
         until = Clock::now() + *timeout;
     }
-    std::vector<pollfd> fds;
-    std::vector<PollEntry> entries;
     for (;;) {
         fire_timers(Clock::now());
-        if (auto done = collect_done(); !done.empty() || m_children.empty()) {
+        auto done = collect_done();
+        if (!done.empty() || m_children.empty() || (until && Clock::now() >= *until)) {
             return done;
         }
-        fds.clear();
-        entries.clear();
-        for (auto& child : m_children) {
-            const UniqueFd* slots[3] = {&child->out, &child->err, &child->report};
-            for (int i = 0; i < 3; ++i) {
-                if (slots[i]->open()) {
-                    fds.push_back(pollfd{slots[i]->get(), POLLIN, 0});
-                    entries.push_back(PollEntry{child.get(), i});
-                }
-            }
+        auto polled = poll_once(until);
+        if (!polled) {
+            return std::unexpected(polled.error());
         }
-        auto wake = next_deadline();
-        if (until && (!wake || *until < *wake)) {
-            wake = until;
-        }
-        timespec ts{};
-        if (wake) {
-            ts = to_timespec(*wake - Clock::now());
-        }
-        int n = ::ppoll(fds.data(), fds.size(), wake ? &ts : nullptr, m_mask ? &*m_mask : nullptr);
-        if (n < 0 && errno == EINTR) {
+        if (!*polled) {
             return collect_done(); // the caller's signal handler wants attention
-        }
-        if (n < 0) {
-            return std::unexpected(system_error("ppoll", errno));
-        }
-        for (std::size_t i = 0; i < fds.size(); ++i) {
-            if (fds[i].revents == 0) {
-                continue;
-            }
-            Child& child = *entries[i].child;
-            if (entries[i].which == 2) {
-                read_report(child);
-            } else {
-                read_output(child, entries[i].which == 0 ? Stream::out : Stream::err);
-            }
-        }
-        if (until && Clock::now() >= *until) {
-            fire_timers(Clock::now());
-            return collect_done();
         }
     }
 }

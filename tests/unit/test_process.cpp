@@ -330,3 +330,36 @@ TEST_CASE("process: 1 GiB on both streams (set EMURUN_BIG_TESTS=1)") {
     CHECK(seen == static_cast<std::uint64_t>(2 * k_size));
     MESSAGE("2 GiB streamed in " << std::chrono::duration<double>(r.wall).count() << " s");
 }
+
+namespace {
+volatile std::sig_atomic_t g_usr1_seen = 0;
+extern "C" void on_usr1(int) {
+    g_usr1_seen = 1;
+}
+} // namespace
+
+TEST_CASE("process: a signal pending before wait_any interrupts it (ppoll sigmask)") {
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigset_t old_mask;
+    ::pthread_sigmask(SIG_BLOCK, &usr1, &old_mask);
+    struct sigaction sa {};
+    sa.sa_handler = on_usr1;
+    struct sigaction old_sa {};
+    ::sigaction(SIGUSR1, &sa, &old_sa);
+    g_usr1_seen = 0;
+    ::raise(SIGUSR1); // stays pending: blocked outside the wait
+    Supervisor sup;
+    sigset_t during = old_mask;
+    sigdelset(&during, SIGUSR1);
+    sup.set_wait_sigmask(during);
+    REQUIRE(sup.spawn(helper_cmd("sleep_for", {"20"})).has_value());
+    auto got = sup.wait_any(); // would block 20 s if the pending signal were lost
+    REQUIRE(got.has_value());
+    CHECK(got->empty());
+    CHECK(g_usr1_seen == 1);
+    CHECK(sup.running() == 1);
+    ::sigaction(SIGUSR1, &old_sa, nullptr);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+} // ~Supervisor kills the sleeper
