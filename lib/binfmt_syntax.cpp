@@ -242,8 +242,9 @@ Result<void> parse_interpreter_and_flags(Cursor& c, BinfmtEntry& e, std::string_
     }
     if (c.p != c.count) {
         if (c.p > c.count) {
-            return bad_line(line, "the flags field is missing (the line needs 7 delimiters, "
-                                  "the last one before the flags, even when there are none)");
+            return bad_line(line, "the flags field runs past the end of the line (the line needs 7 "
+                                  "delimiters, the last one before the flags even when there are "
+                                  "none, and the delimiter must not be a flag letter)");
         }
         return bad_line(line, fmt::format("unexpected '{}' in the flags field (flags are P, O, C, "
                                           "F)",

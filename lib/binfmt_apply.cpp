@@ -1,0 +1,293 @@
+// Plan-then-apply under the lock, with read-back and rollback.
+#include "binfmt_io.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace emurun {
+namespace {
+
+std::string show(std::string_view s) {
+    return escape_binfmt_bytes(s, '\0');
+}
+
+// Applies steps one by one and remembers how to undo each, so a failure part-way leaves the
+// table as it was before this run.
+class Applier {
+  public:
+    explicit Applier(const BinfmtOptions& o) : m_opt(o) {}
+
+    Result<void> add(const BinfmtEntry& e);
+    Result<void> remove(const BinfmtEntry& current);
+    Result<void> set_enabled(const BinfmtEntry& e, bool on);
+    void rollback();
+
+  private:
+    Result<void> count_step(const std::string& what);
+    Result<void> raw_register(const BinfmtEntry& e);
+    Result<void> raw_remove(std::string_view name);
+    Result<void> raw_enable(std::string_view name, bool on);
+
+    const BinfmtOptions& m_opt;
+    std::size_t m_writes = 0;
+    // Undo log, most recent last: which entry to remove or re-register.
+    struct Undo {
+        enum Kind { RemoveAdded, Reregister, Toggle } kind;
+        BinfmtEntry entry;
+    };
+    std::vector<Undo> m_undo;
+};
+
+Result<void> Applier::count_step(const std::string& what) {
+    if (m_opt.fail_after && m_writes >= *m_opt.fail_after) {
+        return fail(what, fmt::format("failure injected after {} writes (test hook "
+                                      "EMURUN_BINFMT_FAIL_AFTER)",
+                                      m_writes));
+    }
+    ++m_writes;
+    return {};
+}
+
+Result<void> Applier::raw_register(const BinfmtEntry& e) {
+    auto line = format_binfmt_line(e);
+    if (!line) {
+        return std::unexpected(line.error());
+    }
+    auto r = detail::write_control(m_opt.mount / "register", *line);
+    if (r) {
+        return r;
+    }
+    auto [major, minor] = detail::kernel_version();
+    Error x = r.error();
+    x.what = fmt::format("register {} ({})", show(e.name), *line);
+    if (x.why == std::strerror(EEXIST)) {
+        x.hint = "another tool registered it meanwhile; run again to see the conflict";
+    } else if (x.why == std::strerror(EINVAL) && e.flags.fix_binary &&
+               (major < 4 || (major == 4 && minor < 8))) {
+        x.hint = fmt::format("kernel {}.{} predates the F flag (Linux 4.8); drop F with "
+                             "--flags P",
+                             major, minor);
+    } else if (x.why == std::strerror(ENOENT) && e.flags.fix_binary) {
+        x.hint = "with F the kernel opens the interpreter now: it must exist at that path";
+    }
+    return std::unexpected(x);
+}
+
+Result<void> Applier::raw_remove(std::string_view name) {
+    return detail::write_control(m_opt.mount / std::string(name), "-1");
+}
+
+Result<void> Applier::raw_enable(std::string_view name, bool on) {
+    return detail::write_control(m_opt.mount / std::string(name), on ? "1" : "0");
+}
+
+Result<void> Applier::add(const BinfmtEntry& e) {
+    if (auto s = count_step("register " + show(e.name)); !s) {
+        return s;
+    }
+    if (auto r = raw_register(e); !r) {
+        return r;
+    }
+    m_undo.push_back({Undo::RemoveAdded, e});
+    auto back = read_binfmt_entry(m_opt.mount, e.name);
+    if (!back) {
+        return std::unexpected(back.error());
+    }
+    if (!back->same_registration(e) || !back->enabled) {
+        auto want = format_binfmt_line(e);
+        auto got = format_binfmt_line(*back);
+        return fail("read back " + show(e.name), "the kernel shows another entry than was written",
+                    fmt::format("wrote {}, kernel shows {}", want ? *want : "?", got ? *got : "?"));
+    }
+    return {};
+}
+
+Result<void> Applier::remove(const BinfmtEntry& current) {
+    if (auto s = count_step("unregister " + show(current.name)); !s) {
+        return s;
+    }
+    if (auto r = raw_remove(current.name); !r) {
+        return r;
+    }
+    m_undo.push_back({Undo::Reregister, current});
+    return {};
+}
+
+Result<void> Applier::set_enabled(const BinfmtEntry& e, bool on) {
+    if (auto s = count_step((on ? "enable " : "disable ") + show(e.name)); !s) {
+        return s;
+    }
+    if (auto r = raw_enable(e.name, on); !r) {
+        return r;
+    }
+    BinfmtEntry prev = e;
+    prev.enabled = !on;
+    m_undo.push_back({Undo::Toggle, prev});
+    return {};
+}
+
+void Applier::rollback() {
+    for (auto it = m_undo.rbegin(); it != m_undo.rend(); ++it) {
+        switch (it->kind) {
+        case Undo::RemoveAdded:
+            (void)raw_remove(it->entry.name);
+            break;
+        case Undo::Reregister:
+            if (raw_register(it->entry) && !it->entry.enabled) {
+                (void)raw_enable(it->entry.name, false);
+            }
+            break;
+        case Undo::Toggle:
+            (void)raw_enable(it->entry.name, it->entry.enabled);
+            break;
+        }
+    }
+    m_undo.clear();
+}
+
+Result<void> apply_item(Applier& a, const BinfmtPlanItem& item) {
+    switch (item.action) {
+    case BinfmtAction::Add:
+        return a.add(item.wanted);
+    case BinfmtAction::Replace:
+        if (auto r = a.remove(*item.current); !r) {
+            return r;
+        }
+        return a.add(item.wanted);
+    case BinfmtAction::Enable:
+        return a.set_enabled(*item.current, true);
+    case BinfmtAction::Remove:
+        return a.remove(*item.current);
+    case BinfmtAction::Keep:
+    case BinfmtAction::Absent:
+    case BinfmtAction::Conflict:
+        return {};
+    }
+    return {};
+}
+
+Result<void> apply_plan(const BinfmtPlan& plan, const BinfmtOptions& options) {
+    Applier a(options);
+    for (const auto& item : plan.items) {
+        if (auto r = apply_item(a, item); !r) {
+            a.rollback();
+            Error e = r.error();
+            e.why += "; every change of this run was rolled back";
+            return std::unexpected(e);
+        }
+    }
+    return {};
+}
+
+Error conflict_error(const BinfmtPlan& plan) {
+    std::vector<std::string> names;
+    std::string details;
+    for (const auto& i : plan.items) {
+        if (i.action == BinfmtAction::Conflict) {
+            names.push_back(show(i.wanted.name));
+            details += fmt::format("{}: {}; ", show(i.wanted.name), i.detail);
+        }
+    }
+    details.resize(details.size() - 2);
+    return Error{fmt::format("register {}", fmt::join(names, ", ")),
+                 "another entry is registered under the same name (" + details + ")",
+                 "it was left untouched and nothing was registered; use --replace to replace it, "
+                 "or unregister it first"};
+}
+
+// Lock, read the current table and plan with `make_plan`; apply unless dry run.
+template <class MakePlan>
+Result<BinfmtApplyResult> locked_apply(const BinfmtOptions& options, MakePlan make_plan) {
+    if (auto m = ensure_binfmt_mount(options); !m) {
+        return std::unexpected(m.error());
+    }
+    auto lock = detail::lock_binfmt(options);
+    if (!lock) {
+        return std::unexpected(lock.error());
+    }
+    auto table = read_binfmt_table(options.mount);
+    if (!table) {
+        return std::unexpected(table.error());
+    }
+    BinfmtApplyResult result;
+    result.plan = make_plan(table->entries);
+    if (options.dry_run) {
+        return result;
+    }
+    if (result.plan.has_conflict()) {
+        return std::unexpected(conflict_error(result.plan));
+    }
+    if (auto r = apply_plan(result.plan, options); !r) {
+        return std::unexpected(r.error());
+    }
+    result.applied = true;
+    return result;
+}
+
+} // namespace
+
+Result<BinfmtApplyResult> register_binfmt(const std::vector<BinfmtEntry>& wanted,
+                                          const BinfmtOptions& options) {
+    BinfmtWarnings warnings;
+    for (const auto& e : wanted) {
+        if (auto v = validate_binfmt_entry(e); !v) {
+            return std::unexpected(v.error());
+        }
+        if (auto c = check_binfmt_interpreter(e.interpreter, e.flags, warnings); !c) {
+            return std::unexpected(c.error());
+        }
+    }
+    auto r = locked_apply(options, [&](const std::vector<BinfmtEntry>& current) {
+        return plan_binfmt_register(wanted, current, options.replace);
+    });
+    if (r) {
+        r->warnings = std::move(warnings);
+    }
+    return r;
+}
+
+Result<BinfmtApplyResult> unregister_binfmt(const std::vector<std::string>& names,
+                                            const BinfmtOptions& options) {
+    return locked_apply(options, [&](const std::vector<BinfmtEntry>& current) {
+        return plan_binfmt_unregister(names, current);
+    });
+}
+
+Result<void> set_binfmt_enabled(const std::vector<std::string>& names, bool enabled,
+                                const BinfmtOptions& options) {
+    if (auto m = ensure_binfmt_mount(options); !m) {
+        return m;
+    }
+    auto lock = detail::lock_binfmt(options);
+    if (!lock) {
+        return std::unexpected(lock.error());
+    }
+    std::vector<BinfmtEntry> entries;
+    for (const auto& n : names) {
+        auto e = read_binfmt_entry(options.mount, n);
+        if (!e) {
+            return fail(fmt::format("{} {}", enabled ? "enable" : "disable", show(n)),
+                        "no such entry: " + e.error().why,
+                        "see 'emurun binfmt status'; nothing was changed");
+        }
+        entries.push_back(std::move(*e));
+    }
+    if (options.dry_run) {
+        return {};
+    }
+    Applier a(options);
+    for (const auto& e : entries) {
+        if (e.enabled == enabled) {
+            continue;
+        }
+        if (auto r = a.set_enabled(e, enabled); !r) {
+            a.rollback();
+            return r;
+        }
+    }
+    return {};
+}
+
+} // namespace emurun

@@ -1,0 +1,206 @@
+// Safety checks on interpreters, warnings about the environment, and verification through the
+// kernel path.
+#include <emurun/binfmt.hpp>
+#include <emurun/elf.hpp>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace {
+
+// A directory that others may write to without the sticky bit lets them swap the interpreter.
+Result<void> check_directory(const std::filesystem::path& interp,
+                             const std::filesystem::path& dir) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+        return std::unexpected(system_error("stat " + dir.string(), errno));
+    }
+    if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+        return fail(fmt::format("interpreter {}", interp.string()),
+                    fmt::format("its directory {} is writable by others without the sticky bit, "
+                                "so anyone could replace it",
+                                dir.string()),
+                    "install the emulator in a root-owned directory such as /usr/bin");
+    }
+    return {};
+}
+
+Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& flags) {
+    std::string what = fmt::format("interpreter {}", interp.string());
+    struct stat st {};
+    if (::stat(interp.c_str(), &st) != 0) {
+        int err = errno;
+        return std::unexpected(system_error(
+            "stat " + interp.string(), err,
+            flags.fix_binary
+                ? "with F the kernel opens it at registration: it must exist "
+                  "(apt-get install qemu-user-static)"
+                : "apt-get install qemu-user-static, or give the path with --interpreter"));
+    }
+    if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR)) {
+        return fail(what, "not an executable regular file", "point to the qemu-<arch> binary");
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        return fail(what,
+                    fmt::format("writable by group or others (mode {:o}): every binary of this "
+                                "arch would run whatever they put there",
+                                st.st_mode & 07777),
+                    fmt::format("chmod go-w {}", interp.string()));
+    }
+    return {};
+}
+
+} // namespace
+
+Result<void> check_binfmt_interpreter(const std::filesystem::path& interp, const BinfmtFlags& flags,
+                                      BinfmtWarnings& warnings) {
+    if (!interp.is_absolute()) {
+        return fail(fmt::format("interpreter {}", interp.string()), "not an absolute path",
+                    "the kernel resolves it in whatever directory a program is started from");
+    }
+    if (auto f = check_file(interp, flags); !f) {
+        return f;
+    }
+    std::error_code ec;
+    auto real = std::filesystem::canonical(interp, ec);
+    for (const auto& p : {interp, ec ? interp : real}) {
+        if (auto d = check_directory(interp, p.parent_path()); !d) {
+            return d;
+        }
+    }
+    if (flags.fix_binary) {
+        auto elf = read_elf(interp, 1 << 20);
+        if (elf && !elf->is_static()) {
+            warnings.push_back(fmt::format(
+                "interpreter {} is dynamically linked: with F it breaks inside chroots and "
+                "containers: use qemu-user-static",
+                interp.string()));
+        }
+    }
+    if (flags.credentials) {
+        warnings.push_back("flag C: setuid/setgid binaries of this arch will run with raised "
+                           "privileges through the emulator; a bug in qemu becomes a root hole");
+    } else if (flags.open_binary) {
+        warnings.push_back("flag O: the emulator is given binaries the user cannot read; combined "
+                           "with setuid binaries that widens what an unprivileged user can do");
+    }
+    return {};
+}
+
+BinfmtWarnings binfmt_environment_warnings() {
+    BinfmtWarnings out;
+    std::error_code ec;
+    for (const char* p : {"/lib/systemd/systemd-binfmt", "/usr/lib/systemd/systemd-binfmt",
+                          "/lib/systemd/system/systemd-binfmt.service",
+                          "/usr/lib/systemd/system/systemd-binfmt.service"}) {
+        if (std::filesystem::exists(p, ec)) {
+            out.push_back(fmt::format(
+                "systemd-binfmt is present ({}): restarting systemd-binfmt.service flushes every "
+                "binfmt_misc entry, these included; persist them with 'emurun binfmt export "
+                "--binfmt-d /etc/binfmt.d'",
+                p));
+            break;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+struct ProbeRun {
+    int status = -1;    // wait status, -1 if not waited
+    int exec_errno = 0; // errno of a failed execv
+    std::string out;
+};
+
+// TODO(process): use the process module's run function once it is committed.
+ProbeRun run_probe(const std::filesystem::path& probe) {
+    ProbeRun r;
+    int out[2];
+    int err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+        r.exec_errno = errno;
+        return r;
+    }
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], STDOUT_FILENO);
+        std::string path = probe.string();
+        char arg1[] = "uname";
+        char* argv[] = {path.data(), arg1, nullptr};
+        ::execv(path.c_str(), argv);
+        int e = errno;
+        (void)!::write(err[1], &e, sizeof e);
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    char buf[256];
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+        pollfd pfd{out[0], POLLIN, 0};
+        int ready = ::poll(&pfd, 1, 500);
+        if (ready == 0 && std::chrono::steady_clock::now() >= deadline) {
+            ::kill(pid, SIGKILL); // a hung emulator must not hang verify
+            break;
+        }
+        if (ready < 0 && errno != EINTR) {
+            break;
+        }
+        if (ready <= 0) {
+            continue;
+        }
+        ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n <= 0) {
+            break;
+        }
+        if (r.out.size() < 4096) {
+            r.out.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    if (::read(err[0], &r.exec_errno, sizeof r.exec_errno) <= 0) {
+        r.exec_errno = 0;
+    }
+    ::close(out[0]);
+    ::close(err[0]);
+    while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {
+    }
+    return r;
+}
+
+} // namespace
+
+BinfmtVerifyResult verify_binfmt(const Arch& arch, const std::filesystem::path& probe) {
+    BinfmtVerifyResult v{arch.name, false, {}};
+    auto r = run_probe(probe);
+    while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == '\r')) {
+        r.out.pop_back();
+    }
+    if (r.exec_errno == ENOEXEC) {
+        v.detail = fmt::format("exec {}: {}: the kernel has no handler for {} binaries",
+                               probe.string(), std::strerror(r.exec_errno), arch.name);
+    } else if (r.exec_errno != 0) {
+        v.detail = fmt::format("exec {}: {}", probe.string(), std::strerror(r.exec_errno));
+    } else if (WIFSIGNALED(r.status)) {
+        v.detail = fmt::format("probe died of signal {}", WTERMSIG(r.status));
+    } else if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0 || r.out.empty()) {
+        v.detail = fmt::format("probe exited {} printing '{}'",
+                               WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1, r.out);
+    } else {
+        v.ok = true;
+        v.detail = fmt::format("ran through the kernel's handler, uname says {}", r.out);
+    }
+    return v;
+}
+
+} // namespace emurun

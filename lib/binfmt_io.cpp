@@ -1,0 +1,186 @@
+// Reading the binfmt_misc mount, the lock, and mounting it when it is missing.
+#include "binfmt_io.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace detail {
+
+Result<std::string> read_small_file(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::unexpected(system_error("open " + path.string(), errno));
+    }
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            return std::unexpected(system_error("read " + path.string(), err));
+        }
+        if (n == 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+Result<void> write_control(const std::filesystem::path& path, std::string_view data,
+                           std::string_view hint) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        return std::unexpected(system_error("open " + path.string(), err,
+                                            err == EACCES || err == EPERM
+                                                ? "run as root, or use 'emurun sandbox'"
+                                                : std::string(hint)));
+    }
+    ssize_t n = ::write(fd, data.data(), data.size());
+    int err = errno;
+    ::close(fd);
+    if (n < 0) {
+        return std::unexpected(system_error("write " + path.string(), err, std::string(hint)));
+    }
+    if (static_cast<std::size_t>(n) != data.size()) {
+        return fail("write " + path.string(), "short write", std::string(hint));
+    }
+    return {};
+}
+
+Result<FileLock> FileLock::acquire(const std::filesystem::path& path, bool is_dir) {
+    int flags = O_RDONLY | O_CLOEXEC | (is_dir ? O_DIRECTORY : O_CREAT);
+    int fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0) {
+        return std::unexpected(system_error("open lock " + path.string(), errno,
+                                            "choose another lock file with --lock-file"));
+    }
+    while (::flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            int err = errno;
+            ::close(fd);
+            return std::unexpected(system_error("flock " + path.string(), err));
+        }
+    }
+    return FileLock(fd);
+}
+
+FileLock::~FileLock() {
+    if (m_fd >= 0) {
+        ::close(m_fd); // closing the only descriptor releases the flock
+    }
+}
+
+Result<FileLock> lock_binfmt(const BinfmtOptions& options) {
+    if (options.lock_file) {
+        return FileLock::acquire(*options.lock_file, false);
+    }
+    // Locking the mount directory itself serialises everyone using that binfmt_misc instance,
+    // needs no writable place, and works unprivileged inside a sandbox.
+    return FileLock::acquire(options.mount, true);
+}
+
+std::pair<int, int> kernel_version() {
+    utsname u{};
+    int major = 0;
+    int minor = 0;
+    if (::uname(&u) == 0 && std::sscanf(u.release, "%d.%d", &major, &minor) == 2) {
+        return {major, minor};
+    }
+    return {0, 0};
+}
+
+} // namespace detail
+
+namespace {
+
+bool looks_mounted(const std::filesystem::path& mount) {
+    std::error_code ec;
+    return std::filesystem::exists(mount / "register", ec) &&
+           std::filesystem::exists(mount / "status", ec);
+}
+
+} // namespace
+
+Result<void> ensure_binfmt_mount(const BinfmtOptions& options) {
+    if (looks_mounted(options.mount)) {
+        return {};
+    }
+    std::string what = fmt::format("binfmt_misc at {}", options.mount.string());
+    bool is_default = options.mount == std::filesystem::path(k_binfmt_default_mount);
+    if (!is_default) {
+        return fail(what, "not a binfmt_misc mount (no register and status files)",
+                    fmt::format("mount -t binfmt_misc binfmt_misc {}", options.mount.string()));
+    }
+    if (!options.mount_if_missing || ::geteuid() != 0) {
+        return fail(what, "binfmt_misc is not mounted",
+                    fmt::format("as root: mount -t binfmt_misc binfmt_misc {} (or use 'emurun "
+                                "sandbox', which needs no host mount)",
+                                options.mount.string()));
+    }
+    // We mount it and leave it mounted: other tools expect it there; we never unmount.
+    if (::mount("binfmt_misc", options.mount.c_str(), "binfmt_misc", 0, nullptr) != 0) {
+        return std::unexpected(system_error(
+            "mount -t binfmt_misc binfmt_misc " + options.mount.string(), errno,
+            "load the module (modprobe binfmt_misc) or check that /proc/sys/fs is writable"));
+    }
+    return {};
+}
+
+Result<BinfmtEntry> read_binfmt_entry(const std::filesystem::path& mount, std::string_view name) {
+    auto text = detail::read_small_file(mount / std::string(name));
+    if (!text) {
+        return std::unexpected(text.error());
+    }
+    return parse_binfmt_entry_file(name, *text);
+}
+
+Result<BinfmtTable> read_binfmt_table(const std::filesystem::path& mount) {
+    BinfmtTable table;
+    auto status = detail::read_small_file(mount / "status");
+    if (!status) {
+        return std::unexpected(
+            Error{status.error().what, status.error().why,
+                  "is binfmt_misc mounted there? (emurun binfmt status --mount DIR)"});
+    }
+    table.enabled = status->starts_with("enabled");
+    std::error_code ec;
+    for (const auto& de : std::filesystem::directory_iterator(mount, ec)) {
+        auto name = de.path().filename().string();
+        if (name == "register" || name == "status") {
+            continue;
+        }
+        auto e = read_binfmt_entry(mount, name);
+        if (!e) {
+            // Removed between listing and reading: another tool changed the table; skip it.
+            if (e.error().why == std::strerror(ENOENT)) {
+                continue;
+            }
+            return std::unexpected(e.error());
+        }
+        table.entries.push_back(std::move(*e));
+    }
+    if (ec) {
+        return std::unexpected(system_error("list " + mount.string(), ec.value()));
+    }
+    std::ranges::sort(table.entries, {}, &BinfmtEntry::name);
+    return table;
+}
+
+} // namespace emurun

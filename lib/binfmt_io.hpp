@@ -1,0 +1,38 @@
+// Private: file and kernel I/O shared by the binfmt operations.
+#pragma once
+
+#include <emurun/binfmt.hpp>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace emurun::detail {
+
+/// Read a whole (small, kernel-generated) file.
+Result<std::string> read_small_file(const std::filesystem::path& path);
+
+/// write(2) `data` to an existing file in one call, as the kernel's binfmt files require.
+Result<void> write_control(const std::filesystem::path& path, std::string_view data,
+                           std::string_view hint = {});
+
+/// An exclusive flock held until destruction.
+class FileLock {
+  public:
+    static Result<FileLock> acquire(const std::filesystem::path& path, bool is_dir);
+    FileLock(FileLock&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
+    FileLock& operator=(FileLock&&) = delete;
+    ~FileLock();
+
+  private:
+    explicit FileLock(int fd) : m_fd(fd) {}
+    int m_fd = -1;
+};
+
+/// The lock guarding `options.mount`: `options.lock_file`, or the mount directory itself.
+Result<FileLock> lock_binfmt(const BinfmtOptions& options);
+
+/// Kernel major/minor from uname, {0, 0} when unknown.
+std::pair<int, int> kernel_version();
+
+} // namespace emurun::detail

@@ -1,0 +1,281 @@
+// binfmt: the kernel's syntax, entry files, plans and persistence formats (pure; no mount).
+#include <emurun/binfmt.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace emurun;
+
+namespace {
+
+const std::string k_magic("\x7f"
+                          "ELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00",
+                          20);
+const std::string
+    k_mask("\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff", 20);
+
+BinfmtEntry aarch64_entry(std::string flags = "P") {
+    BinfmtEntry e;
+    e.name = "qemu-aarch64";
+    e.magic = k_magic;
+    e.mask = k_mask;
+    e.interpreter = "/usr/bin/qemu-aarch64-static";
+    e.flags = *BinfmtFlags::parse(flags);
+    return e;
+}
+
+struct Malformed {
+    std::string line;
+    std::string why; // a substring of the expected error's "why"
+};
+
+} // namespace
+
+TEST_CASE("binfmt line: Debian's qemu-aarch64 line parses to the table's bytes") {
+    auto e = parse_binfmt_line(
+        ":qemu-aarch64:M::\\x7f\\x45\\x4c\\x46\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+        "\\x00\\x00\\x02\\x00\\xb7\\x00:"
+        "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff"
+        "\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:/usr/libexec/qemu-binfmt/aarch64-binfmt-P:OPF\n");
+    REQUIRE(e.has_value());
+    CHECK(e->name == "qemu-aarch64");
+    CHECK(e->magic == k_magic);
+    CHECK(e->mask == k_mask);
+    CHECK(e->interpreter == "/usr/libexec/qemu-binfmt/aarch64-binfmt-P");
+    CHECK(e->flags.preserve_argv0);
+    CHECK(e->flags.open_binary);
+    CHECK(e->flags.fix_binary);
+    CHECK_FALSE(e->flags.credentials);
+}
+
+TEST_CASE("binfmt line: kernel quirks") {
+    SUBCASE("any first byte is the delimiter, escapes may use upper-case hex") {
+        auto e = parse_binfmt_line(",x,M,3,\\x41\\X42B,,/bin/i,");
+        REQUIRE(e.has_value());
+        CHECK(e->offset == 3);
+        CHECK(e->magic == "A\\X42B"); // only a lower-case \x is an escape
+    }
+    SUBCASE("a backslash before a backslash keeps both, and the x after them is literal") {
+        auto e = parse_binfmt_line(":x:M::\\\\x41::/bin/i:"); // "\\" keeps both backslashes
+        REQUIRE(e.has_value());
+        CHECK(e->magic == "\\\\x41");
+    }
+    SUBCASE("C implies O") {
+        auto e = parse_binfmt_line(":x:M::ab::/bin/i:C");
+        REQUIRE(e.has_value());
+        CHECK(e->flags.open_binary);
+        CHECK(e->flags.credentials);
+        CHECK(e->flags.to_string() == "OC");
+    }
+    SUBCASE("extension entries ignore offset and mask") {
+        auto e = parse_binfmt_line(":py:E:zz:py:whatever:/usr/bin/python3:");
+        REQUIRE(e.has_value());
+        CHECK(e->type == BinfmtType::Extension);
+        CHECK(e->magic == "py");
+        CHECK(e->offset == 0);
+        CHECK(e->mask.empty());
+    }
+    SUBCASE("magic at offset 108 of size 20 fits exactly") {
+        auto e = parse_binfmt_line(":x:M:108:aaaaaaaaaaaaaaaaaaaa::/bin/i:");
+        CHECK(e.has_value());
+    }
+}
+
+TEST_CASE("binfmt line: malformed lines are refused with the kernel's reason") {
+    const std::string long_interp(1910, 'i');
+    const std::vector<Malformed> table = {
+        {":a:M::x::", "11 to 1920"},
+        {":x:M::ab::/" + long_interp + ":", "11 to 1920"},
+        {"::M::ab::/bin/i:", "name"},
+        {":.:M::ab::/bin/i:", "name"},
+        {":..:M::ab::/bin/i:", "name"},
+        {":a/b:M::ab::/bin/i:", "name"},
+        {":x:Q::ab::/bin/i:", "type 'Q'"},
+        {":x:MM::ab::/bin/i:", "type field"},
+        {":x:M:-1:ab::/bin/i:", "offset"},
+        {":x:M:0x10:ab::/bin/i:", "offset"},
+        {":x:M:99999999999:ab::/bin/i:", "offset"},
+        {":x:M::::/bin/i:", "magic is empty"},
+        {":x:M::a\\xg1::/bin/i:", "magic field"},
+        {":x:M::a\\x1::/bin/i:", "magic field"},
+        {":x:M::ab:\\xzz:/bin/i:", "mask field"},
+        {":x:M::ab:\\xff:/bin/i:", "mask is 1 bytes but the magic is 2"},
+        {":x:M:120:aaaaaaaaaa::/bin/i:", "exceeds the 128"},
+        {":x:M::" + std::string(129, 'a') + "::/bin/i:", "exceeds the 128"},
+        {":x:M::ab:::", "interpreter is empty"},
+        {":x:M::ab::/bin/i:PX", "unexpected 'X'"},
+        {":x:M::ab::/bin/i:P\n\n", "unexpected"},
+        {":x:M::ab::/bin/i", "past the end"},
+        {":x:E::::/bin/i:", "extension is empty"},
+        {":x:E::a/b::/bin/i:", "extension is empty or contains '/'"},
+        {std::string(":x:M::a\0b::/bin/i:", 18), "magic field"},
+        {"PxPMPPabPP/bin/iP", "past the end"},
+    };
+    CHECK(table.size() >= 20);
+    for (const auto& m : table) {
+        CAPTURE(m.line);
+        auto e = parse_binfmt_line(m.line);
+        REQUIRE_FALSE(e.has_value());
+        CHECK(e.error().why.find(m.why) != std::string::npos);
+        CHECK_FALSE(e.error().hint.empty());
+    }
+}
+
+TEST_CASE("binfmt line: format -> parse is an exact round trip") {
+    std::vector<BinfmtEntry> entries{aarch64_entry("P"), aarch64_entry("POCF"), aarch64_entry(""),
+                                     aarch64_entry("F")};
+    BinfmtEntry odd = aarch64_entry("C");
+    odd.name = "odd:name"; // forces another delimiter
+    odd.magic = std::string("\\x41:,\n\0ab", 10);
+    odd.mask.clear();
+    odd.offset = 7;
+    entries.push_back(odd);
+    BinfmtEntry ext;
+    ext.name = "py";
+    ext.type = BinfmtType::Extension;
+    ext.magic = "py";
+    ext.interpreter = "/usr/bin/python3";
+    entries.push_back(ext);
+    for (const auto& e : entries) {
+        auto line = format_binfmt_line(e);
+        REQUIRE(line.has_value());
+        CAPTURE(*line);
+        auto back = parse_binfmt_line(*line);
+        REQUIRE(back.has_value());
+        CHECK(*back == e);
+        CHECK(format_binfmt_line(*back).value() == *line); // and the text is stable
+    }
+    CHECK(format_binfmt_line(odd)->front() == ',');
+}
+
+TEST_CASE("binfmt line: the formatter refuses what the kernel would misread") {
+    auto e = aarch64_entry();
+    e.interpreter = "/opt/qemu\n/x";
+    CHECK_FALSE(format_binfmt_line(e).has_value());
+    e = aarch64_entry();
+    e.name = "a/b";
+    CHECK_FALSE(format_binfmt_line(e).has_value());
+    e = aarch64_entry();
+    e.interpreter = "/opt/a:b";
+    auto r = format_binfmt_line(e, ':');
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().why.find("delimiter") != std::string::npos);
+    e.mask = "x";
+    CHECK(format_binfmt_line(e).error().why.find("mask is 1 bytes") != std::string::npos);
+    e = aarch64_entry();
+    e.offset = 120;
+    CHECK_FALSE(format_binfmt_line(e).has_value());
+}
+
+TEST_CASE("binfmt entry file: what the kernel shows parses to the registered entry") {
+    auto e = parse_binfmt_entry_file("qemu-aarch64",
+                                     "enabled\ninterpreter /usr/bin/qemu-aarch64-static\n"
+                                     "flags: PF\noffset 0\n"
+                                     "magic 7f454c460201010000000000000000000200b700\n"
+                                     "mask ffffffffffffff00fffffffffffffffffeffffff\n");
+    REQUIRE(e.has_value());
+    CHECK(*e == aarch64_entry("PF"));
+    auto d = parse_binfmt_entry_file("py", "disabled\ninterpreter /usr/bin/python3\nflags: \n"
+                                           "extension .py\n");
+    REQUIRE(d.has_value());
+    CHECK_FALSE(d->enabled);
+    CHECK(d->type == BinfmtType::Extension);
+    CHECK(d->magic == "py");
+    CHECK_FALSE(parse_binfmt_entry_file("x", "enabled\ninterpreter /a\nmagic 7g\n").has_value());
+    CHECK_FALSE(parse_binfmt_entry_file("x", "enabled\ninterpreter /a\nbogus 1\nmagic 7f\n"));
+    CHECK_FALSE(parse_binfmt_entry_file("x", "enabled\n").has_value());
+}
+
+TEST_CASE("binfmt plan: add, keep, enable, conflict, replace; others untouched") {
+    auto want = aarch64_entry("PF");
+    BinfmtEntry other = aarch64_entry("OCF");
+    other.name = "qemu-arm";
+    SUBCASE("empty table: add") {
+        auto p = plan_binfmt_register({want}, {other}, false);
+        REQUIRE(p.items.size() == 1);
+        CHECK(p.items[0].action == BinfmtAction::Add);
+        CHECK(p.changes_anything());
+    }
+    SUBCASE("identical: keep; identical but disabled: enable") {
+        auto p = plan_binfmt_register({want}, {want, other}, false);
+        CHECK(p.items.at(0).action == BinfmtAction::Keep);
+        CHECK_FALSE(p.changes_anything());
+        auto off = want;
+        off.enabled = false;
+        CHECK(plan_binfmt_register({want}, {off}, false).items.at(0).action ==
+              BinfmtAction::Enable);
+    }
+    SUBCASE("other flags under the same name: conflict, or replace when asked") {
+        auto cur = aarch64_entry("OCF");
+        auto p = plan_binfmt_register({want}, {cur}, false);
+        CHECK(p.has_conflict());
+        CHECK(p.items.at(0).detail.find("flags 'OCF' registered, 'PF' wanted") !=
+              std::string::npos);
+        auto r = plan_binfmt_register({want}, {cur}, true);
+        CHECK(r.items.at(0).action == BinfmtAction::Replace);
+        CHECK(r.items.at(0).current->flags.credentials);
+    }
+    SUBCASE("unregister: remove what is there, absent otherwise") {
+        auto p = plan_binfmt_unregister({"qemu-aarch64", "qemu-s390x"}, {want, other});
+        CHECK(p.items.at(0).action == BinfmtAction::Remove);
+        CHECK(p.items.at(1).action == BinfmtAction::Absent);
+        CHECK(p.items.size() == 2);
+        CHECK(p.describe().find("absent   qemu-s390x") != std::string::npos);
+    }
+}
+
+TEST_CASE("binfmt persistence: binfmt.d and update-binfmts round trips") {
+    std::vector<BinfmtEntry> entries{aarch64_entry("PF"), aarch64_entry("OC")};
+    entries[1].name = "qemu-aarch64-c";
+    auto text = format_binfmt_d(entries);
+    REQUIRE(text.has_value());
+    auto back = parse_binfmt_d(*text + "; comment\n\n");
+    REQUIRE(back.has_value());
+    CHECK(*back == entries);
+    auto bad = parse_binfmt_d("# c\n:x:Q::a::/b:\n");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().what.find("line 2") != std::string::npos);
+
+    for (const auto& e : entries) {
+        auto deb = format_update_binfmts(e);
+        REQUIRE(deb.has_value());
+        auto e2 = parse_update_binfmts(e.name, *deb);
+        REQUIRE(e2.has_value());
+        CHECK(*e2 == e);
+    }
+    auto o_only = aarch64_entry("O");
+    CHECK_FALSE(format_update_binfmts(o_only).has_value());
+    auto debian = parse_update_binfmts(
+        "qemu-aarch64",
+        "package qemu-user-static\ninterpreter /usr/bin/qemu-aarch64-static\n"
+        "magic \\x7f\\x45\\x4c\\x46\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+        "\\x00\\x00\\x02\\x00\\xb7\\x00\noffset 0\n"
+        "mask \\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff"
+        "\\xff\\xff\\xfe\\xff\\xff\\xff\ncredentials no\nfix_binary yes\npreserve yes\n");
+    REQUIRE(debian.has_value());
+    CHECK(*debian == aarch64_entry("PF"));
+    CHECK_FALSE(parse_update_binfmts("x", "interpreter /a\nmagic ab\nweird yes\n").has_value());
+}
+
+TEST_CASE("binfmt table arches map back to their arch") {
+    for (const auto& a : all_arches()) {
+        auto e = binfmt_entry_for(a, "/usr/bin/qemu-" + a.qemu, {});
+        CHECK(binfmt_entry_arch(e) == &a);
+        CHECK(e.name == "qemu-" + a.qemu);
+        auto line = format_binfmt_line(e);
+        REQUIRE(line.has_value());
+        CHECK(*parse_binfmt_line(*line) == e);
+    }
+}
+
+TEST_CASE("binfmt interpreter checks refuse writable interpreters") {
+    BinfmtWarnings w;
+    CHECK_FALSE(check_binfmt_interpreter("relative/qemu", {}, w).has_value());
+    CHECK_FALSE(check_binfmt_interpreter("/nonexistent/qemu-x", {}, w).has_value());
+    auto flags = *BinfmtFlags::parse("C");
+    auto r = check_binfmt_interpreter("/bin/sh", flags, w);
+    REQUIRE(r.has_value());
+    CHECK(w.size() == 1);
+}
