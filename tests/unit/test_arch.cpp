@@ -1,9 +1,214 @@
+#include "elf_builder.hpp"
+#include "testdir.hpp"
+
 #include <emurun/arch.hpp>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
-TEST_CASE("arch: aarch64 resolves by alias") {
-    auto a = emurun::find_arch("arm64");
-    REQUIRE(a.has_value());
-    CHECK((*a)->name == "aarch64");
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+
+namespace fs = std::filesystem;
+using emurun::all_arches;
+using emurun::Arch;
+using emurun::arch_for_header;
+using emurun::find_arch;
+
+namespace {
+
+std::string upper(std::string s) {
+    std::ranges::transform(s, s.begin(), [](unsigned char c) { return std::toupper(c); });
+    return s;
+}
+
+const Arch& arch(std::string_view name) {
+    auto a = find_arch(name);
+    REQUIRE_MESSAGE(a.has_value(), a.error().message());
+    return **a;
+}
+
+// A header as a toolchain for `a` would write it: the table's class, data, e_machine and the
+// e_flags value that tells its variant apart.
+std::vector<unsigned char> header_for(const Arch& a, std::uint16_t type) {
+    emurun::test::ElfSpec spec;
+    spec.elf_class = a.elf_class;
+    spec.elf_data = a.elf_data;
+    spec.machine = a.e_machine;
+    spec.flags = a.e_flags_value;
+    spec.type = type;
+    return emurun::test::build_elf(spec).bytes;
+}
+
+std::vector<unsigned char> first_bytes(const fs::path& p, std::size_t n = 128) {
+    std::ifstream in(p, std::ios::binary);
+    std::vector<unsigned char> out(n);
+    in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(n));
+    out.resize(static_cast<std::size_t>(in.gcount()));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("arch: the table has upstream's arches and records its source") {
+    for (const char* name :
+         {"i386",        "x86_64", "arm",         "armeb",      "aarch64", "aarch64_be",
+          "ppc",         "ppc64",  "ppc64le",     "s390x",      "riscv32", "riscv64",
+          "mips",        "mipsel", "mips64",      "mips64el",   "mipsn32", "mipsn32el",
+          "loongarch64", "sparc",  "sparc32plus", "sparc64",    "m68k",    "alpha",
+          "sh4",         "sh4eb",  "hppa",        "microblaze", "xtensa",  "or1k"}) {
+        CAPTURE(name);
+        CHECK(arch(name).name == name);
+    }
+    auto doc = nlohmann::json::parse(emurun::arch_table_json());
+    CHECK(doc.at("source").get<std::string>().find("qemu-binfmt-conf.sh") != std::string::npos);
+    CHECK(doc.at("arches").size() == all_arches().size());
+}
+
+TEST_CASE("arch: every name and alias resolves to its arch, case-insensitively") {
+    for (const auto& a : all_arches()) {
+        CAPTURE(a.name);
+        CHECK(&arch(a.name) == &a);
+        CHECK(&arch(upper(a.name)) == &a);
+        for (const auto& alias : a.aliases) {
+            CAPTURE(alias);
+            CHECK(&arch(alias) == &a);
+        }
+        if (!a.debian.empty()) {
+            CHECK(&arch(a.debian) == &a);
+        }
+    }
+    for (auto [alias, name] : std::map<std::string, std::string>{{"arm64", "aarch64"},
+                                                                 {"ppc64el", "ppc64le"},
+                                                                 {"powerpc64le", "ppc64le"},
+                                                                 {"amd64", "x86_64"},
+                                                                 {"armhf", "arm"},
+                                                                 {"armv7l", "arm"},
+                                                                 {"armel", "arm"},
+                                                                 {"i686", "i386"},
+                                                                 {"x86", "i386"},
+                                                                 {"mips64le", "mips64el"},
+                                                                 {"loong64", "loongarch64"},
+                                                                 {"s390", "s390x"},
+                                                                 {"powerpc", "ppc"}}) {
+        CHECK(arch(alias).name == name);
+    }
+    auto unknown = find_arch("vax");
+    REQUIRE_FALSE(unknown.has_value());
+    CHECK(unknown.error().hint.find("aarch64") != std::string::npos);
+}
+
+TEST_CASE("arch: names, aliases, qemu binaries and triplets are unique") {
+    std::set<std::string> names;
+    std::set<std::string> qemus;
+    std::set<std::string> triplets;
+    for (const auto& a : all_arches()) {
+        CAPTURE(a.name);
+        CHECK(names.insert(a.name).second);
+        for (const auto& alias : a.aliases) {
+            CAPTURE(alias);
+            CHECK(std::ranges::none_of(alias, [](unsigned char c) { return std::isupper(c); }));
+            CHECK(names.insert(alias).second);
+        }
+        CHECK(qemus.insert(a.qemu).second);
+        if (!a.triplet.empty()) {
+            CHECK(triplets.insert(a.triplet).second);
+        }
+    }
+}
+
+TEST_CASE("arch: magic and mask are well-formed binfmt patterns") {
+    for (const auto& a : all_arches()) {
+        CAPTURE(a.name);
+        CHECK(a.magic.size() == a.mask.size());
+        CHECK(a.magic.size() >= 20);
+        CHECK(a.magic.size() <= 128);
+        CHECK(a.magic.starts_with("\x7f"
+                                  "ELF"));
+        CHECK((a.elf_class == 1 || a.elf_class == 2));
+        CHECK((a.elf_data == 1 || a.elf_data == 2));
+        CHECK((a.e_flags_value & ~a.e_flags_mask) == 0);
+        CHECK_FALSE(a.family.empty());
+    }
+}
+
+TEST_CASE("arch: each pattern matches headers of its arch, and only that arch") {
+    for (const auto& a : all_arches()) {
+        for (std::uint16_t type : {2, 3}) {
+            CAPTURE(a.name);
+            CAPTURE(type);
+            const auto h = header_for(a, type);
+            if (!a.known_issue.empty()) {
+                // Kept verbatim from upstream: prove the defect is still there, so that an
+                // upstream fix is noticed and the note removed.
+                CHECK_FALSE(a.matches(h));
+                MESSAGE(a.name << ": " << a.known_issue);
+                continue;
+            }
+            CHECK(a.matches(h));
+            CHECK(arch_for_header(h) == &a);
+            const auto n = std::ranges::count_if(all_arches(), [&](const Arch& o) {
+                return o.matches(h) && o.has_elf_fields(h[4], h[5], a.e_machine, a.e_flags_value);
+            });
+            CHECK(n == 1);
+        }
+    }
+}
+
+TEST_CASE("arch: real binaries are recognised by the kernel's rule") {
+    for (const char* dir : {"aarch64", "ppc64le", "s390x", "riscv64", "arm"}) {
+        for (const char* name : {"probe", "probe-static"}) {
+            const fs::path p = emurun::test::fixture(std::string(dir) + "/" + name);
+            if (!fs::exists(p)) {
+                MESSAGE("skipping " << p << ": fixture not built (no cross compiler)");
+                continue;
+            }
+            const Arch* a = arch_for_header(first_bytes(p));
+            REQUIRE_MESSAGE(a != nullptr, p);
+            CHECK(a->name == dir);
+        }
+    }
+    const Arch* host = emurun::host_arch();
+    if (host == nullptr || host->name != "x86_64") {
+        MESSAGE("skipping /bin/true: host is not x86_64");
+        return;
+    }
+    const Arch* t = arch_for_header(first_bytes("/bin/true"));
+    REQUIRE(t != nullptr);
+    CHECK(t->name == "x86_64");
+}
+
+TEST_CASE("arch: no match for non-ELF, short or foreign-OS headers") {
+    CHECK(arch_for_header({}) == nullptr);
+    const std::string script = "#!/bin/sh\n";
+    CHECK(arch_for_header({reinterpret_cast<const unsigned char*>(script.data()), script.size()}) ==
+          nullptr);
+    auto h = header_for(arch("aarch64"), 2);
+    h.resize(19);
+    CHECK(arch_for_header(h) == nullptr);
+    auto rel = header_for(arch("aarch64"), 1); // ET_REL: not runnable
+    CHECK(arch_for_header(rel) == nullptr);
+    CHECK(emurun::arch_for_elf_fields(2, 1, 183, 0) == &arch("aarch64"));
+    CHECK(emurun::arch_for_elf_fields(1, 2, 8, 0x20) == &arch("mipsn32"));
+    CHECK(emurun::arch_for_elf_fields(1, 2, 8, 0) == &arch("mips"));
+    CHECK(emurun::arch_for_elf_fields(2, 1, 0x1234, 0) == nullptr);
+}
+
+TEST_CASE("arch: what runs natively") {
+    const Arch& x86_64 = arch("x86_64");
+    CHECK(emurun::runs_natively_on(x86_64, x86_64));
+    CHECK(emurun::runs_natively_on(x86_64, arch("i386")));
+    CHECK_FALSE(emurun::runs_natively_on(x86_64, arch("aarch64")));
+    CHECK_FALSE(emurun::runs_natively_on(arch("i386"), x86_64));
+    CHECK(emurun::runs_natively_on(arch("aarch64"), arch("aarch64")));
+    CHECK_FALSE(emurun::runs_natively_on(arch("aarch64"), arch("arm")));
+    const Arch* host = emurun::host_arch();
+    REQUIRE_MESSAGE(host != nullptr, "uname -m of this machine is not in the table");
+    CHECK(emurun::runs_natively(*host));
+    CHECK_FALSE(emurun::runs_natively(arch(host->name == "s390x" ? "aarch64" : "s390x")));
 }
