@@ -1,0 +1,138 @@
+// The step model: configure/build/test steps loaded from JSON, scheduling and sharding.
+// Spawns nothing; the Runner (runner.hpp) executes a Pipeline.
+#pragma once
+
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun {
+
+/// Durations in pipelines and reports, millisecond resolution.
+using Duration = std::chrono::milliseconds;
+
+/// Parse "90s", "15m", "2h", "1h30m", "250ms", "1.5h", "2d": one or more <number><unit> with
+/// unit ms, s, m, h, d. Error names the text and shows an example.
+[[nodiscard]] EMURUN_EXPORT Result<Duration> parse_duration(std::string_view text);
+
+/// A short human form: "250ms", "12.3s", "4m05s", "1h02m".
+[[nodiscard]] EMURUN_EXPORT std::string format_duration(Duration d);
+/// The same for seconds held as a double (report figures).
+[[nodiscard]] EMURUN_EXPORT std::string format_seconds(double seconds);
+
+/// What a step does; sharding splits `test` steps only.
+enum class StepKind { configure, build, test, other };
+
+/// How a step's program runs.
+enum class Emulation {
+    native,  ///< argv as given, no emulation
+    exec,    ///< argv[0] prefixed with the arch's qemu (explicit, no binfmt needed)
+    sandbox, ///< inside a private binfmt_misc namespace with handlers for the arch
+    host,    ///< argv as given, relying on the host's registered binfmt handlers
+};
+
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(StepKind kind);
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(Emulation mode);
+[[nodiscard]] EMURUN_EXPORT std::optional<StepKind> step_kind_from(std::string_view text);
+[[nodiscard]] EMURUN_EXPORT std::optional<Emulation> emulation_from(std::string_view text);
+
+/// Environment variables, ordered so that output is deterministic.
+using EnvMap = std::map<std::string, std::string>;
+
+/// Settings every step inherits unless it overrides them.
+struct StepDefaults {
+    std::optional<std::string> arch; ///< canonical arch name (aliases resolved)
+    std::optional<Emulation> emulation;
+    std::vector<std::filesystem::path> sysroots;
+    std::vector<std::filesystem::path> shim_dirs;
+    EnvMap env;
+    std::filesystem::path cwd; ///< absolute (relative paths resolved against the file's dir)
+    std::optional<Duration> timeout;
+};
+
+/// One step, with the defaults already applied.
+struct Step {
+    std::string name;
+    StepKind kind = StepKind::other;
+    std::vector<std::string> argv; ///< the command; with `shell`, {"/bin/sh", "-c", script}
+    bool shell = false;            ///< the user asked for a shell explicitly
+    std::filesystem::path cwd;     ///< absolute
+    EnvMap env;                    ///< defaults.env overlaid with the step's env
+    std::optional<std::string> arch;
+    Emulation emulation = Emulation::native;
+    std::vector<std::filesystem::path> sysroots;
+    std::vector<std::filesystem::path> shim_dirs;
+    std::optional<Duration> timeout; ///< before any multiplier
+    std::optional<Duration> budget;  ///< over it, the step is flagged (not failed)
+    std::vector<std::string> needs;  ///< names of steps that must pass first
+    std::vector<std::string> tags;
+
+    /// True when the step's programs run under emulation (exec, sandbox or host mode).
+    [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }
+};
+
+/// A pipeline: a name, defaults and steps whose `needs` form a DAG (checked on load).
+struct Pipeline {
+    std::string name;
+    std::string source; ///< the file name used in error messages ("pipeline.json")
+    StepDefaults defaults;
+    std::vector<Step> steps;
+
+    /// Load and validate a pipeline file. Errors name the place and the problem:
+    /// `pipeline.json: steps[3].timeout: expected a duration like "90s", got "abc"`.
+    [[nodiscard]] EMURUN_EXPORT static Result<Pipeline> load(const std::filesystem::path& file);
+    /// Parse from text; `source` names it in errors, relative cwds resolve against `base_dir`.
+    [[nodiscard]] EMURUN_EXPORT static Result<Pipeline>
+    parse(std::string_view text, std::string source = "pipeline.json",
+          const std::filesystem::path& base_dir = std::filesystem::current_path());
+
+    /// The step called `name`, or nullptr.
+    [[nodiscard]] EMURUN_EXPORT const Step* find(std::string_view step_name) const;
+};
+
+/// Expected step durations in seconds by step name (usually a previous report's walls).
+using History = std::map<std::string, double, std::less<>>;
+
+/// Step indices in the order a scheduler prefers them when several are ready: longest
+/// expected duration first (steps without history count as 0), ties in file order.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::size_t> priority_order(const Pipeline& pipeline,
+                                                                    const History& history);
+
+/// Which shard of how many ("2/4" means index 2 of 4, 1-based).
+struct Shard {
+    int index = 1;
+    int count = 1;
+};
+/// Parse "K/N" with 1 <= K <= N.
+[[nodiscard]] EMURUN_EXPORT Result<Shard> parse_shard(std::string_view text);
+
+/// A partition of a pipeline's test steps over N shards.
+struct ShardPlan {
+    std::vector<std::vector<std::string>> tests; ///< per shard, test step names in file order
+    std::vector<double> load;                    ///< per shard, the expected seconds
+};
+
+/// Split the test steps over `count` shards by longest-processing-time greedy on `history`
+/// (steps without history weigh the mean of the known ones, or 1 s): each test step is in
+/// exactly one shard; test steps linked by `needs` stay together; ties break by name, so the
+/// plan is the same on every machine. Non-test steps are not in the plan: every shard runs them.
+[[nodiscard]] EMURUN_EXPORT ShardPlan plan_shards(const Pipeline& pipeline, int count,
+                                                  const History& history);
+
+/// The pipeline reduced to one shard: its test steps plus every non-test step.
+[[nodiscard]] EMURUN_EXPORT Pipeline select_shard(const Pipeline& pipeline, Shard shard,
+                                                  const History& history);
+
+/// A CI matrix for `count` shards as JSON text: {"include":[{"shard":"1/4","steps":[...],
+/// "expected_seconds":...},...]}, ready for GitHub Actions' `fromJSON`.
+[[nodiscard]] EMURUN_EXPORT std::string ci_matrix_json(const Pipeline& pipeline, int count,
+                                                       const History& history);
+
+} // namespace emurun

@@ -1,0 +1,140 @@
+// Results of a pipeline run: JSON (schema-versioned), JUnit XML, Markdown, CI annotations,
+// the terminal table; flagging rules; comparing and merging reports. Spawns nothing.
+#pragma once
+
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/pipeline.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace emurun {
+
+/// What became of a step.
+enum class StepStatus {
+    passed,      ///< exited 0
+    failed,      ///< non-zero exit, killed by a signal, or could not start
+    timed_out,   ///< its timeout fired and the process group was stopped
+    skipped,     ///< not started because a step it needs did not pass
+    interrupted, ///< running when emurun was interrupted; stopped
+    not_run,     ///< never started because emurun was interrupted first
+};
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(StepStatus status);
+[[nodiscard]] EMURUN_EXPORT std::optional<StepStatus> step_status_from(std::string_view text);
+
+/// A slow-step flag: which rule fired and a sentence for humans.
+struct Flag {
+    std::string rule;    ///< "budget", "baseline", "regression" or "job_limit"
+    std::string message; ///< e.g. "wall 12.0s is over the budget 10.0s"
+    friend bool operator==(const Flag&, const Flag&) = default;
+};
+
+/// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
+struct StepResult {
+    std::string name;
+    StepKind kind = StepKind::other;
+    std::string arch; ///< empty for native steps without an arch
+    Emulation emulation = Emulation::native;
+    StepStatus status = StepStatus::not_run;
+    std::optional<int> exit_code;
+    std::optional<int> signal;
+    double wall = 0, user = 0, sys = 0;
+    std::int64_t max_rss_kib = 0;
+    std::optional<double> budget;        ///< seconds, from the pipeline
+    std::optional<double> baseline_wall; ///< the same step's wall in the --baseline report
+    std::filesystem::path log;           ///< the complete output, both streams
+    std::string message;                 ///< why it failed or was skipped, for humans
+    std::vector<Flag> flags;
+
+    [[nodiscard]] double cpu() const { return user + sys; }
+    /// wall / baseline wall, when a baseline is known and non-zero.
+    [[nodiscard]] EMURUN_EXPORT std::optional<double> baseline_factor() const;
+    friend bool operator==(const StepResult&, const StepResult&) = default;
+};
+
+/// A pipeline run. JSON field names and meanings are documented in README.md (schema_version 1).
+struct Report {
+    static constexpr int k_schema_version = 1;
+    std::string pipeline;
+    std::string started; ///< UTC, ISO 8601
+    double wall = 0;     ///< whole run, seconds
+    std::string host_arch;
+    int shard_index = 1, shard_count = 1;
+    std::optional<double> job_limit;   ///< seconds, from --job-limit
+    std::optional<int> interrupted_by; ///< the signal that stopped the run
+    std::vector<StepResult> steps;
+    std::vector<Flag> flags; ///< pipeline-wide (job_limit)
+
+    [[nodiscard]] EMURUN_EXPORT const StepResult* find(std::string_view step) const;
+    /// Every step passed (skipped steps count as not passing, flags do not count).
+    [[nodiscard]] EMURUN_EXPORT bool succeeded() const;
+    /// Any flag on the run or a step.
+    [[nodiscard]] EMURUN_EXPORT bool flagged() const;
+    /// Expected durations for scheduling and sharding: each finished step's wall.
+    [[nodiscard]] EMURUN_EXPORT History history() const;
+
+    [[nodiscard]] EMURUN_EXPORT nlohmann::json to_json() const;
+    /// Errors name the place, as pipeline errors do: "r.json: steps[2].wall: expected a number".
+    [[nodiscard]] EMURUN_EXPORT static Result<Report> from_json(const nlohmann::json& j,
+                                                                const std::string& source);
+    [[nodiscard]] EMURUN_EXPORT static Result<Report> parse(std::string_view text,
+                                                            const std::string& source);
+    [[nodiscard]] EMURUN_EXPORT static Result<Report> load(const std::filesystem::path& file);
+    /// Write as JSON atomically.
+    [[nodiscard]] EMURUN_EXPORT Result<void> save(const std::filesystem::path& file) const;
+
+    bool operator==(const Report&) const = default;
+};
+
+/// Thresholds of the flagging rules (README "Slow-step flags").
+struct FlagRules {
+    double baseline_factor = 10;      ///< (b) emulated/native wall ratio above this
+    double regression_relative = 0.2; ///< (c) slower than previous by more than 20 % ...
+    double regression_absolute = 5;   ///< ... and by more than 5 s
+    double job_limit_share = 0.8;     ///< (d) projected total over 80 % of the job limit
+};
+
+/// Rules (a)-(c) for one step; `baseline`/`previous` may be null. Appends to result.flags and
+/// sets result.baseline_wall.
+EMURUN_EXPORT void flag_step(StepResult& result, const FlagRules& rules, const Report* baseline,
+                             const Report* previous);
+
+/// Rule (d): the projected total of a run at `elapsed` seconds, with `remaining` expected
+/// seconds of work not yet done, spread over `jobs` parallel slots.
+[[nodiscard]] EMURUN_EXPORT double projected_total(double elapsed, double remaining, int jobs);
+/// The job-limit flag when `projected` passes rules.job_limit_share of `limit`, else nullopt.
+[[nodiscard]] EMURUN_EXPORT std::optional<Flag> job_limit_flag(double projected, double limit,
+                                                               const FlagRules& rules);
+
+/// Apply rules (a)-(c) to every step and (d) to the finished run.
+EMURUN_EXPORT void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
+                               const Report* previous);
+
+/// JUnit XML: one testsuite per pipeline, one testcase per step, failure/skipped elements,
+/// times, and the log path in system-out. Special characters are escaped.
+[[nodiscard]] EMURUN_EXPORT std::string to_junit(const Report& report);
+/// A Markdown summary (for $GITHUB_STEP_SUMMARY).
+[[nodiscard]] EMURUN_EXPORT std::string to_markdown(const Report& report);
+/// GitHub Actions workflow commands: ::error for failed steps, ::warning for flags.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string> annotations(const Report& report);
+/// The terminal table: step, status, wall, CPU, max RSS, x baseline, flags.
+[[nodiscard]] EMURUN_EXPORT std::string to_table(const Report& report);
+/// A table of two reports side by side: wall before, after, change.
+[[nodiscard]] EMURUN_EXPORT std::string compare_table(const Report& before, const Report& after);
+
+/// Join shard reports into one: steps in order of first appearance; a step in several reports
+/// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines.
+[[nodiscard]] EMURUN_EXPORT Result<Report> merge_reports(std::span<const Report> reports);
+
+/// Write `content` to `file` atomically: temporary file in the same directory, fsync, rename.
+[[nodiscard]] EMURUN_EXPORT Result<void> write_file_atomic(const std::filesystem::path& file,
+                                                           std::string_view content);
+
+} // namespace emurun

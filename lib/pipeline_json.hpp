@@ -1,0 +1,71 @@
+// Private: checked reading of JSON documents (pipelines, reports) with errors that name the file
+// and the place inside it, e.g. `pipeline.json: steps[3].timeout: expected ...`.
+#pragma once
+
+#include <emurun/error.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun::detail {
+
+using Json = nlohmann::json;
+
+/// Parse JSON text; a syntax error names the line and column.
+Result<Json> parse_json_text(std::string_view text, const std::string& source);
+
+/// Read a whole file (for pipelines and reports; both are small).
+Result<std::string> read_text_file(const std::filesystem::path& file);
+
+/// Levenshtein distance, for "did you mean" hints.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate closest to `word` if it is close enough to be a likely typo.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+
+/// A short rendering of a JSON value for messages: "abc" quoted, numbers as is, [...] / {...}.
+std::string describe(const Json& value);
+
+/// A place inside a document: the source name plus a JSON path like "steps[3].timeout".
+class Place {
+  public:
+    Place(std::string source, std::string path = {})
+        : m_source(std::move(source)), m_path(std::move(path)) {}
+    [[nodiscard]] Place key(std::string_view k) const;
+    [[nodiscard]] Place index(std::size_t i) const;
+    /// An Error whose `what` is "source: path".
+    [[nodiscard]] Error error(std::string why, std::string hint = {}) const;
+    [[nodiscard]] std::unexpected<Error> fail(std::string why, std::string hint = {}) const {
+        return std::unexpected<Error>(error(std::move(why), std::move(hint)));
+    }
+
+  private:
+    std::string m_source;
+    std::string m_path;
+};
+
+/// Error unless `value` is an object whose keys are all in `allowed` (typo safety).
+Result<void> check_object(const Json& value, const Place& at,
+                          std::initializer_list<std::string_view> allowed);
+
+Result<std::string> get_string(const Json& value, const Place& at);
+Result<std::vector<std::string>> get_string_list(const Json& value, const Place& at);
+Result<double> get_number(const Json& value, const Place& at);
+Result<bool> get_bool(const Json& value, const Place& at);
+
+} // namespace emurun::detail
+
+/// Unwrap a Result into `var` or return its error from the enclosing function.
+#define EMURUN_TRY(var, expr)                                                                      \
+    auto var = (expr);                                                                             \
+    if (!var) {                                                                                    \
+        return std::unexpected(std::move(var.error()));                                            \
+    }

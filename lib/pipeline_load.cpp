@@ -1,0 +1,315 @@
+// Loading a pipeline from JSON: every error names the file, the place and the problem.
+#include "pipeline_json.hpp"
+
+#include <emurun/arch.hpp>
+#include <emurun/pipeline.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace emurun {
+namespace {
+
+using detail::Json;
+using detail::Place;
+namespace fs = std::filesystem;
+
+Result<Duration> get_duration(const Json& value, const Place& at) {
+    Duration d{};
+    if (value.is_number() && value.get<double>() >= 0) {
+        d = Duration(static_cast<Duration::rep>(value.get<double>() * 1000)); // seconds
+    } else if (value.is_string()) {
+        auto parsed = parse_duration(value.get<std::string>());
+        if (!parsed) {
+            return at.fail(parsed.error().why, parsed.error().hint);
+        }
+        d = *parsed;
+    } else {
+        return at.fail("expected a duration like \"90s\", got " + detail::describe(value));
+    }
+    if (d.count() <= 0) {
+        return at.fail("must be longer than 0, got " + detail::describe(value));
+    }
+    return d;
+}
+
+Result<std::vector<fs::path>> get_paths(const Json& value, const Place& at, const fs::path& base) {
+    EMURUN_TRY(list, detail::get_string_list(value, at));
+    std::vector<fs::path> out;
+    for (const auto& s : *list) {
+        out.push_back((base / s).lexically_normal());
+    }
+    return out;
+}
+
+Result<void> get_env(const Json& value, const Place& at, EnvMap& into) {
+    if (!value.is_object()) {
+        return at.fail("expected an object of strings, got " + detail::describe(value));
+    }
+    for (const auto& [k, v] : value.items()) {
+        if (k.empty() || k.find('=') != std::string::npos) {
+            return at.fail("invalid variable name \"" + k + "\"");
+        }
+        EMURUN_TRY(s, detail::get_string(v, at.key(k)));
+        into[k] = *s;
+    }
+    return {};
+}
+
+Result<void> get_arch_and_mode(const Json& obj, const Place& at, StepDefaults& into) {
+    if (obj.contains("arch")) {
+        EMURUN_TRY(name, detail::get_string(obj["arch"], at.key("arch")));
+        auto arch = find_arch(*name);
+        if (!arch) {
+            return at.key("arch").fail("unknown architecture \"" + *name + "\"", arch.error().hint);
+        }
+        into.arch = (*arch)->name;
+    }
+    if (obj.contains("emulation")) {
+        EMURUN_TRY(mode, detail::get_string(obj["emulation"], at.key("emulation")));
+        auto m = emulation_from(*mode);
+        if (!m) {
+            return at.key("emulation")
+                .fail("expected native, exec, sandbox or host, got \"" + *mode + "\"");
+        }
+        into.emulation = *m;
+    }
+    return {};
+}
+
+// Keys shared by "defaults" and steps; a step's values overlay the defaults it starts from.
+Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
+                        StepDefaults& into) {
+    EMURUN_TRY(am, get_arch_and_mode(obj, at, into));
+    if (obj.contains("sysroots")) {
+        EMURUN_TRY(p, get_paths(obj["sysroots"], at.key("sysroots"), base));
+        into.sysroots = *p;
+    }
+    if (obj.contains("shim_dirs")) {
+        EMURUN_TRY(p, get_paths(obj["shim_dirs"], at.key("shim_dirs"), base));
+        into.shim_dirs = *p;
+    }
+    if (obj.contains("env")) {
+        EMURUN_TRY(e, get_env(obj["env"], at.key("env"), into.env));
+    }
+    if (obj.contains("cwd")) {
+        EMURUN_TRY(cwd, detail::get_string(obj["cwd"], at.key("cwd")));
+        into.cwd = (base / *cwd).lexically_normal();
+    }
+    if (obj.contains("timeout")) {
+        EMURUN_TRY(t, get_duration(obj["timeout"], at.key("timeout")));
+        into.timeout = *t;
+    }
+    return {};
+}
+
+Result<std::vector<std::string>> get_argv(const Json& obj, const Place& at, bool shell) {
+    if (!obj.contains("argv")) {
+        return at.fail("missing required key \"argv\"");
+    }
+    const Json& argv = obj["argv"];
+    if (shell) {
+        EMURUN_TRY(script, detail::get_string(argv, at.key("argv")));
+        return std::vector<std::string>{"/bin/sh", "-c", *script};
+    }
+    if (argv.is_string()) {
+        return at.key("argv").fail("expected an array of strings, got a string",
+                                   "split it into arguments, or set \"shell\": true");
+    }
+    EMURUN_TRY(list, detail::get_string_list(argv, at.key("argv")));
+    if (list->empty() || list->front().empty()) {
+        return at.key("argv").fail("expected a non-empty command, got " + detail::describe(argv));
+    }
+    return *list;
+}
+
+Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
+    EMURUN_TRY(name, obj.contains("name") ? detail::get_string(obj["name"], at.key("name"))
+                                          : at.fail("missing required key \"name\""));
+    if (name->empty()) {
+        return at.key("name").fail("must not be empty");
+    }
+    step.name = *name;
+    if (obj.contains("kind")) {
+        EMURUN_TRY(kind, detail::get_string(obj["kind"], at.key("kind")));
+        auto k = step_kind_from(*kind);
+        if (!k) {
+            return at.key("kind").fail("expected configure, build, test or other, got \"" + *kind +
+                                       "\"");
+        }
+        step.kind = *k;
+    }
+    if (obj.contains("shell")) {
+        EMURUN_TRY(shell, detail::get_bool(obj["shell"], at.key("shell")));
+        step.shell = *shell;
+    }
+    EMURUN_TRY(argv, get_argv(obj, at, step.shell));
+    step.argv = *argv;
+    if (obj.contains("budget")) {
+        EMURUN_TRY(b, get_duration(obj["budget"], at.key("budget")));
+        step.budget = *b;
+    }
+    for (auto [key, list] : {std::pair{"needs", &step.needs}, std::pair{"tags", &step.tags}}) {
+        if (obj.contains(key)) {
+            EMURUN_TRY(l, detail::get_string_list(obj[key], at.key(key)));
+            *list = *l;
+        }
+    }
+    return {};
+}
+
+Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defaults,
+                      const fs::path& base) {
+    EMURUN_TRY(keys, detail::check_object(obj, at,
+                                          {"name", "kind", "argv", "shell", "cwd", "env", "arch",
+                                           "emulation", "sysroots", "shim_dirs", "timeout",
+                                           "budget", "needs", "tags"}));
+    Step step;
+    EMURUN_TRY(fields, get_step_fields(obj, at, step));
+    StepDefaults merged = defaults;
+    EMURUN_TRY(common, get_common(obj, at, base, merged));
+    step.arch = merged.arch;
+    step.sysroots = merged.sysroots;
+    step.shim_dirs = merged.shim_dirs;
+    step.env = merged.env;
+    step.cwd = merged.cwd;
+    step.timeout = merged.timeout;
+    const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
+    // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox (DESIGN.md).
+    step.emulation = merged.emulation.value_or(arch && !runs_natively(*arch) ? Emulation::sandbox
+                                                                             : Emulation::native);
+    if (!arch && (step.emulation == Emulation::exec || step.emulation == Emulation::sandbox)) {
+        return at.fail("emulation \"" + std::string(to_string(step.emulation)) + "\" needs an arch",
+                       "set \"arch\" on the step or in \"defaults\"");
+    }
+    return step;
+}
+
+Result<void> check_names(const Pipeline& p, const Place& steps_at) {
+    std::map<std::string, std::size_t, std::less<>> seen;
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+        auto [it, fresh] = seen.emplace(p.steps[i].name, i);
+        if (!fresh) {
+            return steps_at.index(i).key("name").fail("duplicate step name \"" + p.steps[i].name +
+                                                      "\" (first used by steps[" +
+                                                      std::to_string(it->second) + "])");
+        }
+    }
+    std::vector<std::string> names;
+    for (const auto& s : p.steps) {
+        names.push_back(s.name);
+    }
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+        for (std::size_t j = 0; j < p.steps[i].needs.size(); ++j) {
+            const auto& need = p.steps[i].needs[j];
+            if (!seen.contains(need)) {
+                auto near = detail::closest_match(need, names);
+                return steps_at.index(i).key("needs").index(j).fail(
+                    "unknown step \"" + need + "\"",
+                    near ? "did you mean \"" + *near + "\"?" : std::string{});
+            }
+        }
+    }
+    return {};
+}
+
+// Depth-first search; a back edge closes a cycle, which is named in full: a -> b -> a.
+struct CycleFinder {
+    const Pipeline& p;
+    std::vector<int> state; // 0 new, 1 on the stack, 2 done
+    std::vector<std::size_t> stack;
+    std::optional<std::vector<std::size_t>> cycle;
+
+    void visit(std::size_t i) {
+        state[i] = 1;
+        stack.push_back(i);
+        for (const auto& need : p.steps[i].needs) {
+            auto j = static_cast<std::size_t>(p.find(need) - p.steps.data());
+            if (state[j] == 1 && !cycle) {
+                auto from = std::ranges::find(stack, j);
+                cycle = std::vector<std::size_t>(from, stack.end());
+                cycle->push_back(j);
+            } else if (state[j] == 0) {
+                visit(j);
+            }
+            if (cycle) {
+                return;
+            }
+        }
+        stack.pop_back();
+        state[i] = 2;
+    }
+};
+
+Result<void> check_cycles(const Pipeline& p, const Place& steps_at) {
+    CycleFinder finder{p, std::vector<int>(p.steps.size(), 0), {}, {}};
+    for (std::size_t i = 0; i < p.steps.size() && !finder.cycle; ++i) {
+        if (finder.state[i] == 0) {
+            finder.visit(i);
+        }
+    }
+    if (!finder.cycle) {
+        return {};
+    }
+    std::string text;
+    for (auto i : *finder.cycle) {
+        text += (text.empty() ? "" : " -> ") + p.steps[i].name;
+    }
+    return steps_at.index(finder.cycle->front())
+        .key("needs")
+        .fail("cycle in needs: " + text, "remove one of these needs");
+}
+
+Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::path& base) {
+    StepDefaults d;
+    d.cwd = base;
+    if (!root.contains("defaults")) {
+        return d;
+    }
+    const Json& obj = root["defaults"];
+    EMURUN_TRY(keys, detail::check_object(
+                         obj, at.key("defaults"),
+                         {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout"}));
+    EMURUN_TRY(common, get_common(obj, at.key("defaults"), base, d));
+    return d;
+}
+
+} // namespace
+
+Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
+                                 const std::filesystem::path& base_dir) {
+    EMURUN_TRY(root, detail::parse_json_text(text, source));
+    Place at(source);
+    EMURUN_TRY(keys, detail::check_object(*root, at, {"name", "description", "defaults", "steps"}));
+    Pipeline p;
+    p.source = source;
+    EMURUN_TRY(name, root->contains("name") ? detail::get_string((*root)["name"], at.key("name"))
+                                            : at.fail("missing required key \"name\""));
+    p.name = *name;
+    EMURUN_TRY(defaults, get_defaults(*root, at, base_dir));
+    p.defaults = *defaults;
+    if (!root->contains("steps")) {
+        return at.fail("missing required key \"steps\"");
+    }
+    const Json& steps = (*root)["steps"];
+    if (!steps.is_array() || steps.empty()) {
+        return at.key("steps").fail("expected a non-empty array of steps, got " +
+                                    detail::describe(steps));
+    }
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        EMURUN_TRY(step, get_step(steps[i], at.key("steps").index(i), p.defaults, base_dir));
+        p.steps.push_back(std::move(*step));
+    }
+    EMURUN_TRY(names, check_names(p, at.key("steps")));
+    EMURUN_TRY(cycles, check_cycles(p, at.key("steps")));
+    return p;
+}
+
+Result<Pipeline> Pipeline::load(const std::filesystem::path& file) {
+    EMURUN_TRY(text, detail::read_text_file(file));
+    std::error_code ec;
+    fs::path abs = fs::absolute(file, ec);
+    return parse(*text, file.string(), ec ? fs::current_path() : abs.parent_path());
+}
+
+} // namespace emurun

@@ -1,0 +1,123 @@
+// Sharding test steps over CI jobs: longest-processing-time greedy, deterministic.
+#include <emurun/pipeline.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace emurun {
+namespace {
+
+// Test steps linked by `needs` must run in the same job, so they form one unit.
+struct Unit {
+    std::vector<std::size_t> steps; // indices into pipeline.steps
+    std::string key;                // smallest step name: the deterministic tie-break
+    double weight = 0;
+};
+
+std::size_t find_root(std::vector<std::size_t>& parent, std::size_t i) {
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+double default_weight(const Pipeline& pipeline, const History& history) {
+    double sum = 0;
+    int known = 0;
+    for (const auto& s : pipeline.steps) {
+        if (auto it = history.find(s.name); s.kind == StepKind::test && it != history.end()) {
+            sum += it->second;
+            ++known;
+        }
+    }
+    return known > 0 ? sum / known : 1.0;
+}
+
+std::vector<Unit> test_units(const Pipeline& pipeline, const History& history) {
+    const auto& steps = pipeline.steps;
+    std::vector<std::size_t> parent(steps.size());
+    std::iota(parent.begin(), parent.end(), std::size_t{0});
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        for (const auto& need : steps[i].needs) {
+            const Step* n = pipeline.find(need);
+            if (steps[i].kind == StepKind::test && n && n->kind == StepKind::test) {
+                auto j = static_cast<std::size_t>(n - steps.data());
+                parent[find_root(parent, i)] = find_root(parent, j);
+            }
+        }
+    }
+    double fallback = default_weight(pipeline, history);
+    std::map<std::size_t, Unit> by_root;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (steps[i].kind != StepKind::test) {
+            continue;
+        }
+        Unit& u = by_root[find_root(parent, i)];
+        u.steps.push_back(i);
+        if (u.key.empty() || steps[i].name < u.key) {
+            u.key = steps[i].name;
+        }
+        auto it = history.find(steps[i].name);
+        u.weight += it != history.end() ? it->second : fallback;
+    }
+    std::vector<Unit> units;
+    for (auto& [root, u] : by_root) {
+        units.push_back(std::move(u));
+    }
+    std::ranges::sort(units, [](const Unit& a, const Unit& b) {
+        return a.weight != b.weight ? a.weight > b.weight : a.key < b.key;
+    });
+    return units;
+}
+
+} // namespace
+
+ShardPlan plan_shards(const Pipeline& pipeline, int count, const History& history) {
+    ShardPlan plan;
+    auto n = static_cast<std::size_t>(std::max(count, 1));
+    plan.tests.resize(n);
+    plan.load.assign(n, 0.0);
+    std::vector<std::set<std::size_t>> members(n);
+    for (const auto& unit : test_units(pipeline, history)) {
+        // The least-loaded shard; the lowest index on a tie.
+        auto target =
+            static_cast<std::size_t>(std::ranges::min_element(plan.load) - plan.load.begin());
+        plan.load[target] += unit.weight;
+        members[target].insert(unit.steps.begin(), unit.steps.end());
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        for (auto i : members[k]) { // std::set: file order
+            plan.tests[k].push_back(pipeline.steps[i].name);
+        }
+    }
+    return plan;
+}
+
+Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& history) {
+    ShardPlan plan = plan_shards(pipeline, shard.count, history);
+    const auto& mine = plan.tests[static_cast<std::size_t>(shard.index - 1)];
+    Pipeline out = pipeline;
+    std::erase_if(out.steps, [&](const Step& s) {
+        return s.kind == StepKind::test && std::ranges::find(mine, s.name) == mine.end();
+    });
+    return out;
+}
+
+std::string ci_matrix_json(const Pipeline& pipeline, int count, const History& history) {
+    ShardPlan plan = plan_shards(pipeline, count, history);
+    nlohmann::json include = nlohmann::json::array();
+    for (std::size_t k = 0; k < plan.tests.size(); ++k) {
+        include.push_back({{"shard", std::to_string(k + 1) + "/" + std::to_string(count)},
+                           {"index", k + 1},
+                           {"count", count},
+                           {"steps", plan.tests[k]},
+                           {"expected_seconds", plan.load[k]}});
+    }
+    return nlohmann::json{{"include", include}}.dump();
+}
+
+} // namespace emurun

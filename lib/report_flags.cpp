@@ -1,0 +1,152 @@
+// Slow-step flagging rules and merging of shard reports.
+#include <emurun/report.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace emurun {
+namespace {
+
+std::string printf_string(const char* format, auto... args) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, format, args...);
+    return buf;
+}
+
+bool ran(const StepResult& s) {
+    return s.status != StepStatus::skipped && s.status != StepStatus::not_run;
+}
+
+// A step from a report that was measured, for comparison.
+const StepResult* measured(const Report* report, std::string_view name) {
+    const StepResult* s = report ? report->find(name) : nullptr;
+    return s && (s->status == StepStatus::passed || s->status == StepStatus::failed ||
+                 s->status == StepStatus::timed_out)
+               ? s
+               : nullptr;
+}
+
+int severity(StepStatus s) {
+    switch (s) {
+    case StepStatus::passed:
+        return 0;
+    case StepStatus::skipped:
+        return 1;
+    case StepStatus::not_run:
+        return 2;
+    case StepStatus::interrupted:
+        return 3;
+    case StepStatus::timed_out:
+        return 4;
+    case StepStatus::failed:
+        break;
+    }
+    return 5;
+}
+
+void add_unique(std::vector<Flag>& into, const Flag& flag) {
+    if (std::ranges::find(into, flag) == into.end()) {
+        into.push_back(flag);
+    }
+}
+
+} // namespace
+
+void flag_step(StepResult& result, const FlagRules& rules, const Report* baseline,
+               const Report* previous) {
+    if (!ran(result)) {
+        return;
+    }
+    if (result.budget && result.wall > *result.budget) {
+        add_unique(result.flags,
+                   {"budget", "wall " + format_seconds(result.wall) + " is over the budget " +
+                                  format_seconds(*result.budget)});
+    }
+    if (const StepResult* base = measured(baseline, result.name)) {
+        result.baseline_wall = base->wall;
+        auto factor = result.baseline_factor();
+        if (factor && *factor > rules.baseline_factor) {
+            add_unique(result.flags,
+                       {"baseline",
+                        printf_string("%.1fx the native baseline (%s), over %gx", *factor,
+                                      format_seconds(base->wall).c_str(), rules.baseline_factor)});
+        }
+    }
+    if (const StepResult* prev = measured(previous, result.name)) {
+        double delta = result.wall - prev->wall;
+        if (delta > rules.regression_absolute && delta > rules.regression_relative * prev->wall) {
+            add_unique(
+                result.flags,
+                {"regression",
+                 printf_string("%s slower than the previous run (%s -> %s, +%.0f%%)",
+                               format_seconds(delta).c_str(), format_seconds(prev->wall).c_str(),
+                               format_seconds(result.wall).c_str(),
+                               prev->wall > 0 ? 100 * delta / prev->wall : 100.0)});
+        }
+    }
+}
+
+double projected_total(double elapsed, double remaining, int jobs) {
+    return elapsed + std::max(remaining, 0.0) / std::max(jobs, 1);
+}
+
+std::optional<Flag> job_limit_flag(double projected, double limit, const FlagRules& rules) {
+    if (limit <= 0 || projected <= rules.job_limit_share * limit) {
+        return std::nullopt;
+    }
+    return Flag{"job_limit",
+                printf_string("projected total %s is %.0f%% of the job limit %s (flagged above "
+                              "%.0f%%)",
+                              format_seconds(projected).c_str(), 100 * projected / limit,
+                              format_seconds(limit).c_str(), 100 * rules.job_limit_share)};
+}
+
+void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
+                 const Report* previous) {
+    for (auto& step : report.steps) {
+        flag_step(step, rules, baseline, previous);
+    }
+    bool already =
+        std::ranges::any_of(report.flags, [](const Flag& f) { return f.rule == "job_limit"; });
+    if (report.job_limit && !already) {
+        if (auto f = job_limit_flag(report.wall, *report.job_limit, rules)) {
+            report.flags.push_back(*f);
+        }
+    }
+}
+
+Result<Report> merge_reports(std::span<const Report> reports) {
+    if (reports.empty()) {
+        return fail("merge reports", "no reports given", "pass the shard reports to merge");
+    }
+    Report out = reports.front();
+    out.steps.clear();
+    out.flags.clear();
+    out.shard_index = out.shard_count = 1;
+    for (const auto& r : reports) {
+        if (r.pipeline != out.pipeline) {
+            return fail("merge reports",
+                        "they are of different pipelines (\"" + out.pipeline + "\" and \"" +
+                            r.pipeline + "\")",
+                        "merge only the shards of one pipeline run");
+        }
+        out.started = std::min(out.started, r.started);
+        out.wall = std::max(out.wall, r.wall); // shards run side by side
+        out.interrupted_by = out.interrupted_by ? out.interrupted_by : r.interrupted_by;
+        for (const auto& f : r.flags) {
+            add_unique(out.flags, f);
+        }
+        for (const auto& s : r.steps) {
+            auto it = std::ranges::find(out.steps, s.name, &StepResult::name);
+            if (it == out.steps.end()) {
+                out.steps.push_back(s);
+            } else if (severity(s.status) > severity(it->status)) {
+                *it = s;
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace emurun

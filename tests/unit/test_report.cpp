@@ -1,0 +1,219 @@
+#include <emurun/report.hpp>
+
+#include <doctest/doctest.h>
+
+#include "testdir.hpp"
+
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+using emurun::Report;
+using emurun::StepResult;
+using emurun::StepStatus;
+
+namespace {
+
+StepResult step(const std::string& name, double wall, StepStatus status = StepStatus::passed) {
+    StepResult s;
+    s.name = name;
+    s.wall = wall;
+    s.user = wall / 2;
+    s.sys = wall / 10;
+    s.status = status;
+    s.max_rss_kib = 2048;
+    s.exit_code = status == StepStatus::passed ? 0 : 1;
+    s.log = "/logs/" + name + ".log";
+    return s;
+}
+
+Report report_of(std::vector<StepResult> steps) {
+    Report r;
+    r.pipeline = "demo";
+    r.started = "2026-01-01T00:00:00Z";
+    r.host_arch = "x86_64";
+    for (const auto& s : steps) {
+        r.wall += s.wall;
+    }
+    r.steps = std::move(steps);
+    return r;
+}
+
+std::vector<std::string> rules_of(const StepResult& s) {
+    std::vector<std::string> out;
+    for (const auto& f : s.flags) {
+        out.push_back(f.rule);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("report: a step both over budget and over 10x its native baseline gets both flags") {
+    Report baseline = report_of({step("unit", 2.0), step("fast", 1.0)});
+    StepResult unit = step("unit", 25.0);
+    unit.budget = 20.0;
+    unit.emulation = emurun::Emulation::sandbox;
+    emurun::flag_step(unit, {}, &baseline, nullptr);
+    CHECK(rules_of(unit) == std::vector<std::string>{"budget", "baseline"});
+    CHECK(unit.baseline_wall == 2.0);
+    CHECK(unit.baseline_factor().value() == doctest::Approx(12.5));
+    CHECK(unit.flags[1].message.find("12.5x") != std::string::npos);
+
+    StepResult fast = step("fast", 9.0); // 9x: under the default threshold
+    fast.budget = 10.0;
+    emurun::flag_step(fast, {}, &baseline, nullptr);
+    CHECK(fast.flags.empty());
+    emurun::flag_step(fast, {.baseline_factor = 8}, &baseline, nullptr);
+    CHECK(rules_of(fast) == std::vector<std::string>{"baseline"});
+    emurun::flag_step(fast, {.baseline_factor = 8}, &baseline, nullptr);
+    CHECK(fast.flags.size() == 1); // re-applying does not duplicate
+}
+
+TEST_CASE("report: regression needs both the relative and the absolute margin") {
+    Report previous = report_of({step("a", 100), step("b", 10), step("c", 10)});
+    StepResult a = step("a", 110); // +10 s but only +10 %
+    StepResult b = step("b", 14);  // +40 % but only +4 s
+    StepResult c = step("c", 16);  // +60 % and +6 s
+    for (auto* s : {&a, &b, &c}) {
+        emurun::flag_step(*s, {}, nullptr, &previous);
+    }
+    CHECK(a.flags.empty());
+    CHECK(b.flags.empty());
+    CHECK(rules_of(c) == std::vector<std::string>{"regression"});
+    StepResult skipped = step("c", 0, StepStatus::skipped);
+    emurun::flag_step(skipped, {}, nullptr, &previous);
+    CHECK(skipped.flags.empty());
+}
+
+TEST_CASE("report: job-limit projection") {
+    CHECK(emurun::projected_total(100, 400, 2) == doctest::Approx(300));
+    CHECK(emurun::projected_total(100, -5, 0) == doctest::Approx(100));
+    emurun::FlagRules rules;
+    CHECK_FALSE(emurun::job_limit_flag(4.7 * 3600, 6 * 3600, rules).has_value());
+    auto f = emurun::job_limit_flag(5 * 3600, 6 * 3600, rules);
+    REQUIRE(f.has_value());
+    CHECK(f->rule == "job_limit");
+    CHECK(f->message.find("83%") != std::string::npos);
+    Report r = report_of({step("a", 50)});
+    r.job_limit = 60;
+    emurun::apply_flags(r, rules, nullptr, nullptr);
+    REQUIRE(r.flags.size() == 1);
+    emurun::apply_flags(r, rules, nullptr, nullptr);
+    CHECK(r.flags.size() == 1);
+    CHECK(r.flagged());
+}
+
+TEST_CASE("report: JSON round trip, file round trip and errors") {
+    StepResult killed = step("x<&>\"y", 1.5, StepStatus::failed);
+    killed.exit_code.reset();
+    killed.signal = 9;
+    killed.flags.push_back({"budget", "over"});
+    killed.budget = 1.0;
+    Report r = report_of({step("a", 2), killed, step("s", 0, StepStatus::skipped)});
+    r.job_limit = 3600;
+    r.interrupted_by = 2;
+    r.shard_index = 2;
+    r.shard_count = 3;
+    auto back = Report::from_json(r.to_json(), "r.json");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(*back == r);
+    CHECK(r.to_json()["schema_version"] == 1);
+
+    auto file = emurun::test::testdir() / "report.json";
+    REQUIRE(r.save(file).has_value());
+    CHECK(Report::load(file).value() == r);
+    CHECK((std::filesystem::status(file).permissions() & std::filesystem::perms::others_read) !=
+          std::filesystem::perms::none);
+    for (const auto& e : std::filesystem::directory_iterator(file.parent_path())) {
+        CHECK(e.path().filename().string().find(".report.json.") == std::string::npos);
+    }
+
+    auto j = r.to_json();
+    j["steps"][1]["wall"] = "slow";
+    CHECK(Report::from_json(j, "r.json").error().message() ==
+          "r.json: steps[1].wall: expected a number, got \"slow\"");
+    j = r.to_json();
+    j["schema_version"] = 99;
+    CHECK(Report::from_json(j, "r.json").error().what == "r.json: schema_version");
+    CHECK_FALSE(Report::parse("{", "r.json").has_value());
+}
+
+TEST_CASE("report: JUnit XML is well-formed with special characters escaped") {
+    StepResult odd = step("a<b>&\"c'", 1, StepStatus::failed);
+    odd.message = "bad \x01 byte </system-out>";
+    StepResult skipped = step("later", 0, StepStatus::skipped);
+    Report r = report_of({step("ok", 2), odd, skipped});
+    r.pipeline = "p&q";
+    std::string xml = emurun::to_junit(r);
+    std::istringstream in(xml);
+    boost::property_tree::ptree tree;
+    REQUIRE_NOTHROW(boost::property_tree::read_xml(in, tree));
+    const auto& suite = tree.get_child("testsuites.testsuite");
+    CHECK(suite.get<std::string>("<xmlattr>.name") == "p&q");
+    CHECK(suite.get<int>("<xmlattr>.tests") == 3);
+    CHECK(suite.get<int>("<xmlattr>.failures") == 1);
+    CHECK(suite.get<int>("<xmlattr>.skipped") == 1);
+    std::vector<std::string> names;
+    int failures = 0, skips = 0;
+    for (const auto& [tag, tc] : suite) {
+        if (tag != "testcase") {
+            continue;
+        }
+        names.push_back(tc.get<std::string>("<xmlattr>.name"));
+        failures += static_cast<int>(tc.count("failure"));
+        skips += static_cast<int>(tc.count("skipped"));
+        CHECK(tc.get<std::string>("system-out").starts_with("log: /logs/"));
+    }
+    CHECK(names == std::vector<std::string>{"ok", "a<b>&\"c'", "later"});
+    CHECK(failures == 1);
+    CHECK(skips == 1);
+}
+
+TEST_CASE("report: markdown, annotations and the terminal table") {
+    StepResult slow = step("slow|step", 30);
+    slow.flags.push_back({"budget", "wall 30.0s is over the budget 10.0s"});
+    slow.baseline_wall = 2;
+    Report r = report_of({slow, step("bad", 1, StepStatus::failed)});
+    std::string md = emurun::to_markdown(r);
+    CHECK(md.find("FAILED") != std::string::npos);
+    CHECK(md.find("slow\\|step") != std::string::npos);
+    CHECK(md.find("15.0x") != std::string::npos);
+    auto notes = emurun::annotations(r);
+    REQUIRE(notes.size() == 2);
+    CHECK(notes[0].starts_with("::warning title=emurun%3A slow|step::"));
+    CHECK(notes[1].starts_with("::error title=emurun%3A bad::step bad exit code 1"));
+    std::string table = emurun::to_table(r);
+    CHECK(table.starts_with("step"));
+    CHECK(table.find("x baseline") != std::string::npos);
+    CHECK(table.find("2.0 MiB") != std::string::npos);
+    Report before = report_of({step("slow|step", 10), step("gone", 1)});
+    std::string cmp = emurun::compare_table(before, r);
+    CHECK(cmp.find("+200%") != std::string::npos);
+    CHECK(cmp.find("removed") != std::string::npos);
+}
+
+TEST_CASE("report: merging shards keeps each step once, worst result wins") {
+    Report s1 = report_of({step("build", 10), step("t1", 5)});
+    s1.shard_count = 2;
+    Report s2 = report_of({step("build", 12, StepStatus::failed), step("t2", 7)});
+    s2.shard_index = 2;
+    s2.shard_count = 2;
+    s2.flags.push_back({"job_limit", "x"});
+    std::vector<Report> both{s1, s2};
+    auto m = emurun::merge_reports(both);
+    REQUIRE(m.has_value());
+    REQUIRE(m->steps.size() == 3);
+    CHECK(m->find("build")->status == StepStatus::failed);
+    CHECK(m->find("t1") != nullptr);
+    CHECK(m->find("t2") != nullptr);
+    CHECK(m->wall == doctest::Approx(19));
+    CHECK(m->shard_count == 1);
+    CHECK(m->flags.size() == 1);
+    s2.pipeline = "other";
+    std::vector<Report> mixed{s1, s2};
+    CHECK_FALSE(emurun::merge_reports(mixed).has_value());
+    CHECK_FALSE(emurun::merge_reports({}).has_value());
+}
