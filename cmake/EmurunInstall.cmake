@@ -23,6 +23,10 @@ install(FILES ${PROJECT_BINARY_DIR}/emurunConfig.cmake ${PROJECT_BINARY_DIR}/emu
         DESTINATION ${EMURUN_CMAKE_DIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/toolchains DESTINATION ${EMURUN_CMAKE_DIR}
         OPTIONAL)
+# Shims and sysroots for cross builds: emurun_add_shim(), the sysroot fetcher, Meson cross files.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/EmurunShim.cmake DESTINATION ${EMURUN_CMAKE_DIR})
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/emurun-sysroot DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/meson DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun)
 
 if(NOT BUILD_SHARED_LIBS)
   set(EMURUN_PC_CFLAGS " -DEMURUN_STATIC_DEFINE")

@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <emurun/shim.hpp>
+
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -21,6 +23,11 @@ void setup_logging(int verbosity) {
 } // namespace
 
 int main(int argc, char** argv) {
+    // Started as a shim (a hard link of emurun with a sidecar config): exec the tool at once.
+    if (auto shim_error = run_if_shim(argc, argv)) {
+        std::cerr << "emurun: error: " << shim_error->message() << '\n';
+        return k_exit_failure;
+    }
     CLI::App app{"emurun: run foreign-architecture Linux programs under QEMU user-mode emulation",
                  "emurun"};
     app.set_version_flag("--version", std::string("emurun ") + EMURUN_VERSION);

@@ -1,0 +1,93 @@
+// Transparent launchers for target-arch tools (a foreign `protoc` a build runs by name).
+//
+// A shim SHIMDIR/NAME is a hard link (or, across file systems, a copy) of the `emurun` binary;
+// its settings live beside it in SHIMDIR/.emurun-shims/NAME.json. When emurun starts, it reads
+// /proc/self/exe — the path it was executed by, even through a hard link — and if a sidecar
+// exists for it, it execve()s the emulator at once: same pid, argv[0] as invoked (qemu -0),
+// environment, stdio, cwd, exit code and signals untouched. Nothing is read from environment
+// variables, so `env -i` children work, and relative paths in the sidecar are resolved against
+// the shim dir, so a dir that holds its own sysroots can be moved.
+#pragma once
+
+#include <emurun/arch.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/qemu.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace emurun {
+
+/// The directory inside a shim dir that holds the sidecar configs.
+inline constexpr const char* k_shim_config_dir = ".emurun-shims";
+
+/// What to create: a shim called `name` that runs `target` under emulation.
+struct ShimSpec {
+    std::string name;                            ///< file name in the shim dir, e.g. "protoc"
+    std::filesystem::path target;                ///< the foreign program (made absolute)
+    const Arch* arch = nullptr;                  ///< expected arch; nullptr = from the ELF
+    std::vector<std::filesystem::path> sysroots; ///< empty = the arch's default sysroots
+    std::map<std::string, std::string> env;      ///< set for the tool (and the emulator)
+    std::optional<std::string> cpu;              ///< qemu -cpu model
+    EmulatorSearch emulators;                    ///< where to find qemu at creation time
+};
+
+/// One shim as recorded in its sidecar. Paths are absolute (resolved against the shim dir).
+struct ShimInfo {
+    std::string name;
+    std::filesystem::path path;     ///< the shim executable
+    std::filesystem::path target;   ///< the program it runs
+    std::string arch;               ///< canonical arch name of the target
+    bool native = false;            ///< the host runs the target itself (no emulator)
+    std::filesystem::path emulator; ///< qemu binary (empty when native)
+    std::optional<std::filesystem::path> ld_prefix; ///< passed to qemu as -L
+    std::map<std::string, std::string> env;
+    std::optional<std::string> cpu;
+};
+
+/// Create (or replace) shim `spec.name` in `dir`, linking `launcher` (the emurun binary; see
+/// find_launcher()). The target is checked now, not at run time: it must exist and be an ELF
+/// program of `spec.arch` (when given) with an emulator available and every library it needs
+/// present in the sysroots — the missing libraries are named in the error.
+/// Errors also for a bad name (empty, '/', leading '.') and a non-shim file named `name`.
+[[nodiscard]] EMURUN_EXPORT Result<ShimInfo> add_shim(const std::filesystem::path& dir,
+                                                      const ShimSpec& spec,
+                                                      const std::filesystem::path& launcher);
+
+/// Every shim in `dir`, sorted by name. A dir without shims gives an empty list.
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<ShimInfo>>
+list_shims(const std::filesystem::path& dir);
+
+/// Remove shim `name` from `dir` (the executable and its sidecar). Error if it is not a shim.
+[[nodiscard]] EMURUN_EXPORT Result<void> remove_shim(const std::filesystem::path& dir,
+                                                     const std::string& name);
+
+/// Read the shim whose executable is `shim_path`. Error if it has no (valid) sidecar.
+[[nodiscard]] EMURUN_EXPORT Result<ShimInfo> read_shim(const std::filesystem::path& shim_path);
+
+/// The argument vector a shim execs for `args` (args[0] = argv[0] as invoked):
+/// {qemu, [-cpu C], -0, argv0, [-L prefix], target, args[1...]}, or {argv0, args...} (native,
+/// execve'd as `target`).
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string>
+shim_command(const ShimInfo& shim, const std::vector<std::string>& args);
+
+/// Call first thing in main(): when this process was executed as a shim, exec its tool and
+/// never return; otherwise return nullopt at the cost of one readlink and one failed open.
+/// Returns an Error when it is a shim that cannot run (bad sidecar, execve failed).
+[[nodiscard]] EMURUN_EXPORT std::optional<Error> run_if_shim(int argc, char** argv);
+
+/// The emurun binary to link shims to: `hint` if given, else /proc/self/exe when it is emurun,
+/// else `emurun` in PATH. Error when none is found.
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
+find_launcher(const std::optional<std::filesystem::path>& hint = std::nullopt);
+
+/// `env` with `dir` put first in PATH, so children find the shims by name (PATH is added when
+/// absent). Pass emurun::current_environment() (process.hpp) and hand the result to a Command.
+[[nodiscard]] EMURUN_EXPORT std::map<std::string, std::string>
+shim_environment(const std::filesystem::path& dir, std::map<std::string, std::string> env);
+
+} // namespace emurun

@@ -1,0 +1,198 @@
+// Creating, listing and removing shims. Running one is in shim_run.cpp.
+#include "shim_config.hpp"
+
+#include <emurun/launch.hpp>
+#include <emurun/shim.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+using namespace shim_detail;
+
+namespace {
+
+Result<void> check_name(const std::string& name) {
+    if (name.empty() || name.find('/') != std::string::npos || name.starts_with('.')) {
+        return fail("shim name '" + name + "'", "must be a plain file name not starting with '.'",
+                    "name the shim after the tool, e.g. protoc");
+    }
+    return {};
+}
+
+/// Validate the target now (exists, ELF of the right arch, emulator, libraries) so a broken
+/// shim fails at creation with a precise message rather than inside someone's build.
+Result<ShimInfo> plan_shim(const fs::path& dir, const ShimSpec& spec) {
+    std::error_code ec;
+    const fs::path target = fs::absolute(spec.target, ec).lexically_normal();
+    LaunchRequest req;
+    req.program = target;
+    req.arch = spec.arch;
+    req.sysroots = spec.sysroots;
+    req.cpu = spec.cpu;
+    req.env = spec.env;
+    req.emulators = spec.emulators;
+    auto plan = plan_launch(req);
+    if (!plan) {
+        Error e = plan.error();
+        e.what = "shim " + spec.name + ": " + e.what;
+        return std::unexpected(e);
+    }
+    ShimInfo info;
+    info.name = spec.name;
+    info.path = fs::absolute(dir, ec).lexically_normal() / spec.name;
+    info.target = target;
+    info.native = plan->mode == LaunchMode::native;
+    const Arch* arch = plan->arch != nullptr ? plan->arch : host_arch();
+    info.arch = arch != nullptr ? arch->name : "native";
+    if (plan->emulator) {
+        info.emulator = plan->emulator->path;
+    }
+    info.ld_prefix = plan->ld_prefix;
+    info.env = spec.env;
+    info.cpu = spec.cpu;
+    return info;
+}
+
+Result<void> write_atomically(const fs::path& file, const std::string& text) {
+    const fs::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return std::unexpected(system_error("open " + tmp.string(), errno));
+    }
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const int err = errno;
+    ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), file.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        return std::unexpected(
+            system_error((ok ? "rename " : "write ") + tmp.string(), ok ? errno : err));
+    }
+    return {};
+}
+
+/// Put the launcher at `shim`: a hard link when possible (free, and /proc/self/exe then names
+/// the shim), a copy across file systems. Replaces atomically.
+Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
+    const fs::path tmp = shim.parent_path() / k_shim_config_dir /
+                         (shim.filename().string() + ".exe" + std::to_string(::getpid()));
+    ::unlink(tmp.c_str());
+    if (::link(launcher.c_str(), tmp.c_str()) != 0) {
+        std::error_code ec;
+        fs::copy_file(launcher, tmp, fs::copy_options::overwrite_existing, ec);
+        if (ec) {
+            return fail("copy " + launcher.string() + " to " + tmp.string(), ec.message());
+        }
+        ::chmod(tmp.c_str(), 0755);
+    }
+    if (::rename(tmp.c_str(), shim.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        return std::unexpected(system_error("rename " + tmp.string() + " " + shim.string(), err));
+    }
+    return {};
+}
+
+} // namespace
+
+Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::path& launcher) {
+    if (auto ok = check_name(spec.name); !ok) {
+        return std::unexpected(ok.error());
+    }
+    if (::access(launcher.c_str(), X_OK) != 0) {
+        return std::unexpected(system_error("launcher " + launcher.string(), errno,
+                                            "pass the path of the emurun binary"));
+    }
+    auto info = plan_shim(dir, spec);
+    if (!info) {
+        return info;
+    }
+    std::error_code ec;
+    fs::create_directories(dir / k_shim_config_dir, ec);
+    if (ec) {
+        return fail("create " + (dir / k_shim_config_dir).string(), ec.message());
+    }
+    const fs::path sidecar = sidecar_path(info->path);
+    if (fs::exists(fs::symlink_status(info->path)) && !fs::exists(sidecar)) {
+        return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",
+                    "remove it or choose another shim dir");
+    }
+    if (auto ok = write_atomically(sidecar, to_sidecar(*info)); !ok) {
+        return std::unexpected(ok.error());
+    }
+    if (auto ok = install_launcher(launcher, info->path); !ok) {
+        return std::unexpected(ok.error());
+    }
+    return info;
+}
+
+Result<std::vector<ShimInfo>> list_shims(const fs::path& dir) {
+    std::vector<ShimInfo> shims;
+    std::error_code ec;
+    fs::directory_iterator it(dir / k_shim_config_dir, ec);
+    if (ec) {
+        if (ec == std::errc::no_such_file_or_directory) {
+            return shims;
+        }
+        return fail("list " + (dir / k_shim_config_dir).string(), ec.message());
+    }
+    for (const auto& entry : it) {
+        if (entry.path().extension() != ".json") {
+            continue;
+        }
+        auto shim = read_shim(fs::absolute(dir, ec) / entry.path().stem());
+        if (!shim) {
+            return std::unexpected(shim.error());
+        }
+        shims.push_back(std::move(*shim));
+    }
+    std::ranges::sort(shims, {}, &ShimInfo::name);
+    return shims;
+}
+
+Result<void> remove_shim(const fs::path& dir, const std::string& name) {
+    if (auto ok = check_name(name); !ok) {
+        return ok;
+    }
+    const fs::path shim = dir / name;
+    const fs::path sidecar = sidecar_path(shim);
+    if (::access(sidecar.c_str(), F_OK) != 0) {
+        return fail("remove shim " + name, "no shim of that name in " + dir.string(),
+                    "see 'emurun shim list --dir " + dir.string() + "'");
+    }
+    if (::unlink(shim.c_str()) != 0 && errno != ENOENT) {
+        return std::unexpected(system_error("unlink " + shim.string(), errno));
+    }
+    if (::unlink(sidecar.c_str()) != 0) {
+        return std::unexpected(system_error("unlink " + sidecar.string(), errno));
+    }
+    return {};
+}
+
+Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
+    if (hint) {
+        if (::access(hint->c_str(), X_OK) != 0) {
+            return std::unexpected(system_error("emurun launcher " + hint->string(), errno));
+        }
+        return *hint;
+    }
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec && self.filename() == "emurun") {
+        return self;
+    }
+    const char* path = std::getenv("PATH");
+    auto found = find_program("emurun", path != nullptr ? path : "/usr/local/bin:/usr/bin");
+    if (!found) {
+        return fail("find the emurun binary", "not in PATH",
+                    "pass its path (CMake: ${EMURUN_EXECUTABLE} from find_package(emurun))");
+    }
+    return *found;
+}
+
+} // namespace emurun

@@ -1,0 +1,101 @@
+#include "shim_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace emurun::shim_detail {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// `p` relative to `base` when it lies inside it, so a moved shim dir keeps its sysroots.
+std::string portable(const fs::path& p, const fs::path& base) {
+    auto rel = p.lexically_normal().lexically_relative(base.lexically_normal());
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") {
+        return rel.string();
+    }
+    return p.string();
+}
+
+fs::path resolved(const std::string& p, const fs::path& base) {
+    fs::path path(p);
+    return path.is_absolute() || p.empty() ? path : base / path;
+}
+
+} // namespace
+
+fs::path sidecar_path(const fs::path& shim_path) {
+    return shim_path.parent_path() / k_shim_config_dir / (shim_path.filename().string() + ".json");
+}
+
+std::string to_sidecar(const ShimInfo& info) {
+    const fs::path base = info.path.parent_path();
+    json j{{"format", k_format}, {"name", info.name},     {"target", portable(info.target, base)},
+           {"arch", info.arch},  {"native", info.native}, {"emulator", info.emulator.string()},
+           {"env", info.env}};
+    if (info.ld_prefix) {
+        j["ld_prefix"] = portable(*info.ld_prefix, base);
+    }
+    if (info.cpu) {
+        j["cpu"] = *info.cpu;
+    }
+    return j.dump(2) + "\n";
+}
+
+Result<ShimInfo> from_sidecar(const std::string& text, const fs::path& shim_path,
+                              const fs::path& file) {
+    const json j = json::parse(text, nullptr, false);
+    const std::string what = "shim config " + file.string();
+    const std::string hint = "recreate it with 'emurun shim add'";
+    if (j.is_discarded() || !j.is_object()) {
+        return fail(what, "not valid JSON", hint);
+    }
+    if (j.value("format", 0) != k_format) {
+        return fail(what, "unsupported format (want " + std::to_string(k_format) + ")", hint);
+    }
+    try {
+        const fs::path base = shim_path.parent_path();
+        ShimInfo info;
+        info.name = j.at("name").get<std::string>();
+        info.path = shim_path;
+        info.target = resolved(j.at("target").get<std::string>(), base);
+        info.arch = j.at("arch").get<std::string>();
+        info.native = j.at("native").get<bool>();
+        info.emulator = j.at("emulator").get<std::string>();
+        info.env = j.at("env").get<std::map<std::string, std::string>>();
+        if (j.contains("ld_prefix")) {
+            info.ld_prefix = resolved(j.at("ld_prefix").get<std::string>(), base);
+        }
+        if (j.contains("cpu")) {
+            info.cpu = j.at("cpu").get<std::string>();
+        }
+        return info;
+    } catch (const json::exception& e) {
+        return fail(what, e.what(), hint);
+    }
+}
+
+Result<std::string> read_text(const fs::path& file) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::unexpected(system_error("open " + file.string(), errno));
+    }
+    std::string text;
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) {
+        return std::unexpected(system_error("read " + file.string(), err));
+    }
+    return text;
+}
+
+} // namespace emurun::shim_detail
