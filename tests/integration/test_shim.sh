@@ -1,0 +1,98 @@
+#!/bin/bash
+# Shim fidelity: a shim runs a foreign tool exactly as if it were native — argv[0] as invoked,
+# arguments byte for byte, env, stdin/stdout, exit codes, signals, cwd, PATH lookup, env -i,
+# nested shims, a moved shim dir — and bad input fails at creation with a precise message.
+set -u
+probe=$EMURUN_FIXTURE_DIR/aarch64/probe
+probe2=$EMURUN_FIXTURE_DIR/ppc64le/probe
+for f in "$probe" "$probe2"; do
+    [ -x "$f" ] || { echo "skipped: fixture $f not built (cross compiler missing)"; exit 125; }
+done
+command -v qemu-aarch64 >/dev/null || command -v qemu-aarch64-static >/dev/null ||
+    { echo "skipped: qemu-aarch64 not installed"; exit 125; }
+
+mkdir -p "$EMURUN_TESTDIR_ROOT"
+t=$(mktemp -d "$EMURUN_TESTDIR_ROOT/shim.XXXXXX")
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect() { # name expected actual
+    [ "$2" == "$3" ] || fail "$1: expected <$2>, got <$3>"
+}
+
+s=$t/shims
+"$EMURUN" shim add probe --target "$probe" --dir "$s" >/dev/null || { echo "FAIL: shim add"; exit 1; }
+"$EMURUN" shim add probe2 --target "$probe2" --arch ppc64el --env SHIM_VAR=set --dir "$s" >/dev/null ||
+    { echo "FAIL: shim add probe2"; exit 1; }
+
+expect "runs emulated" aarch64 "$("$s/probe" uname)"
+expect "argv[0] by path" "[0]=<$s/probe>" "$("$s/probe" argv | head -n1)"
+expect "argv[0] through PATH" "[0]=<probe>" "$(PATH=$s:$PATH probe argv | head -n1)"
+expect "args" $'[2]=<a b>\n[3]=<>\n[4]=<"q\' \\\\>\n[5]=<*>' \
+    "$("$s/probe" argv 'a b' '' "\"q' \\\\" '*' | tail -n4)"
+expect "env" 'x y=z' "$(FOO='x y=z' "$s/probe" env FOO)"
+expect "--env" set "$("$s/probe2" env SHIM_VAR)"
+expect "no QEMU_LD_PREFIX leaks into the tool" '<unset>' "$("$s/probe" env QEMU_LD_PREFIX)"
+head -c 100000 /dev/urandom >"$t/blob"
+"$s/probe" cat <"$t/blob" >"$t/blob.out"
+cmp -s "$t/blob" "$t/blob.out" || fail "stdin/stdout not byte-identical"
+for code in 0 3 255; do
+    "$s/probe" exit $code
+    expect "exit $code" $code $?
+done
+for sig in SEGV:139 ABRT:134 KILL:137; do
+    "$s/probe" signal "${sig%:*}" 2>/dev/null
+    expect "signal ${sig%:*}" "${sig#*:}" $?
+done
+mkdir -p "$t/some where"
+expect "cwd" "$(cd "$t/some where" && pwd -P)" "$(cd "$t/some where" && "$s/probe" cwd)"
+expect "env -i" aarch64 "$(env -i "$s/probe" uname)"
+expect "env -i keeps the environment empty" '<unset>' "$(env -i "$s/probe" env PATH)"
+expect "nested shims" ppc64le "$("$s/probe" exec "$s/probe2" uname)"
+expect "nested shims under env -i" ppc64le "$(env -i "$s/probe" exec "$s/probe2" uname)"
+
+# Same pid: the process that runs is the emulator itself, no wrapper stays alive.
+mkfifo "$t/fifo"
+"$s/probe" cat <"$t/fifo" >/dev/null &
+pid=$!
+exec 3>"$t/fifo"
+sleep 0.5
+exe=$(readlink "/proc/$pid/exe")
+case "$exe" in */qemu-aarch64*) ;; *) fail "pid $pid runs $exe, not qemu-aarch64" ;; esac
+exec 3>&-
+wait $pid
+
+# A hard link of emurun when on the same file system: no copy, no startup cost of its own.
+if [ "$(stat -c %d "$EMURUN")" = "$(stat -c %d "$s")" ]; then
+    expect "shim is a hard link of emurun" "$(stat -c %i "$EMURUN")" "$(stat -c %i "$s/probe")"
+fi
+
+# A moved shim dir still works (config is found next to the shim, not by absolute path).
+mv "$s" "$t/moved"
+expect "moved shim dir" aarch64 "$("$t/moved/probe" uname)"
+s=$t/moved
+
+expect "list" "probe probe2" "$("$EMURUN" shim list --dir "$s" | awk '{print $1}' | xargs)"
+"$EMURUN" shim remove probe2 --dir "$s" || fail "shim remove"
+[ ! -e "$s/probe2" ] || fail "shim remove left $s/probe2"
+
+# Bad input: exit 125 and the culprit named.
+bad() { # name expected-substring args...
+    local name=$1 want=$2
+    shift 2
+    local err
+    err=$("$EMURUN" shim add x "$@" --dir "$t/bad" 2>&1 >/dev/null)
+    local rc=$?
+    [ $rc -eq 125 ] || fail "$name: exit $rc, want 125"
+    [[ "$err" == *"$want"* ]] || fail "$name: error <$err> does not mention <$want>"
+}
+bad "missing target" "$t/nope" --target "$t/nope"
+printf 'not a program\n' >"$t/text" && chmod +x "$t/text"
+bad "not ELF" "ELF" --target "$t/text"
+bad "wrong arch" "aarch64 program" --target "$probe" --arch s390x
+mkdir -p "$t/emptyroot"
+bad "sysroot missing libraries" "ld-linux-aarch64.so.1" --target "$probe" --sysroot "$t/emptyroot"
+[ ! -e "$t/bad/x" ] || fail "a failed shim add left $t/bad/x"
+
+[ $failures -eq 0 ] || { echo "$failures failure(s); files in $t"; exit 1; }
+rm -rf "$t"
+echo "shim: all checks passed"
