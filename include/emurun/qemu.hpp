@@ -15,14 +15,16 @@ namespace emurun {
 /// One qemu-user binary found on this machine.
 struct Emulator {
     const Arch* arch = nullptr;
-    std::filesystem::path path;  ///< absolute path, symlinks not resolved
-    bool is_static = false;      ///< statically linked (no PT_INTERP): works inside chroots
+    std::filesystem::path path; ///< absolute path, symlinks not resolved
+    bool is_static = false;     ///< statically linked (no PT_INTERP): works inside chroots
 };
 
-/// Where to look. Order: `dirs`, then $EMURUN_QEMU_DIR, then $PATH, then /usr/bin.
+/// Where to look. Order: `dirs`, then $EMURUN_QEMU_DIR, then $PATH, then /usr/bin (the last
+/// three only when `system` is true).
 struct EmulatorSearch {
-    std::vector<std::filesystem::path> dirs;  ///< extra directories, searched first
-    bool prefer_static = true;  ///< qemu-<cpu>-static before qemu-<cpu> within each directory
+    std::vector<std::filesystem::path> dirs; ///< extra directories, searched first
+    bool system = true;                      ///< also search $EMURUN_QEMU_DIR, $PATH and /usr/bin
+    bool prefer_static = true; ///< qemu-<cpu>-static before qemu-<cpu> within each directory
 };
 
 /// Find the emulator for `arch`. Error when none: "no emulator for ppc64le: qemu-ppc64le not
@@ -31,17 +33,18 @@ struct EmulatorSearch {
                                                            const EmulatorSearch& search = {});
 
 /// Every emulator found for every arch in the table (one per arch, the preferred one).
-[[nodiscard]] EMURUN_EXPORT std::vector<Emulator> find_all_emulators(const EmulatorSearch& search = {});
+[[nodiscard]] EMURUN_EXPORT std::vector<Emulator>
+find_all_emulators(const EmulatorSearch& search = {});
 
 /// The version the emulator reports ("7.2.22"), by reading its binary, not by running it;
 /// nullopt when it cannot be determined.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> emulator_version(const Emulator& emu);
 
-/// Options for one emulated run.
+/// Options for one emulated run. The library prefix travels as QEMU_LD_PREFIX in the
+/// environment (see sysroot.hpp), not as -L, so that programs the guest starts inherit it.
 struct QemuOptions {
-    std::optional<std::string> cpu;         ///< -cpu
-    std::optional<std::filesystem::path> ld_prefix;  ///< passed as QEMU_LD_PREFIX (env), not -L
-    std::optional<std::string> argv0;       ///< -0: argv[0] the guest sees
+    std::optional<std::string> cpu;   ///< -cpu
+    std::optional<std::string> argv0; ///< -0: argv[0] the guest sees
 };
 
 /// The argument vector that runs `program args...` under `emu`:

@@ -1,0 +1,72 @@
+// Library search for dynamic target binaries: "foreign ldd" and the QEMU_LD_PREFIX to run them.
+#pragma once
+
+#include <emurun/arch.hpp>
+#include <emurun/elf.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace emurun {
+
+/// Sysroots used when the user names none: /usr/<triplet> (Debian's cross packages) when it
+/// holds the arch's libc, and / when Debian multiarch dirs /lib/<triplet> or
+/// /usr/lib/<triplet> exist (foreign-arch packages installed on the host).
+[[nodiscard]] EMURUN_EXPORT std::vector<std::filesystem::path> default_sysroots(const Arch& arch);
+
+/// Where one DT_NEEDED library (or the interpreter) was found, or that it is missing.
+struct LibraryLookup {
+    std::string name;                          ///< soname, or the PT_INTERP path
+    std::string needed_by;                     ///< soname/filename of the object that needs it
+    std::optional<std::filesystem::path> path; ///< host path where it resolves; empty = missing
+    std::string package_hint; ///< Debian package likely to provide it, "zlib1g:arm64"
+};
+
+/// The result of resolving a binary's interpreter and libraries, recursively.
+struct LinkMap {
+    std::optional<LibraryLookup> interpreter;    ///< empty for static binaries
+    std::vector<LibraryLookup> libraries;        ///< breadth-first, each soname once
+    std::vector<std::filesystem::path> sysroots; ///< the sysroots searched, in order
+
+    /// Interpreter and every library resolved.
+    [[nodiscard]] EMURUN_EXPORT bool complete() const;
+    /// Names of what is missing (interpreter path first), in lookup order.
+    [[nodiscard]] EMURUN_EXPORT std::vector<std::string> missing() const;
+    /// An Error naming every missing item and how to get it; used by exec, shims and inspect.
+    [[nodiscard]] EMURUN_EXPORT Error missing_error(const std::filesystem::path& binary) const;
+};
+
+/// "Foreign ldd": resolve `elf`'s PT_INTERP and DT_NEEDED (recursively, honouring
+/// DT_RUNPATH/DT_RPATH and $ORIGIN) inside `sysroots`; candidates of another arch are skipped
+/// as the target's loader would skip them. Never fails: what is missing is in the result.
+[[nodiscard]] EMURUN_EXPORT LinkMap
+resolve_libraries(const std::filesystem::path& binary, const ElfInfo& elf,
+                  const std::vector<std::filesystem::path>& sysroots);
+
+/// The Debian package that most likely ships `soname` for `arch` ("libz.so.1" → "zlib1g:arm64"),
+/// or empty if no guess.
+[[nodiscard]] EMURUN_EXPORT std::string guess_package(const std::string& soname, const Arch& arch);
+
+/// Sysroots for one arch, for building a loader prefix.
+struct ArchSysroots {
+    const Arch* arch = nullptr;
+    std::vector<std::filesystem::path> sysroots;
+};
+
+/// The directory to pass as QEMU_LD_PREFIX so binaries of every listed arch find their loader
+/// and libraries. One arch with one sysroot: that sysroot itself. Otherwise a merged prefix of
+/// symlinks is built under `cache_dir` (reused when its inputs are unchanged): each arch's
+/// loader at its PT_INTERP path and each arch's libraries under /lib/<triplet>, where Debian's
+/// loaders look first, so arches never collide.
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
+make_ld_prefix(const std::vector<ArchSysroots>& arches, const std::filesystem::path& cache_dir);
+
+/// $XDG_CACHE_HOME/emurun (or ~/.cache/emurun, or /tmp/emurun-<uid>).
+[[nodiscard]] EMURUN_EXPORT std::filesystem::path cache_dir();
+
+} // namespace emurun

@@ -1,0 +1,188 @@
+#include <emurun/elf.hpp>
+#include <emurun/launch.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+
+namespace {
+
+Result<void> check_runnable(const fs::path& p) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) {
+        return std::unexpected(system_error("stat " + p.string(), errno, "check the path"));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        return fail(p.string(), "is a directory", "name a program file");
+    }
+    if (::access(p.c_str(), X_OK) != 0) {
+        return fail(p.string(), "not executable", "chmod +x " + p.string());
+    }
+    return {};
+}
+
+std::string first_bytes(const fs::path& p, std::size_t n) {
+    std::ifstream in(p, std::ios::binary);
+    std::string s(n, '\0');
+    in.read(s.data(), static_cast<std::streamsize>(n));
+    s.resize(static_cast<std::size_t>(in.gcount()));
+    return s;
+}
+
+LaunchPlan native_plan(const LaunchRequest& req, const fs::path& program, const Arch* arch) {
+    LaunchPlan plan;
+    plan.mode = LaunchMode::native;
+    plan.arch = arch;
+    plan.program = program;
+    plan.exe = program;
+    plan.argv.push_back(req.argv0.value_or(req.program.string()));
+    plan.argv.insert(plan.argv.end(), req.args.begin(), req.args.end());
+    plan.env_set = req.env;
+    return plan;
+}
+
+/// The sysroots the link map actually used, in search order.
+std::vector<fs::path> used_sysroots(const LinkMap& map) {
+    std::vector<fs::path> used;
+    auto note = [&](const std::optional<fs::path>& p) {
+        for (const auto& root : map.sysroots) {
+            auto rel = p ? p->lexically_relative(root) : fs::path();
+            if (p && !rel.empty() && !rel.string().starts_with("..") &&
+                std::ranges::find(used, root) == used.end()) {
+                used.push_back(root);
+                return;
+            }
+        }
+    };
+    if (map.interpreter) {
+        note(map.interpreter->path);
+    }
+    for (const auto& l : map.libraries) {
+        note(l.path);
+    }
+    return used;
+}
+
+Result<void> add_library_env(LaunchPlan& plan, const LaunchRequest& req, const ElfInfo& elf) {
+    const Arch& arch = *elf.arch;
+    auto sysroots = req.sysroots.empty() ? default_sysroots(arch) : req.sysroots;
+    LinkMap map = resolve_libraries(plan.program, elf, sysroots);
+    if (!map.complete()) {
+        return std::unexpected(map.missing_error(plan.program));
+    }
+    auto used = used_sysroots(map);
+    if (used.empty()) {
+        return {};
+    }
+    auto prefix = make_ld_prefix({ArchSysroots{&arch, used}}, cache_dir());
+    if (!prefix) {
+        return std::unexpected(prefix.error());
+    }
+    plan.ld_prefix = *prefix;
+    plan.env_set["QEMU_LD_PREFIX"] = prefix->string();
+    plan.notes.push_back("QEMU_LD_PREFIX=" + prefix->string());
+    return {};
+}
+
+Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& program,
+                                 const ElfInfo& elf) {
+    LaunchPlan plan = native_plan(req, program, elf.arch);
+    plan.mode = req.use_binfmt ? LaunchMode::binfmt : LaunchMode::qemu;
+    if (!elf.is_static()) {
+        if (auto r = add_library_env(plan, req, elf); !r) {
+            return std::unexpected(r.error());
+        }
+    }
+    if (req.use_binfmt) {
+        return plan;
+    }
+    auto emu = find_emulator(*elf.arch, req.emulators);
+    if (!emu) {
+        return std::unexpected(emu.error());
+    }
+    plan.emulator = *emu;
+    plan.exe = emu->path;
+    QemuOptions opts{req.cpu, plan.argv[0]};
+    plan.argv = qemu_command(*emu, program, req.args, opts);
+    plan.notes.push_back(std::string("emulator ") + emu->path.string() +
+                         (emu->is_static ? " (static)" : " (dynamic)"));
+    return plan;
+}
+
+} // namespace
+
+std::string_view to_string(LaunchMode mode) {
+    switch (mode) {
+    case LaunchMode::native:
+        return "native";
+    case LaunchMode::binfmt:
+        return "binfmt";
+    case LaunchMode::qemu:
+        return "qemu";
+    }
+    return "?";
+}
+
+Result<fs::path> find_program(const std::string& name, const std::string& path_list) {
+    if (name.find('/') != std::string::npos) {
+        return fs::path(name);
+    }
+    std::stringstream ss(path_list);
+    std::string dir;
+    while (std::getline(ss, dir, ':')) {
+        fs::path candidate = (dir.empty() ? fs::path(".") : fs::path(dir)) / name;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            return candidate;
+        }
+    }
+    return fail(name, "not found in PATH", "give the program's path");
+}
+
+Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
+    const char* path_env = std::getenv("PATH");
+    auto program = find_program(req.program.string(), path_env ? path_env : "/usr/bin:/bin");
+    if (!program) {
+        return std::unexpected(program.error());
+    }
+    if (auto ok = check_runnable(*program); !ok) {
+        return std::unexpected(ok.error());
+    }
+    if (first_bytes(*program, 2) == "#!") {
+        auto plan = native_plan(req, *program, nullptr);
+        plan.notes.push_back("#! script: runs natively; foreign programs it starts need "
+                             "'emurun sandbox' or registered binfmt handlers");
+        return plan;
+    }
+    auto elf = read_elf(*program);
+    if (!elf) {
+        return fail("cannot run " + program->string(), elf.error().why,
+                    "emurun runs ELF programs and #! scripts");
+    }
+    if (elf->arch == nullptr) {
+        return fail("cannot run " + program->string(),
+                    "ELF machine " + std::to_string(elf->machine) + " (" +
+                        std::string(elf->endianness()) + "-endian, " +
+                        (elf->elf_class == 2 ? "64" : "32") + "-bit) is not in emurun's table",
+                    "see 'emurun inspect " + program->string() + "'");
+    }
+    if (req.arch != nullptr && req.arch != elf->arch) {
+        return fail("cannot run " + program->string() + " as " + req.arch->name,
+                    "the file is a " + elf->arch->name + " program",
+                    "drop --arch or use --arch " + elf->arch->name);
+    }
+    if (runs_natively(*elf->arch)) {
+        return native_plan(req, *program, elf->arch);
+    }
+    return emulated_plan(req, *program, *elf);
+}
+
+} // namespace emurun

@@ -1,0 +1,126 @@
+#include <emurun/elf.hpp>
+#include <emurun/qemu.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_executable_file(const fs::path& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+void append_path_list(std::vector<fs::path>& dirs, const char* list) {
+    if (list == nullptr) {
+        return;
+    }
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ':')) {
+        if (!item.empty()) {
+            dirs.emplace_back(item);
+        }
+    }
+}
+
+std::vector<fs::path> search_dirs(const EmulatorSearch& search) {
+    std::vector<fs::path> dirs = search.dirs;
+    if (!search.system) {
+        return dirs;
+    }
+    append_path_list(dirs, std::getenv("EMURUN_QEMU_DIR"));
+    append_path_list(dirs, std::getenv("PATH"));
+    dirs.emplace_back("/usr/bin");
+    return dirs;
+}
+
+std::vector<std::string> candidate_names(const Arch& arch, bool prefer_static) {
+    std::string dyn = "qemu-" + arch.qemu;
+    std::string sta = dyn + "-static";
+    return prefer_static ? std::vector{sta, dyn} : std::vector{dyn, sta};
+}
+
+Emulator make_emulator(const Arch& arch, const fs::path& path) {
+    Emulator e;
+    e.arch = &arch;
+    e.path = path.is_absolute() ? path : fs::absolute(path);
+    auto info = read_elf(e.path, std::size_t{64} << 20);
+    e.is_static = info && info->is_static();
+    return e;
+}
+
+} // namespace
+
+Result<Emulator> find_emulator(const Arch& arch, const EmulatorSearch& search) {
+    const auto dirs = search_dirs(search);
+    // A static emulator anywhere beats a dynamic one earlier in PATH: it starts faster and
+    // works inside chroots. Within one kind, search order decides.
+    for (const auto& name : candidate_names(arch, search.prefer_static)) {
+        for (const auto& dir : dirs) {
+            if (is_executable_file(dir / name)) {
+                return make_emulator(arch, dir / name);
+            }
+        }
+    }
+    return fail("no emulator for " + arch.name,
+                "qemu-" + arch.qemu + " not found in $EMURUN_QEMU_DIR, PATH or /usr/bin",
+                "apt-get install qemu-user-static, or set EMURUN_QEMU_DIR");
+}
+
+std::vector<Emulator> find_all_emulators(const EmulatorSearch& search) {
+    std::vector<Emulator> out;
+    for (const auto& arch : all_arches()) {
+        if (auto e = find_emulator(arch, search)) {
+            out.push_back(*e);
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> emulator_version(const Emulator& emu) {
+    // qemu-user embeds its banner "qemu-<cpu> version X.Y.Z (...)"; reading it avoids running
+    // a process (this module spawns nothing).
+    std::ifstream in(emu.path, std::ios::binary);
+    if (!in || emu.arch == nullptr) {
+        return std::nullopt;
+    }
+    const std::string needle = "qemu-" + emu.arch->qemu + " version ";
+    std::string carry;
+    std::vector<char> buf(1 << 20);
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+        std::string chunk = carry + std::string(buf.data(), static_cast<std::size_t>(in.gcount()));
+        if (auto pos = chunk.find(needle); pos != std::string::npos) {
+            auto start = pos + needle.size();
+            auto end = chunk.find_first_of(std::string(" \n\0", 3), start);
+            if (end != std::string::npos) {
+                return chunk.substr(start, end - start);
+            }
+        }
+        carry = chunk.size() > 256 ? chunk.substr(chunk.size() - 256) : chunk;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> qemu_command(const Emulator& emu, const fs::path& program,
+                                      const std::vector<std::string>& args,
+                                      const QemuOptions& options) {
+    std::vector<std::string> argv{emu.path.string()};
+    if (options.cpu) {
+        argv.insert(argv.end(), {"-cpu", *options.cpu});
+    }
+    if (options.argv0) {
+        argv.insert(argv.end(), {"-0", *options.argv0});
+    }
+    argv.push_back(program.string());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+}
+
+} // namespace emurun

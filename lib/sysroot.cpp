@@ -1,0 +1,177 @@
+#include <emurun/sysroot.hpp>
+
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool path_exists(const fs::path& p) {
+    std::error_code ec;
+    return fs::exists(p, ec);
+}
+
+/// True when the file at `p` starts with an ELF header of `arch` (the kernel's magic/mask rule
+/// and e_machine): the check a target loader makes before it accepts a candidate library.
+bool is_object_of(const fs::path& p, const Arch& arch) {
+    std::ifstream in(p, std::ios::binary);
+    unsigned char hdr[64] = {};
+    if (!in.read(reinterpret_cast<char*>(hdr), sizeof hdr) && in.gcount() < 20) {
+        return false;
+    }
+    // Libraries are ET_DYN; the magic/mask already admits EXEC and DYN alike.
+    return arch.matches(std::span<const unsigned char>(hdr, static_cast<std::size_t>(in.gcount())));
+}
+
+/// Directories a Debian-built loader of `arch` searches by default, relative to a sysroot.
+std::vector<fs::path> default_lib_dirs(const Arch& arch) {
+    const std::string t = arch.triplet;
+    std::vector<fs::path> dirs{"lib/" + t, "usr/lib/" + t, "lib", "usr/lib"};
+    if (arch.elf_class == 2) {
+        dirs.insert(dirs.end(), {"lib64", "usr/lib64"});
+    } else {
+        dirs.insert(dirs.end(), {"lib32", "usr/lib32"});
+    }
+    return dirs;
+}
+
+std::string expand_origin(std::string entry, const fs::path& origin) {
+    for (const std::string token : {"${ORIGIN}", "$ORIGIN"}) {
+        for (auto pos = entry.find(token); pos != std::string::npos; pos = entry.find(token)) {
+            entry.replace(pos, token.size(), origin.string());
+        }
+    }
+    return entry;
+}
+
+/// Directories to search for the libraries `elf` needs, in the loader's order.
+std::vector<fs::path> search_dirs(const ElfInfo& elf, const fs::path& object_path,
+                                  const std::vector<fs::path>& sysroots) {
+    std::vector<fs::path> dirs;
+    const auto origin = object_path.parent_path();
+    const auto& list = elf.runpath.empty() ? elf.rpath : elf.runpath;
+    for (const auto& raw : list) {
+        const bool has_origin = raw.find("ORIGIN") != std::string::npos;
+        const std::string entry = expand_origin(raw, origin);
+        if (has_origin || entry.empty() || entry[0] != '/') {
+            dirs.emplace_back(entry);
+            continue;
+        }
+        for (const auto& root : sysroots) {
+            dirs.push_back(root / fs::path(entry).relative_path());
+        }
+    }
+    for (const auto& root : sysroots) {
+        for (const auto& d : default_lib_dirs(*elf.arch)) {
+            dirs.push_back(root / d);
+        }
+    }
+    return dirs;
+}
+
+std::optional<fs::path> find_library(const std::string& name, const std::vector<fs::path>& dirs,
+                                     const Arch& arch) {
+    if (name.find('/') != std::string::npos) {
+        return path_exists(name) && is_object_of(name, arch) ? std::optional<fs::path>(name)
+                                                             : std::nullopt;
+    }
+    for (const auto& d : dirs) {
+        auto candidate = d / name;
+        if (path_exists(candidate) && is_object_of(candidate, arch)) {
+            return candidate;
+        }
+    }
+    return std::nullopt;
+}
+
+LibraryLookup lookup_interpreter(const ElfInfo& elf, const std::vector<fs::path>& sysroots,
+                                 const std::string& needed_by) {
+    LibraryLookup l{*elf.interpreter, needed_by, std::nullopt, ""};
+    for (const auto& root : sysroots) {
+        auto candidate = root / fs::path(*elf.interpreter).relative_path();
+        if (path_exists(candidate) && is_object_of(candidate, *elf.arch)) {
+            l.path = candidate;
+            break;
+        }
+    }
+    if (!l.path) {
+        l.package_hint = elf.arch->debian.empty() ? "" : "libc6:" + elf.arch->debian;
+    }
+    return l;
+}
+
+} // namespace
+
+std::vector<fs::path> default_sysroots(const Arch& arch) {
+    std::vector<fs::path> out;
+    if (arch.triplet.empty()) {
+        return out;
+    }
+    const fs::path cross = fs::path("/usr") / arch.triplet;
+    if (path_exists(cross / "lib")) {
+        out.push_back(cross);
+    }
+    if (path_exists(fs::path("/lib") / arch.triplet) ||
+        path_exists(fs::path("/usr/lib") / arch.triplet)) {
+        out.emplace_back("/");
+    }
+    return out;
+}
+
+LinkMap resolve_libraries(const fs::path& binary, const ElfInfo& elf,
+                          const std::vector<fs::path>& sysroots) {
+    LinkMap map;
+    map.sysroots = sysroots;
+    if (elf.arch == nullptr) {
+        return map;
+    }
+    const std::string self = binary.filename().string();
+    if (elf.interpreter) {
+        map.interpreter = lookup_interpreter(elf, sysroots, self);
+    }
+    std::set<std::string> seen;
+    std::deque<std::pair<fs::path, ElfInfo>> queue{{binary, elf}};
+    while (!queue.empty()) {
+        auto [path, info] = std::move(queue.front());
+        queue.pop_front();
+        const auto dirs = search_dirs(info, path, sysroots);
+        const std::string by = info.soname.value_or(path.filename().string());
+        for (const auto& name : info.needed) {
+            if (!seen.insert(name).second) {
+                continue;
+            }
+            LibraryLookup l{name, by, find_library(name, dirs, *elf.arch), ""};
+            if (!l.path) {
+                l.package_hint = guess_package(name, *elf.arch);
+            } else if (auto sub = read_elf(*l.path); sub && sub->arch != nullptr) {
+                queue.emplace_back(*l.path, std::move(*sub));
+            }
+            map.libraries.push_back(std::move(l));
+        }
+    }
+    return map;
+}
+
+bool LinkMap::complete() const {
+    return missing().empty();
+}
+
+std::vector<std::string> LinkMap::missing() const {
+    std::vector<std::string> out;
+    if (interpreter && !interpreter->path) {
+        out.push_back(interpreter->name);
+    }
+    for (const auto& l : libraries) {
+        if (!l.path) {
+            out.push_back(l.name);
+        }
+    }
+    return out;
+}
+
+} // namespace emurun

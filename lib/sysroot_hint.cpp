@@ -1,0 +1,108 @@
+// Telling the user which Debian package provides a missing library.
+#include <emurun/sysroot.hpp>
+
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace emurun {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, std::string_view>, 16> k_known{{
+    {"libc.so.6", "libc6"},
+    {"libm.so.6", "libc6"},
+    {"libpthread.so.0", "libc6"},
+    {"libdl.so.2", "libc6"},
+    {"librt.so.1", "libc6"},
+    {"libresolv.so.2", "libc6"},
+    {"libutil.so.1", "libc6"},
+    {"libstdc++.so.6", "libstdc++6"},
+    {"libgcc_s.so.1", "libgcc-s1"},
+    {"libz.so.1", "zlib1g"},
+    {"libssl.so.3", "libssl3"},
+    {"libcrypto.so.3", "libssl3"},
+    {"libatomic.so.1", "libatomic1"},
+    {"libgomp.so.1", "libgomp1"},
+    {"libffi.so.8", "libffi8"},
+    {"libbz2.so.1.0", "libbz2-1.0"},
+}};
+
+/// Debian's library package naming: libNAME.so.V -> libNAMEV, or libNAME-V when NAME ends in
+/// a digit (policy 8.1).
+std::string by_policy(const std::string& soname) {
+    auto so = soname.find(".so.");
+    if (!soname.starts_with("lib") || so == std::string::npos) {
+        return {};
+    }
+    std::string name = soname.substr(0, so);
+    std::string version = soname.substr(so + 4);
+    version = version.substr(0, version.find('.'));
+    if (version.empty()) {
+        return {};
+    }
+    std::string pkg = name;
+    if (std::isdigit(static_cast<unsigned char>(name.back())) != 0) {
+        pkg += '-';
+    }
+    pkg += version;
+    for (auto& c : pkg) {
+        c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return pkg;
+}
+
+} // namespace
+
+std::string guess_package(const std::string& soname, const Arch& arch) {
+    std::string pkg;
+    for (const auto& [so, p] : k_known) {
+        if (so == soname) {
+            pkg = p;
+        }
+    }
+    if (pkg.empty() && (soname.starts_with("ld-") || soname.starts_with("/"))) {
+        pkg = "libc6";
+    }
+    if (pkg.empty()) {
+        pkg = by_policy(soname);
+    }
+    if (pkg.empty() || arch.debian.empty()) {
+        return pkg;
+    }
+    return pkg + ":" + arch.debian;
+}
+
+Error LinkMap::missing_error(const std::filesystem::path& binary) const {
+    std::string why;
+    std::string pkgs;
+    auto add = [&](const LibraryLookup& l) {
+        why += (why.empty() ? "" : ", ") + l.name + " (needed by " + l.needed_by + ")";
+        if (!l.package_hint.empty() && pkgs.find(l.package_hint) == std::string::npos) {
+            pkgs += (pkgs.empty() ? "" : " ") + l.package_hint;
+        }
+    };
+    if (interpreter && !interpreter->path) {
+        add(*interpreter);
+    }
+    for (const auto& l : libraries) {
+        if (!l.path) {
+            add(l);
+        }
+    }
+    std::string searched;
+    for (const auto& s : sysroots) {
+        searched += (searched.empty() ? "" : ", ") + s.string();
+    }
+    std::string hint = "give --sysroot DIR holding them";
+    if (!pkgs.empty()) {
+        hint += "; Debian ships them in " + pkgs +
+                " ('emurun sysroot fetch' unpacks packages into a sysroot)";
+    }
+    return Error{"cannot run " + binary.string(),
+                 "missing from the sysroot (searched: " + (searched.empty() ? "none" : searched) +
+                     "): " + why,
+                 hint};
+}
+
+} // namespace emurun

@@ -1,0 +1,50 @@
+#!/bin/bash
+# emurun's own failures exit 125 with a message saying what to do; usage errors exit 2.
+. "$(dirname "$0")/lib/common.sh"
+
+run() { rc=0; err=$("$EMURUN" "$@" 2>&1 >/dev/null) || rc=$?; }
+
+run exec -- "$T/nope"
+expect_eq "missing program: 125" 125 "$rc"
+expect_contains "missing program: message" "$err" "emurun: error: stat $T/nope failed: No such file or directory"
+
+printf 'hello' > "$T/data"; chmod +x "$T/data"
+run exec -- "$T/data"
+expect_eq "not ELF: 125" 125 "$rc"
+expect_contains "not ELF: message" "$err" "not an ELF file"
+
+printf '\177ELF' > "$T/short"; chmod +x "$T/short"
+run exec -- "$T/short"
+expect_eq "truncated ELF: 125" 125 "$rc"
+
+cp "$EMURUN_FIXTURE_DIR/native/probe" "$T/noexec"; chmod -x "$T/noexec"
+run exec -- "$T/noexec"
+expect_eq "not executable: 125" 125 "$rc"
+expect_contains "not executable: hint" "$err" "chmod +x"
+
+run exec --arch frobnicator -- /bin/true
+expect_eq "unknown arch: 125" 125 "$rc"
+expect_contains "unknown arch: lists known" "$err" "known: "
+
+run exec --env NOEQUALS -- /bin/true
+expect_eq "bad --env: usage 2" 2 "$rc"
+
+run exec --no-such-flag -- /bin/true
+expect_eq "bad flag: usage 2" 2 "$rc"
+
+run exec
+expect_eq "no program: usage 2" 2 "$rc"
+
+if [ -x "$EMURUN_FIXTURE_DIR/aarch64/probe" ]; then
+    run exec --arch ppc64le -- "$EMURUN_FIXTURE_DIR/aarch64/probe"
+    expect_eq "wrong arch: 125" 125 "$rc"
+    expect_contains "wrong arch: message" "$err" "is a aarch64 program"
+    # A dynamic binary with an empty sysroot: the loader is named as missing.
+    mkdir -p "$T/empty"
+    run exec --sysroot "$T/empty" -- "$EMURUN_FIXTURE_DIR/aarch64/hello"
+    expect_eq "missing libs: 125" 125 "$rc"
+    expect_contains "missing libs: loader named" "$err" "/lib/ld-linux-aarch64.so.1"
+    expect_contains "missing libs: libstdc++ named" "$err" "libstdc++.so.6"
+    expect_contains "missing libs: package hint" "$err" "libstdc++6:arm64"
+fi
+finish

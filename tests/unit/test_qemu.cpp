@@ -1,0 +1,86 @@
+#include "testdir.hpp"
+
+#include <emurun/qemu.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace emurun;
+
+namespace {
+const Arch& arch(const char* name) {
+    return **find_arch(name);
+}
+
+fs::path fake_emulator(const fs::path& dir, const std::string& name, const std::string& body) {
+    fs::create_directories(dir);
+    auto p = dir / name;
+    std::ofstream(p, std::ios::binary) << body;
+    fs::permissions(p, fs::perms::owner_all);
+    return p;
+}
+} // namespace
+
+TEST_CASE("qemu: static emulator preferred over dynamic, explicit dirs first") {
+    auto dir = test::testdir("qemu-prefer");
+    fake_emulator(dir, "qemu-aarch64", "dyn");
+    fake_emulator(dir, "qemu-aarch64-static", "sta");
+    EmulatorSearch s{{dir}, false, true};
+    auto e = find_emulator(arch("arm64"), s);
+    REQUIRE(e.has_value());
+    CHECK(e->path == dir / "qemu-aarch64-static");
+    s.prefer_static = false;
+    CHECK(find_emulator(arch("arm64"), s)->path == dir / "qemu-aarch64");
+}
+
+TEST_CASE("qemu: missing emulator names the binary and the package") {
+    EmulatorSearch s{{test::testdir("qemu-empty")}, false, true};
+    auto e = find_emulator(arch("ppc64el"), s);
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().message().find("no emulator for ppc64le") != std::string::npos);
+    CHECK(e.error().message().find("qemu-ppc64le") != std::string::npos);
+    CHECK(e.error().message().find("apt-get install qemu-user") != std::string::npos);
+}
+
+TEST_CASE("qemu: a non-executable file is not an emulator") {
+    auto dir = test::testdir("qemu-noexec");
+    auto p = fake_emulator(dir, "qemu-s390x", "x");
+    fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write);
+    CHECK_FALSE(find_emulator(arch("s390x"), EmulatorSearch{{dir}, false, true}).has_value());
+}
+
+TEST_CASE("qemu: version is read from the binary's banner") {
+    auto dir = test::testdir("qemu-version");
+    std::string body(3 << 20, 'x'); // the banner straddles the 1 MiB read boundary
+    body.replace((1 << 20) - 10, 40, std::string("qemu-riscv64 version 9.1.3 (Debian)\0", 37));
+    fake_emulator(dir, "qemu-riscv64", body);
+    auto e = find_emulator(arch("riscv64"), EmulatorSearch{{dir}, false, true});
+    REQUIRE(e.has_value());
+    CHECK_FALSE(e->is_static); // not even ELF
+    CHECK(emulator_version(*e) == "9.1.3");
+}
+
+TEST_CASE("qemu: the installed emulators report their version and linkage") {
+    auto e = find_emulator(arch("aarch64"));
+    if (!e) {
+        MESSAGE("skipped: " << e.error().message());
+        return;
+    }
+    auto v = emulator_version(*e);
+    REQUIRE(v.has_value());
+    CHECK(std::isdigit(static_cast<unsigned char>(v->front())));
+    if (e->path.filename() == "qemu-aarch64-static") {
+        CHECK(e->is_static);
+    }
+}
+
+TEST_CASE("qemu: command line keeps arguments verbatim") {
+    Emulator emu{&arch("aarch64"), "/usr/bin/qemu-aarch64-static", true};
+    auto argv =
+        qemu_command(emu, "/bin/prog", {"a b", "", "-0"}, QemuOptions{"cortex-a72", "prog"});
+    CHECK(argv == std::vector<std::string>{"/usr/bin/qemu-aarch64-static", "-cpu", "cortex-a72",
+                                           "-0", "prog", "/bin/prog", "a b", "", "-0"});
+}

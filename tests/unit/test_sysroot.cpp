@@ -1,0 +1,127 @@
+#include "testdir.hpp"
+
+#include <emurun/sysroot.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using namespace emurun;
+
+namespace {
+const Arch& arch(const char* name) {
+    return **find_arch(name);
+}
+
+bool have(const fs::path& p) {
+    if (fs::exists(p)) {
+        return true;
+    }
+    MESSAGE("skipped: " << p << " missing (install the cross compilers: tools/install-deps)");
+    return false;
+}
+
+/// A sysroot with only the aarch64 loader and libc copied from Debian's cross packages.
+fs::path partial_sysroot(const std::string& name) {
+    auto root = test::testdir(name);
+    fs::create_directories(root / "lib");
+    for (const char* f : {"ld-linux-aarch64.so.1", "libc.so.6"}) {
+        fs::copy_file(fs::path("/usr/aarch64-linux-gnu/lib") / f, root / "lib" / f);
+    }
+    return root;
+}
+} // namespace
+
+TEST_CASE("sysroot: guesses Debian packages by name and policy") {
+    CHECK(guess_package("libz.so.1", arch("arm64")) == "zlib1g:arm64");
+    CHECK(guess_package("libstdc++.so.6", arch("ppc64le")) == "libstdc++6:ppc64el");
+    CHECK(guess_package("libprotobuf.so.32", arch("aarch64")) == "libprotobuf32:arm64");
+    CHECK(guess_package("libfoo2.so.1.4", arch("aarch64")) == "libfoo2-1:arm64");
+    CHECK(guess_package("/lib/ld64.so.1", arch("s390x")) == "libc6:s390x");
+    CHECK(guess_package("weird", arch("s390x")).empty());
+}
+
+TEST_CASE("sysroot: resolves a dynamic C++ fixture in Debian's cross sysroot") {
+    auto bin = test::fixture("aarch64/hello");
+    if (!have(bin) || !have("/usr/aarch64-linux-gnu/lib/libstdc++.so.6")) {
+        return;
+    }
+    auto elf = read_elf(bin);
+    REQUIRE(elf.has_value());
+    auto roots = default_sysroots(arch("aarch64"));
+    REQUIRE_FALSE(roots.empty());
+    CHECK(roots.front() == "/usr/aarch64-linux-gnu");
+    auto map = resolve_libraries(bin, *elf, roots);
+    CHECK(map.complete());
+    REQUIRE(map.interpreter.has_value());
+    CHECK(map.interpreter->path == fs::path("/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1"));
+    std::vector<std::string> names;
+    for (const auto& l : map.libraries) {
+        names.push_back(l.name);
+    }
+    // libstdc++ pulls in libm and libgcc_s: the walk is recursive.
+    for (const char* want : {"libstdc++.so.6", "libc.so.6", "libm.so.6", "libgcc_s.so.1"}) {
+        CHECK_MESSAGE(std::ranges::find(names, want) != names.end(), want);
+    }
+}
+
+TEST_CASE("sysroot: missing libraries are named with their package, wrong-arch ones skipped") {
+    auto bin = test::fixture("aarch64/hello");
+    if (!have(bin) || !have("/usr/powerpc64le-linux-gnu/lib/libstdc++.so.6")) {
+        return;
+    }
+    auto root = partial_sysroot("partial");
+    // A ppc64le libstdc++ where an aarch64 one is looked for must not count.
+    fs::copy_file("/usr/powerpc64le-linux-gnu/lib/libstdc++.so.6", root / "lib/libstdc++.so.6");
+    auto map = resolve_libraries(bin, *read_elf(bin), {root});
+    CHECK_FALSE(map.complete());
+    CHECK(map.interpreter->path.has_value());
+    auto missing = map.missing();
+    CHECK(std::ranges::find(missing, "libstdc++.so.6") != missing.end());
+    CHECK(std::ranges::find(missing, "libc.so.6") == missing.end());
+    auto msg = map.missing_error(bin).message();
+    CHECK(msg.find("libstdc++.so.6 (needed by hello)") != std::string::npos);
+    CHECK(msg.find("libstdc++6:arm64") != std::string::npos);
+    CHECK(msg.find(root.string()) != std::string::npos);
+}
+
+TEST_CASE("sysroot: an empty sysroot misses the interpreter first") {
+    auto bin = test::fixture("aarch64/probe");
+    if (!have(bin)) {
+        return;
+    }
+    auto map = resolve_libraries(bin, *read_elf(bin), {test::testdir("empty-root")});
+    auto missing = map.missing();
+    REQUIRE_FALSE(missing.empty());
+    CHECK(missing.front() == "/lib/ld-linux-aarch64.so.1");
+}
+
+TEST_CASE("sysroot: one arch with one sysroot uses it directly as QEMU_LD_PREFIX") {
+    auto p = make_ld_prefix({{&arch("aarch64"), {"/usr/aarch64-linux-gnu"}}}, test::testdir("c1"));
+    REQUIRE(p.has_value());
+    CHECK(*p == "/usr/aarch64-linux-gnu");
+}
+
+TEST_CASE("sysroot: a merged prefix serves several arches without collisions") {
+    if (!have("/usr/aarch64-linux-gnu/lib/libc.so.6") ||
+        !have("/usr/powerpc64le-linux-gnu/lib/libc.so.6")) {
+        return;
+    }
+    auto cache = test::testdir("merged");
+    std::vector<ArchSysroots> spec{{&arch("aarch64"), {"/usr/aarch64-linux-gnu"}},
+                                   {&arch("ppc64le"), {"/usr/powerpc64le-linux-gnu"}}};
+    auto p = make_ld_prefix(spec, cache);
+    REQUIRE(p.has_value());
+    auto target = [&](const char* rel) { return fs::canonical(*p / rel); };
+    CHECK(target("lib/ld-linux-aarch64.so.1").string().starts_with("/usr/aarch64-linux-gnu/"));
+    CHECK(target("lib64/ld64.so.2").string().starts_with("/usr/powerpc64le-linux-gnu/"));
+    CHECK(
+        target("lib/aarch64-linux-gnu/libc.so.6").string().starts_with("/usr/aarch64-linux-gnu/"));
+    CHECK(target("lib/powerpc64le-linux-gnu/libc.so.6")
+              .string()
+              .starts_with("/usr/powerpc64le-linux-gnu/"));
+    // Built once, then reused.
+    auto again = make_ld_prefix(spec, cache);
+    CHECK(again == p);
+}

@@ -1,0 +1,40 @@
+#include "cli_common.hpp"
+
+#include "cli.hpp"
+
+#include <sstream>
+
+namespace emurun::cli {
+
+std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items) {
+    std::map<std::string, std::string> out;
+    for (const auto& item : items) {
+        auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            throw Failure(Error{"--env " + item, "expected NAME=VALUE", "e.g. --env LANG=C"},
+                          k_exit_usage);
+        }
+        out[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+    return out;
+}
+
+std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& items) {
+    return {items.begin(), items.end()};
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+    std::vector<std::string> out;
+    for (const auto& item : items) {
+        std::stringstream ss(item);
+        std::string part;
+        while (std::getline(ss, part, ',')) {
+            if (!part.empty()) {
+                out.push_back(part);
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace emurun::cli

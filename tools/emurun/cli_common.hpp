@@ -1,0 +1,20 @@
+// Small parsing helpers shared by subcommands.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace emurun::cli {
+
+/// "K=V" strings into a map; throws Failure (exit 2) naming a malformed one.
+std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items);
+
+/// Strings into paths.
+std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& items);
+
+/// Split "a,b,c" (and repeated options) into items, dropping empty ones.
+std::vector<std::string> split_list(const std::vector<std::string>& items);
+
+} // namespace emurun::cli
