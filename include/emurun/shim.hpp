@@ -27,13 +27,14 @@ inline constexpr const char* k_shim_config_dir = ".emurun-shims";
 
 /// What to create: a shim called `name` that runs `target` under emulation.
 struct ShimSpec {
-    std::string name;                            ///< file name in the shim dir, e.g. "protoc"
-    std::filesystem::path target;                ///< the foreign program (made absolute)
-    const Arch* arch = nullptr;                  ///< expected arch; nullptr = from the ELF
-    std::vector<std::filesystem::path> sysroots; ///< empty = the arch's default sysroots
-    std::map<std::string, std::string> env;      ///< set for the tool (and the emulator)
-    std::optional<std::string> cpu;              ///< qemu -cpu model
-    EmulatorSearch emulators;                    ///< where to find qemu at creation time
+    // Default member initializers let callers use designated initializers under -Wextra.
+    std::string name{};                            ///< file name in the shim dir, e.g. "protoc"
+    std::filesystem::path target{};                ///< the foreign program (made absolute)
+    const Arch* arch = nullptr;                    ///< expected arch; nullptr = from the ELF
+    std::vector<std::filesystem::path> sysroots{}; ///< empty = the arch's default sysroots
+    std::map<std::string, std::string> env{};      ///< set for the tool (and the emulator)
+    std::optional<std::string> cpu{};              ///< qemu -cpu model
+    EmulatorSearch emulators{};                    ///< where to find qemu at creation time
 };
 
 /// One shim as recorded in its sidecar. Paths are absolute (resolved against the shim dir).

@@ -1,0 +1,173 @@
+#include "testdir.hpp"
+
+#include <emurun/qemu.hpp>
+#include <emurun/shim.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+
+namespace fs = std::filesystem;
+using namespace emurun;
+using emurun::test::fixture;
+using emurun::test::testdir;
+using emurun::test::write_file;
+
+namespace {
+
+/// Any executable works as the launcher for creation tests; running shims is tested by
+/// tests/integration/test_shim.sh with the real emurun.
+fs::path launcher() {
+    return write_file("launcher", "#!/bin/sh\n");
+}
+
+bool have_aarch64() {
+    auto arch = find_arch("aarch64");
+    return fs::exists(fixture("aarch64/probe")) && arch && find_emulator(**arch).has_value();
+}
+
+} // namespace
+
+TEST_CASE("shim: names that are not plain file names are refused") {
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    for (const std::string name : {"", "a/b", ".hidden", ".."}) {
+        auto r = add_shim(testdir("names"), ShimSpec{.name = name, .target = "/bin/true"}, l);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message().find("shim name") != std::string::npos);
+    }
+}
+
+TEST_CASE("shim: bad targets are named in the error") {
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    const fs::path dir = testdir("bad");
+    auto missing = add_shim(dir, ShimSpec{.name = "t", .target = dir / "no-such-tool"}, l);
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().message().find("no-such-tool") != std::string::npos);
+
+    fs::path text = write_file("notelf", "just text, not a program\n");
+    ::chmod(text.c_str(), 0755);
+    auto not_elf = add_shim(dir, ShimSpec{.name = "t", .target = text}, l);
+    REQUIRE_FALSE(not_elf);
+    CHECK(not_elf.error().message().find("ELF") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "t"));
+}
+
+TEST_CASE("shim: wrong --arch and missing libraries fail at creation") {
+    if (!have_aarch64() || !find_arch("ppc64le")) {
+        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64");
+        return;
+    }
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    const fs::path dir = testdir("checks");
+    auto wrong = add_shim(
+        dir,
+        ShimSpec{.name = "p", .target = fixture("aarch64/probe"), .arch = *find_arch("ppc64le")},
+        l);
+    REQUIRE_FALSE(wrong);
+    CHECK(wrong.error().message().find("aarch64") != std::string::npos);
+    CHECK(wrong.error().message().find("ppc64le") != std::string::npos);
+
+    auto empty_root = testdir("empty-sysroot");
+    auto nolibs = add_shim(
+        dir, ShimSpec{.name = "p", .target = fixture("aarch64/probe"), .sysroots = {empty_root}},
+        l);
+    REQUIRE_FALSE(nolibs);
+    CHECK(nolibs.error().message().find("ld-linux-aarch64.so.1") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "p"));
+}
+
+TEST_CASE("shim: add, read back, list, command line, remove") {
+    if (!have_aarch64()) {
+        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64");
+        return;
+    }
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    const fs::path dir = testdir("roundtrip");
+    auto made = add_shim(
+        dir, ShimSpec{.name = "probe", .target = fixture("aarch64/probe"), .env = {{"K", "V"}}}, l);
+    REQUIRE_MESSAGE(made, (made ? "" : made.error().message()));
+    CHECK(fs::exists(dir / "probe"));
+    CHECK(fs::equivalent(fs::path(made->target), fixture("aarch64/probe")));
+
+    auto back = read_shim(dir / "probe");
+    REQUIRE(back);
+    CHECK(back->arch == "aarch64");
+    CHECK_FALSE(back->native);
+    CHECK(back->env.at("K") == "V");
+    CHECK(back->emulator == made->emulator);
+    CHECK(back->ld_prefix == made->ld_prefix);
+
+    auto argv = shim_command(*back, {"my-name", "a b", ""});
+    REQUIRE(argv.size() >= 6);
+    CHECK(argv.front() == back->emulator.string());
+    CHECK(std::ranges::find(argv, "my-name") != argv.end());
+    CHECK(argv[argv.size() - 3] == back->target.string());
+    CHECK(argv[argv.size() - 2] == "a b");
+    CHECK(argv.back().empty());
+
+    auto listed = list_shims(dir);
+    REQUIRE(listed);
+    REQUIRE(listed->size() == 1);
+    CHECK(listed->front().name == "probe");
+
+    REQUIRE(remove_shim(dir, "probe"));
+    CHECK_FALSE(fs::exists(dir / "probe"));
+    CHECK(list_shims(dir)->empty());
+    CHECK_FALSE(remove_shim(dir, "probe"));
+}
+
+TEST_CASE("shim: a file that is not a shim is never replaced") {
+    if (!have_aarch64()) {
+        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64");
+        return;
+    }
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    const fs::path dir = testdir("occupied");
+    write_file("occupied/protoc", "mine");
+    auto r = add_shim(dir, ShimSpec{.name = "protoc", .target = fixture("aarch64/probe")}, l);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message().find("not a shim") != std::string::npos);
+    std::ifstream in(dir / "protoc");
+    std::string content;
+    in >> content;
+    CHECK(content == "mine");
+}
+
+TEST_CASE("shim: paths inside the shim dir survive moving it") {
+    if (!have_aarch64() || !fs::exists("/usr/aarch64-linux-gnu/lib")) {
+        MESSAGE("skipped: no aarch64 fixture, emulator or /usr/aarch64-linux-gnu");
+        return;
+    }
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    const fs::path dir = testdir("reloc-a");
+    fs::create_directory_symlink("/usr/aarch64-linux-gnu", dir / "sysroot");
+    fs::copy_file(fixture("aarch64/probe"), dir / "tool");
+    auto made = add_shim(
+        dir, ShimSpec{.name = "t", .target = dir / "tool", .sysroots = {dir / "sysroot"}}, l);
+    REQUIRE_MESSAGE(made, (made ? "" : made.error().message()));
+    const fs::path moved = testdir() / "reloc-b";
+    fs::rename(dir, moved);
+    auto back = read_shim(moved / "t");
+    REQUIRE(back);
+    CHECK(back->target == moved / "tool");
+    if (made->ld_prefix && made->ld_prefix->string().starts_with(dir.string())) {
+        CHECK(back->ld_prefix == moved / "sysroot");
+    }
+}
+
+TEST_CASE("shim: shim_environment puts the shim dir first in PATH") {
+    auto env = shim_environment("/opt/shims", {{"PATH", "/usr/bin:/bin"}, {"HOME", "/root"}});
+    CHECK(env.at("PATH") == "/opt/shims:/usr/bin:/bin");
+    CHECK(env.at("HOME") == "/root");
+    auto bare = shim_environment("/opt/shims", {});
+    CHECK(bare.at("PATH").starts_with("/opt/shims:"));
+}
