@@ -100,6 +100,12 @@ Result<void> check_binfmt_interpreter(const std::filesystem::path& interp, const
 BinfmtWarnings binfmt_environment_warnings() {
     BinfmtWarnings out;
     std::error_code ec;
+    // Inside a user namespace (a sandbox) the table is private: systemd-binfmt cannot flush it.
+    auto mine = std::filesystem::read_symlink("/proc/self/ns/user", ec);
+    auto init = std::filesystem::read_symlink("/proc/1/ns/user", ec);
+    if (ec || mine != init) {
+        return out;
+    }
     for (const char* p : {"/lib/systemd/systemd-binfmt", "/usr/lib/systemd/systemd-binfmt",
                           "/lib/systemd/system/systemd-binfmt.service",
                           "/usr/lib/systemd/system/systemd-binfmt.service"}) {

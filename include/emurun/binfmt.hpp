@@ -203,6 +203,7 @@ check_binfmt_interpreter(const std::filesystem::path& interp, const BinfmtFlags&
                          BinfmtWarnings& warnings);
 
 /// Warnings about the environment: systemd-binfmt present (restarting it flushes every entry).
+/// None inside a user namespace, whose binfmt_misc table is private.
 [[nodiscard]] EMURUN_EXPORT BinfmtWarnings binfmt_environment_warnings();
 
 /// Result of running one arch's probe through the kernel path.

@@ -1,14 +1,328 @@
+// emurun binfmt status|register|unregister|enable|disable|verify|export|import
 #include "cli.hpp"
+#include "cli_common.hpp"
+
+#include <emurun/binfmt.hpp>
+#include <emurun/qemu.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
 
 namespace emurun::cli {
+namespace {
 
-// Placeholder until the subcommand lands; it is hidden from --help and fails loudly.
+struct BinfmtArgs {
+    std::string mount{k_binfmt_default_mount};
+    std::string lock_file;
+    std::vector<std::string> targets; // arches (or entry names), or files for import
+    std::string interpreter;
+    std::string flags = "P";
+    std::string probe_dir;
+    std::string binfmt_d;
+    std::string update_binfmts;
+    bool allow_credentials = false;
+    bool allow_open_binary = false;
+    bool dry_run = false;
+    bool replace = false;
+    bool json = false;
+};
+
+BinfmtOptions options_from(const BinfmtArgs& a) {
+    BinfmtOptions o;
+    o.mount = a.mount;
+    if (!a.lock_file.empty()) {
+        o.lock_file = a.lock_file;
+    }
+    o.dry_run = a.dry_run;
+    o.replace = a.replace;
+    // Test hook: makes apply fail after N writes so tests can watch the rollback.
+    if (const char* n = std::getenv("EMURUN_BINFMT_FAIL_AFTER")) {
+        o.fail_after = std::strtoull(n, nullptr, 10);
+    }
+    return o;
+}
+
+void warn(const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) {
+        std::cerr << "emurun: warning: " << w << '\n';
+    }
+}
+
+std::vector<const Arch*> resolve_arches(const std::vector<std::string>& names, bool allow_all) {
+    std::vector<const Arch*> out;
+    for (const auto& n : split_list(names)) {
+        if (n == "all" && allow_all) {
+            for (const auto& e : find_all_emulators()) {
+                if (!runs_natively(*e.arch)) {
+                    out.push_back(e.arch);
+                }
+            }
+            continue;
+        }
+        out.push_back(unwrap(find_arch(n)));
+    }
+    if (out.empty()) {
+        throw Failure(Error{"emurun binfmt", "no architecture selected",
+                            "name arches (aarch64, arm64, ...) or 'all' (apt-get install "
+                            "qemu-user-static)"});
+    }
+    return out;
+}
+
+// Entry names: an arch (or alias) means its "qemu-<cpu>" entry; anything else is a literal name.
+std::vector<std::string> entry_names(const std::vector<std::string>& targets) {
+    std::vector<std::string> out;
+    for (const auto& t : split_list(targets)) {
+        auto arch = find_arch(t);
+        out.push_back(arch ? "qemu-" + (*arch)->qemu : t);
+    }
+    return out;
+}
+
+BinfmtFlags parse_flags(const BinfmtArgs& a) {
+    BinfmtFlags f = unwrap(BinfmtFlags::parse(a.flags));
+    if (f.credentials && !a.allow_credentials) {
+        throw Failure(Error{"--flags " + a.flags, "C runs setuid binaries with raised privileges",
+                            "add --allow-credentials if that is really wanted"},
+                      k_exit_usage);
+    }
+    if (f.open_binary && !f.credentials && !a.allow_open_binary) {
+        throw Failure(Error{"--flags " + a.flags, "O hands the emulator binaries users cannot read",
+                            "add --allow-open-binary if that is really wanted"},
+                      k_exit_usage);
+    }
+    return f;
+}
+
+nlohmann::json entry_json(const BinfmtEntry& e) {
+    const Arch* arch = binfmt_entry_arch(e);
+    auto line = format_binfmt_line(e);
+    return {{"name", e.name},
+            {"enabled", e.enabled},
+            {"type", e.type == BinfmtType::Magic ? "magic" : "extension"},
+            {"arch", arch ? nlohmann::json(arch->name) : nlohmann::json(nullptr)},
+            {"interpreter", e.interpreter},
+            {"flags", e.flags.to_string()},
+            {"offset", e.offset},
+            {"magic", escape_binfmt_bytes(e.magic, ':')},
+            {"mask", escape_binfmt_bytes(e.mask, ':')},
+            {"line", line ? nlohmann::json(*line) : nlohmann::json(nullptr)}};
+}
+
+int run_status(const BinfmtArgs& a) {
+    auto o = options_from(a);
+    o.mount_if_missing = false;
+    unwrap(ensure_binfmt_mount(o));
+    BinfmtTable t = unwrap(read_binfmt_table(o.mount));
+    if (a.json) {
+        nlohmann::json j{
+            {"mount", a.mount}, {"enabled", t.enabled}, {"entries", nlohmann::json::array()}};
+        for (const auto& e : t.entries) {
+            j["entries"].push_back(entry_json(e));
+        }
+        std::cout << j.dump(2) << '\n';
+        return 0;
+    }
+    std::cout << "binfmt_misc at " << a.mount << ": " << (t.enabled ? "enabled" : "disabled")
+              << ", " << t.entries.size() << " entries\n";
+    for (const auto& e : t.entries) {
+        const Arch* arch = binfmt_entry_arch(e);
+        std::cout << "  " << e.name << "  " << (e.enabled ? "enabled" : "disabled") << "  "
+                  << (arch ? "arch " + arch->name : std::string("other")) << "  " << e.interpreter
+                  << "  flags '" << e.flags.to_string() << "'\n";
+    }
+    return 0;
+}
+
+int report_apply(const BinfmtApplyResult& r, const BinfmtArgs& a) {
+    warn(r.warnings);
+    std::cout << (a.dry_run ? "plan (dry run, nothing changed):\n" : "") << r.plan.describe();
+    if (a.dry_run && r.plan.has_conflict()) {
+        std::cerr << "emurun: error: a conflicting entry exists (see 'conflict' above); "
+                     "use --replace or unregister it\n";
+        return k_exit_failure;
+    }
+    return 0;
+}
+
+int run_register(const BinfmtArgs& a) {
+    BinfmtFlags flags = parse_flags(a);
+    auto arches = resolve_arches(a.targets, true);
+    if (!a.interpreter.empty() && arches.size() != 1) {
+        throw Failure(
+            Error{"--interpreter", "given for several arches", "register one arch per call"},
+            k_exit_usage);
+    }
+    std::vector<BinfmtEntry> wanted;
+    for (const Arch* arch : arches) {
+        std::filesystem::path interp = a.interpreter;
+        if (interp.empty()) {
+            interp = unwrap(find_emulator(*arch)).path;
+        }
+        wanted.push_back(binfmt_entry_for(*arch, interp, flags));
+    }
+    warn(binfmt_environment_warnings());
+    return report_apply(unwrap(register_binfmt(wanted, options_from(a))), a);
+}
+
+int run_unregister(const BinfmtArgs& a) {
+    auto r = unwrap(unregister_binfmt(entry_names(a.targets), options_from(a)));
+    return report_apply(r, a);
+}
+
+int run_verify(const BinfmtArgs& a) {
+    int bad = 0;
+    for (const Arch* arch : resolve_arches(a.targets, true)) {
+        std::filesystem::path probe =
+            std::filesystem::path(a.probe_dir) / arch->name / "probe-static";
+        auto v = verify_binfmt(*arch, probe);
+        std::cout << (v.ok ? "ok    " : "FAIL  ") << v.arch << ": " << v.detail << '\n';
+        bad += v.ok ? 0 : 1;
+    }
+    return bad ? 1 : 0;
+}
+
+void write_text(const std::filesystem::path& p, const std::string& text) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f.flush()) {
+        throw Failure(Error{"write " + p.string(), "cannot write the file",
+                            "check the directory exists and is writable"});
+    }
+    std::cout << "wrote " << p.string() << '\n';
+}
+
+int run_export(const BinfmtArgs& a) {
+    if (a.binfmt_d.empty() == a.update_binfmts.empty()) {
+        throw Failure(Error{"emurun binfmt export",
+                            "give exactly one of --binfmt-d DIR, --update-binfmts DIR", ""},
+                      k_exit_usage);
+    }
+    std::vector<BinfmtEntry> entries;
+    if (a.targets.empty()) { // default: the entries of emurun's table that are registered
+        for (auto& e : unwrap(read_binfmt_table(a.mount)).entries) {
+            if (binfmt_entry_arch(e)) {
+                entries.push_back(std::move(e));
+            }
+        }
+    }
+    for (const auto& n : entry_names(a.targets)) {
+        entries.push_back(unwrap(read_binfmt_entry(a.mount, n)));
+    }
+    for (const auto& e : entries) {
+        if (!a.binfmt_d.empty()) {
+            write_text(std::filesystem::path(a.binfmt_d) / (e.name + ".conf"),
+                       unwrap(format_binfmt_d({e})));
+        } else {
+            write_text(std::filesystem::path(a.update_binfmts) / e.name,
+                       unwrap(format_update_binfmts(e)));
+        }
+    }
+    return 0;
+}
+
+int run_import(const BinfmtArgs& a) {
+    std::vector<BinfmtEntry> wanted;
+    for (const auto& file : a.targets) {
+        std::ifstream in(file, std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        if (!in) {
+            throw Failure(Error{"read " + file, "cannot read the file", ""});
+        }
+        std::filesystem::path p(file);
+        if (p.extension() == ".conf") {
+            for (auto& e : unwrap(parse_binfmt_d(ss.str()))) {
+                wanted.push_back(std::move(e));
+            }
+        } else {
+            wanted.push_back(unwrap(parse_update_binfmts(p.filename().string(), ss.str())));
+        }
+    }
+    for (const auto& e : wanted) { // imported files may carry C/O: the same explicit opt-in
+        BinfmtArgs check = a;
+        check.flags = e.flags.to_string();
+        (void)parse_flags(check);
+    }
+    warn(binfmt_environment_warnings());
+    return report_apply(unwrap(register_binfmt(wanted, options_from(a))), a);
+}
+
+void common_options(CLI::App* sub, BinfmtArgs& a) {
+    sub->add_option("--mount", a.mount, "binfmt_misc directory (default /proc/sys/fs/binfmt_misc)");
+    sub->add_option("--lock-file", a.lock_file, "Lock file (default: lock the mount directory)");
+}
+
+void change_options(CLI::App* sub, BinfmtArgs& a) {
+    common_options(sub, a);
+    sub->add_flag("--dry-run", a.dry_run, "Print the plan, change nothing");
+    sub->add_flag("--replace", a.replace, "Replace an entry of the same name with other content");
+    sub->add_option("--flags", a.flags,
+                    "Flags (default P); C and O need --allow-credentials / --allow-open-binary");
+    sub->add_flag("--allow-credentials", a.allow_credentials,
+                  "Permit flag C (setuid binaries run with raised privileges)");
+    sub->add_flag("--allow-open-binary", a.allow_open_binary, "Permit flag O");
+}
+
+} // namespace
+
 void add_binfmt(CLI::App& root, Action& action) {
-    auto* sub = root.add_subcommand("binfmt", "")->group("");
-    sub->allow_extras();
-    sub->callback([&action] {
-        action = [] { throw Failure(Error{"emurun binfmt", "not implemented yet", ""}); return 0; };
-    });
+    auto a = std::make_shared<BinfmtArgs>();
+    auto* sub =
+        root.add_subcommand("binfmt", "Register QEMU with the kernel's binfmt_misc: safely, "
+                                      "idempotently, all-or-nothing");
+    sub->require_subcommand(1);
+    auto bind = [&action, a](CLI::App* s, int (*fn)(const BinfmtArgs&)) {
+        s->callback([&action, a, fn] { action = [a, fn] { return fn(*a); }; });
+    };
+    auto* status = sub->add_subcommand("status", "List every entry, marking emurun's arches");
+    common_options(status, *a);
+    status->add_flag("--json", a->json, "Machine-readable output");
+    bind(status, run_status);
+    auto* reg = sub->add_subcommand("register", "Register arches (names, aliases or 'all')");
+    change_options(reg, *a);
+    reg->add_option("--interpreter", a->interpreter,
+                    "Emulator path (default: qemu-<cpu>-static found)");
+    reg->add_option("arches", a->targets, "Arches")->required();
+    bind(reg, run_register);
+    auto* unreg = sub->add_subcommand("unregister", "Remove entries (arches or entry names)");
+    change_options(unreg, *a);
+    unreg->add_option("names", a->targets, "Arches or entry names")->required();
+    bind(unreg, run_unregister);
+    for (bool on : {true, false}) {
+        auto* s = sub->add_subcommand(on ? "enable" : "disable",
+                                      on ? "Enable entries" : "Disable entries");
+        common_options(s, *a);
+        s->add_option("names", a->targets, "Arches or entry names")->required();
+        s->callback([&action, a, on] {
+            action = [a, on] {
+                unwrap(set_binfmt_enabled(entry_names(a->targets), on, options_from(*a)));
+                return 0;
+            };
+        });
+    }
+    auto* ver = sub->add_subcommand("verify",
+                                    "Run each arch's probe through the kernel (no explicit qemu)");
+    ver->add_option("--probe-dir", a->probe_dir, "Directory with <arch>/probe-static")->required();
+    ver->add_option("arches", a->targets, "Arches or 'all'")->required();
+    bind(ver, run_verify);
+    auto* exp = sub->add_subcommand("export", "Write entries as binfmt.d or update-binfmts files");
+    common_options(exp, *a);
+    exp->add_option("--binfmt-d", a->binfmt_d, "Directory for systemd binfmt.d <name>.conf files");
+    exp->add_option("--update-binfmts", a->update_binfmts,
+                    "Directory for Debian update-binfmts files");
+    exp->add_option("names", a->targets,
+                    "Arches or entry names (default: emurun's registered arches)");
+    bind(exp, run_export);
+    auto* imp = sub->add_subcommand(
+        "import", "Register entries from binfmt.d (*.conf) or update-binfmts files");
+    change_options(imp, *a);
+    imp->add_option("files", a->targets, "Files")->required();
+    bind(imp, run_import);
 }
 
 } // namespace emurun::cli

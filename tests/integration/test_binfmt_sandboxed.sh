@@ -1,0 +1,132 @@
+#!/bin/bash
+# emurun binfmt end to end, inside a private user+mount namespace with its own binfmt_misc
+# (Linux >= 6.7): the host's table is never touched. Skips (125) when that is not possible.
+set -u
+: "${EMURUN:?}" "${EMURUN_FIXTURE_DIR:?}" "${EMURUN_TESTDIR_ROOT:=/tmp}"
+
+if ! command -v unshare >/dev/null; then
+    echo "SKIP: unshare not found"; exit 125
+fi
+if ! unshare --user --map-root-user --mount sh -c \
+    'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null; then
+    echo "SKIP: cannot mount binfmt_misc in a user namespace (needs Linux >= 6.7 and userns)"
+    exit 125
+fi
+
+work=$(mktemp -d "$EMURUN_TESTDIR_ROOT/binfmt.XXXXXX")
+export EMURUN work EMURUN_FIXTURE_DIR
+inner=$work/inner.sh
+# Everything below runs in the namespace; $1 selects the scenario.
+cat >"$inner" <<'EOF'
+set -u
+mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 99
+M=/proc/sys/fs/binfmt_misc
+fails=0
+check() { if "$@"; then :; else echo "FAILED: $*"; fails=$((fails + 1)); fi; }
+has_entry() { [ -e "$M/$1" ]; }
+arches=""
+for a in aarch64 ppc64le s390x riscv64 arm; do
+    if [ -x "$EMURUN_FIXTURE_DIR/$a/probe-static" ] && { [ -x /usr/bin/qemu-$a-static ] || [ -x /usr/bin/qemu-$a ]; }; then
+        arches="$arches $a"
+    fi
+done
+[ -n "$arches" ] || { echo "SKIP: no arch with both an emulator and a fixture"; exit 125; }
+first=$(echo $arches | cut -d' ' -f1)
+interp=$(ls /usr/bin/qemu-aarch64-static /usr/bin/qemu-aarch64 2>/dev/null | head -1)
+
+case "$1" in
+basic)
+    for a in $arches; do
+        check "$EMURUN" binfmt register "$a"
+        check "$EMURUN" binfmt verify --probe-dir "$EMURUN_FIXTURE_DIR" "$a"
+        out=$("$EMURUN" binfmt register "$a")  # idempotent: second run keeps, exit 0
+        check [ $? -eq 0 ]
+        check grep -q "^keep" <<<"$out"
+        check "$EMURUN" binfmt disable "$a"
+        check grep -q disabled "$M/qemu-$a"
+        check "$EMURUN" binfmt enable "$a"
+        check "$EMURUN" binfmt unregister "$a"
+        check test ! -e "$M/qemu-$a"
+        if "$EMURUN" binfmt verify --probe-dir "$EMURUN_FIXTURE_DIR" "$a" >/dev/null; then
+            echo "FAILED: verify passed for $a with no handler"; fails=$((fails + 1))
+        fi
+    done
+    "$EMURUN" binfmt status --json | grep -q '"mount"' || { echo "FAILED: status --json"; fails=$((fails + 1)); }
+    ;;
+conflict)
+    # A foreign entry with other flags under emurun's name: reported, untouched, exit non-zero.
+    line=$(printf ':qemu-aarch64:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F' "$interp")
+    printf '%s' "$line" >"$M/register" || exit 98
+    before=$(cat "$M/qemu-aarch64")
+    if "$EMURUN" binfmt register aarch64 2>"$work/err"; then
+        echo "FAILED: register succeeded over a conflicting entry"; fails=$((fails + 1))
+    fi
+    check grep -q "flags 'F' registered, 'P' wanted" "$work/err"
+    check [ "$before" = "$(cat "$M/qemu-aarch64")" ]
+    check "$EMURUN" binfmt register --dry-run --replace aarch64
+    check [ "$before" = "$(cat "$M/qemu-aarch64")" ]
+    check "$EMURUN" binfmt register --replace aarch64
+    check grep -q "^flags: P$" "$M/qemu-aarch64"
+    # C is refused without the option that names it
+    if "$EMURUN" binfmt register --replace --flags PC aarch64 2>/dev/null; then
+        echo "FAILED: C accepted without --allow-credentials"; fails=$((fails + 1))
+    fi
+    ;;
+rollback)
+    n=$(echo $arches | wc -w)
+    [ "$n" -ge 3 ] || { echo "SKIP: rollback needs 3 arches, have:$arches"; exit 125; }
+    set -- $arches
+    # an unrelated entry that must survive
+    printf ':other:E::xyz::/bin/true:' >"$M/register"
+    "$EMURUN" binfmt register "$1"   # already there before: must stay after rollback
+    if EMURUN_BINFMT_FAIL_AFTER=2 "$EMURUN" binfmt register $arches 2>"$work/err"; then
+        echo "FAILED: injected failure not reported"; fails=$((fails + 1))
+    fi
+    check grep -q "rolled back" "$work/err"
+    check has_entry "qemu-$1"
+    check has_entry other
+    for a in $2 $3; do check test ! -e "$M/qemu-$a"; done
+    check "$EMURUN" binfmt register $arches
+    for a in $arches; do check has_entry "qemu-$a"; done
+    ;;
+concurrent)
+    pids=""
+    for i in 1 2 3 4 5 6 7 8; do
+        "$EMURUN" binfmt register $arches >"$work/c$i.out" 2>&1 & pids="$pids $!"
+    done
+    for p in $pids; do wait "$p" || { echo "FAILED: a registrar failed"; cat "$work"/c*.out; fails=$((fails + 1)); }; done
+    want=$(for a in $arches; do echo "qemu-$a"; done | sort)
+    got=$(ls "$M" | grep -v -e '^register$' -e '^status$' | sort)
+    check [ "$want" = "$got" ]
+    check [ "$(grep -h '^add' "$work"/c*.out | wc -l)" -eq "$(echo $arches | wc -w)" ]
+    ;;
+export)
+    check "$EMURUN" binfmt register --flags PF $arches
+    mkdir -p "$work/d" "$work/deb"
+    check "$EMURUN" binfmt export --binfmt-d "$work/d"
+    check "$EMURUN" binfmt export --update-binfmts "$work/deb"
+    for a in $arches; do cat "$M/qemu-$a" >"$work/before-$a"; done
+    check "$EMURUN" binfmt unregister $arches
+    check "$EMURUN" binfmt import "$work"/d/*.conf
+    for a in $arches; do check [ "$(cat "$M/qemu-$a")" = "$(cat "$work/before-$a")" ]; done
+    check "$EMURUN" binfmt unregister $arches
+    check "$EMURUN" binfmt import "$work"/deb/qemu-*
+    for a in $arches; do check [ "$(cat "$M/qemu-$a")" = "$(cat "$work/before-$a")" ]; done
+    ;;
+esac
+exit $fails
+EOF
+
+status=0
+for scenario in basic conflict rollback concurrent export; do
+    echo "== $scenario"
+    unshare --user --map-root-user --mount bash "$inner" "$scenario"
+    rc=$?
+    if [ $rc -eq 125 ]; then
+        echo "   (skipped)"
+    elif [ $rc -ne 0 ]; then
+        echo "   scenario $scenario failed ($rc)"; status=1
+    fi
+done
+[ $status -eq 0 ] && rm -rf "$work"
+exit $status
