@@ -11,6 +11,12 @@
 
 namespace emurun::test {
 
+/// The error text of a failed result, "" for a success: safe to evaluate either way (doctest
+/// evaluates messages of passing assertions too when run with -s).
+template <class R> std::string why(const R& r) {
+    return r.has_value() ? std::string{} : r.error().message();
+}
+
 struct ElfSpec {
     int elf_class = 2; // 1 = 32-bit, 2 = 64-bit
     int elf_data = 1;  // 1 = little, 2 = big

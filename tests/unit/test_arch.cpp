@@ -19,6 +19,7 @@ using emurun::all_arches;
 using emurun::Arch;
 using emurun::arch_for_header;
 using emurun::find_arch;
+using emurun::test::why;
 
 namespace {
 
@@ -29,7 +30,7 @@ std::string upper(std::string s) {
 
 const Arch& arch(std::string_view name) {
     auto a = find_arch(name);
-    REQUIRE_MESSAGE(a.has_value(), a.error().message());
+    REQUIRE_MESSAGE(a.has_value(), why(a));
     return **a;
 }
 

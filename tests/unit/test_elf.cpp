@@ -18,6 +18,7 @@ using emurun::read_elf;
 using emurun::test::build_elf;
 using emurun::test::BuiltElf;
 using emurun::test::ElfSpec;
+using emurun::test::why;
 
 namespace {
 
@@ -64,7 +65,7 @@ TEST_CASE("elf: cross-compiled fixtures, dynamic and static, every class and byt
             continue;
         }
         auto d = read_elf(dyn);
-        REQUIRE_MESSAGE(d.has_value(), d.error().message());
+        REQUIRE_MESSAGE(d.has_value(), why(d));
         REQUIRE(d->arch != nullptr);
         CHECK(d->arch->name == f.arch);
         CHECK(d->machine_arch == d->arch);
@@ -77,14 +78,14 @@ TEST_CASE("elf: cross-compiled fixtures, dynamic and static, every class and byt
         CHECK(contains(d->needed, "libc.so.6"));
 
         auto s = read_elf(emurun::test::fixture(std::string(f.dir) + "/probe-static"));
-        REQUIRE_MESSAGE(s.has_value(), s.error().message());
+        REQUIRE_MESSAGE(s.has_value(), why(s));
         CHECK(s->arch == d->arch);
         CHECK(s->is_static());
         CHECK(s->needed.empty());
         CHECK(s->type_name() == "EXEC");
 
         auto h = read_elf(emurun::test::fixture(std::string(f.dir) + "/hello"));
-        REQUIRE_MESSAGE(h.has_value(), h.error().message());
+        REQUIRE_MESSAGE(h.has_value(), why(h));
         CHECK(contains(h->needed, "libstdc++.so.6"));
         CHECK(contains(h->needed, "libc.so.6"));
     }
@@ -92,7 +93,7 @@ TEST_CASE("elf: cross-compiled fixtures, dynamic and static, every class and byt
 
 TEST_CASE("elf: host binaries and a shared library") {
     auto ls = read_elf("/bin/ls");
-    REQUIRE_MESSAGE(ls.has_value(), ls.error().message());
+    REQUIRE_MESSAGE(ls.has_value(), why(ls));
     REQUIRE(ls->arch != nullptr);
     CHECK(ls->arch == emurun::host_arch());
     CHECK(ls->interpreter.has_value());
@@ -102,7 +103,7 @@ TEST_CASE("elf: host binaries and a shared library") {
     const fs::path libc = fs::canonical(fs::path("/lib") / "x86_64-linux-gnu" / "libc.so.6");
     if (fs::exists(libc) && emurun::host_arch() && emurun::host_arch()->name == "x86_64") {
         auto l = read_elf(libc);
-        REQUIRE_MESSAGE(l.has_value(), l.error().message());
+        REQUIRE_MESSAGE(l.has_value(), why(l));
         CHECK(l->soname == std::optional<std::string>("libc.so.6"));
         CHECK(l->type_name() == "DYN");
     }
@@ -118,7 +119,7 @@ TEST_CASE("elf: static-pie has PT_DYNAMIC but no interpreter") {
         return;
     }
     auto r = read_elf(dir / "p");
-    REQUIRE_MESSAGE(r.has_value(), r.error().message());
+    REQUIRE_MESSAGE(r.has_value(), why(r));
     CHECK(r->type_name() == "DYN");
     CHECK(r->has_dynamic);
     CHECK(r->is_static());
@@ -138,7 +139,7 @@ TEST_CASE("elf: hand-made images of every class and byte order parse back") {
             spec.runpath = "$ORIGIN/../lib:/opt/x";
             spec.rpath = "/r1";
             auto r = parse_elf(build_elf(spec).bytes);
-            REQUIRE_MESSAGE(r.has_value(), r.error().message());
+            REQUIRE_MESSAGE(r.has_value(), why(r));
             CHECK(r->elf_class == cls);
             CHECK(r->elf_data == data);
             CHECK(r->machine == spec.machine);
@@ -165,7 +166,7 @@ TEST_CASE("elf: a 32-bit big-endian header made by hand is ppc") {
     CHECK(b.bytes[18] == 0); // e_machine high byte first
     CHECK(b.bytes[19] == 20);
     auto r = parse_elf(b.bytes);
-    REQUIRE_MESSAGE(r.has_value(), r.error().message());
+    REQUIRE_MESSAGE(r.has_value(), why(r));
     REQUIRE(r->arch != nullptr);
     CHECK(r->arch->name == "ppc");
     CHECK(r->endianness() == "big");
@@ -207,7 +208,7 @@ TEST_CASE("elf: DT_STRTAB outside every PT_LOAD is found through the section hea
     auto b = build_elf(spec);
     b.set_p_filesz(0, b.dynstr_off); // PT_LOAD stops before .dynstr
     auto r = parse_elf(b.bytes);
-    REQUIRE_MESSAGE(r.has_value(), r.error().message());
+    REQUIRE_MESSAGE(r.has_value(), why(r));
     CHECK(r->needed == spec.needed);
     b.put(b.shoff + 64 + 4, 1, 4); // the section is no longer SHT_STRTAB
     CHECK(parse_error(b.bytes).find("is in no PT_LOAD segment") != std::string::npos);
