@@ -1,0 +1,107 @@
+// Pre-flight diagnosis: kernel, binfmt_misc mount and entries, user namespaces, emulators,
+// systemd-binfmt. Facts are gathered first, then judged by pure rules (testable on fake facts).
+#pragma once
+
+#include <emurun/binfmt.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/qemu.hpp>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun {
+
+/// Linux version numbers from a release string such as "6.1.0-18-amd64".
+struct KernelVersion {
+    int major = 0;
+    int minor = 0;
+    int patch = 0;
+    [[nodiscard]] bool at_least(int ma, int mi) const {
+        return major > ma || (major == ma && minor >= mi);
+    }
+};
+
+/// Parse the leading "X.Y[.Z]" of a kernel release; nullopt when it does not start that way.
+[[nodiscard]] EMURUN_EXPORT std::optional<KernelVersion>
+parse_kernel_version(std::string_view release);
+
+/// One emulator as doctor saw it.
+struct EmulatorFact {
+    std::string arch;
+    std::filesystem::path path;
+    std::optional<std::string> version;
+    bool is_static = false;
+};
+
+/// Everything doctor looked at. Optional sysctls are nullopt when the file does not exist.
+struct DoctorFacts {
+    std::string kernel_release;
+    std::filesystem::path mount;              ///< binfmt_misc directory examined
+    bool mounted = false;                     ///< it has "register" and "status"
+    std::optional<bool> binfmt_enabled;       ///< the "status" file: enabled/disabled
+    std::vector<BinfmtEntry> entries;         ///< registered entries, sorted by name
+    std::optional<std::string> entries_error; ///< reading the table failed
+    std::optional<long> max_user_namespaces;
+    std::optional<long> unprivileged_userns_clone; ///< Debian's kernel.unprivileged_userns_clone
+    std::optional<long> apparmor_restrict_userns;  ///< kernel.apparmor_restrict_unprivileged_userns
+    std::optional<std::string> sandbox_probe_error; ///< nullopt = the probe succeeded
+    bool sandbox_probed = false;
+    bool is_root = false;
+    std::vector<EmulatorFact> emulators; ///< one per arch of the table that has one
+    std::vector<std::string> arches_without_emulator;
+    std::vector<std::string> systemd_binfmt; ///< binfmt_environment_warnings(), empty = none
+};
+
+/// How one check came out.
+enum class CheckStatus { ok, warn, fail };
+
+/// "OK", "WARN", "FAIL".
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(CheckStatus status);
+
+/// One line of doctor's output. `fix` is set for every WARN and FAIL.
+struct DoctorCheck {
+    std::string id; ///< stable: "kernel", "binfmt.mount", "userns.probe", "emulator.aarch64", ...
+    CheckStatus status = CheckStatus::ok;
+    std::string summary;
+    std::string fix;
+};
+
+/// Facts and the checks judged from them.
+struct DoctorReport {
+    DoctorFacts facts;
+    std::vector<DoctorCheck> checks;
+    /// Any check is FAIL (emurun's exit code is then non-zero).
+    [[nodiscard]] EMURUN_EXPORT bool has_failure() const;
+};
+
+/// Where to look; the defaults examine this machine.
+struct DoctorOptions {
+    std::filesystem::path mount{k_binfmt_default_mount};
+    std::filesystem::path proc_sys{"/proc/sys"}; ///< for the user-namespace sysctls
+    std::optional<std::string> kernel_release;   ///< nullopt = uname
+    EmulatorSearch emulators;
+    bool probe_sandbox = true; ///< fork a child that tries the sandbox (see probe_sandbox)
+};
+
+/// Gather the facts (reads files, forks the sandbox probe; never changes anything).
+[[nodiscard]] EMURUN_EXPORT DoctorFacts gather_doctor_facts(const DoctorOptions& options);
+
+/// Judge facts: pure, no I/O except checking that entry interpreters exist.
+[[nodiscard]] EMURUN_EXPORT std::vector<DoctorCheck> judge_doctor_facts(const DoctorFacts& facts);
+
+/// gather + judge.
+[[nodiscard]] EMURUN_EXPORT DoctorReport diagnose(const DoctorOptions& options = {});
+
+/// One line per check: "OK    kernel: Linux 6.1.0 ..." and for WARN/FAIL "      fix: ...".
+[[nodiscard]] EMURUN_EXPORT std::string format_doctor_text(const DoctorReport& report);
+
+/// The JSON form documented in README ("emurun doctor --json"), schema 1.
+[[nodiscard]] EMURUN_EXPORT nlohmann::json doctor_json(const DoctorReport& report);
+
+} // namespace emurun

@@ -1,0 +1,93 @@
+// The rootless sandbox: a private binfmt_misc in a new user + mount namespace (Linux >= 6.7)
+// where the requested arches are registered, and a command run inside it. Nothing on the host
+// changes: no host registration, no host mount.
+#pragma once
+
+#include <emurun/arch.hpp>
+#include <emurun/binfmt.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/qemu.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace emurun {
+
+/// A sysroot for the sandbox: for `arch`, or (arch == nullptr) for whichever requested arch's
+/// dynamic loader it holds.
+struct SandboxSysroot {
+    const Arch* arch = nullptr;
+    std::filesystem::path dir;
+};
+
+/// What to set up. Only `arches` is required.
+struct SandboxSpec {
+    std::vector<const Arch*> arches;      ///< registered inside, each with flags F and P
+    std::vector<SandboxSysroot> sysroots; ///< none for an arch: default_sysroots(arch)
+    /// Set inside the sandbox after QEMU_LD_PREFIX, so a QEMU_LD_PREFIX here wins.
+    std::vector<std::pair<std::string, std::string>> env;
+    EmulatorSearch emulators; ///< static emulators preferred: F pins them at registration
+    /// An emurun executable, for sandbox_argv() and for re-executing (see find_emurun_exe).
+    std::optional<std::filesystem::path> emurun_exe;
+    /// Where the merged loader prefix is cached; nullopt = cache_dir() (sysroot.hpp).
+    std::optional<std::filesystem::path> cache_dir;
+};
+
+/// Everything decided outside the namespace; pure data, nothing is mounted yet.
+struct SandboxPlan {
+    std::vector<BinfmtEntry> entries;                     ///< one per arch, flags "PF"
+    std::optional<std::filesystem::path> ld_prefix;       ///< QEMU_LD_PREFIX, if any sysroot
+    std::vector<std::pair<std::string, std::string>> env; ///< QEMU_LD_PREFIX, then spec.env
+    std::vector<std::string> notes; ///< e.g. "no sysroot for s390x: only static binaries run"
+};
+
+/// Find an emulator per arch, the sysroots and the loader prefix, and the entries to register.
+/// Errors: no emulator for an arch; a --sysroot that holds no requested arch's loader; the
+/// prefix cannot be built.
+[[nodiscard]] EMURUN_EXPORT Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec);
+
+/// A failure to run the command in the sandbox, with the exit code the CLI should use:
+/// 127 command not found, 126 not executable, 125 emurun's own failure.
+struct SandboxFailure {
+    Error error;
+    int exit_code = 125;
+};
+
+/// Set up the sandbox in this process and exec `argv` (searched in PATH) inside it: new user +
+/// mount namespace (own uid mapped to 0), mounts made private, binfmt_misc mounted on
+/// /proc/sys/fs/binfmt_misc, the plan's entries registered, the plan's env set. On success it
+/// does not return: the command replaces this process (same pid, exit status and signals are
+/// the command's). A multithreaded caller (unshare(CLONE_NEWUSER) refuses those) is replaced
+/// by a fresh emurun running sandbox_argv() instead. Kernels without sandboxed binfmt_misc
+/// (< 6.7, or user namespaces disabled) get an error naming the requirement and the
+/// alternatives. Test hook: EMURUN_TEST_SANDBOX_UNSUPPORTED=1 fails the mount as EPERM would.
+[[nodiscard]] EMURUN_EXPORT SandboxFailure exec_in_sandbox(const SandboxSpec& spec,
+                                                           const std::vector<std::string>& argv);
+
+/// The emurun executable used to re-enter the sandbox, in this order: spec.emurun_exe;
+/// $EMURUN_EXE; /proc/self/exe when this process is emurun (its file name starts with
+/// "emurun"); "emurun" in PATH. Error when none is found.
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> find_emurun_exe(const SandboxSpec& spec);
+
+/// The argument vector that runs `inner` inside a sandbox built from `spec`:
+/// {emurun, "sandbox", "--arch", "a,b", ["--sysroot", "[arch=]dir"]..., ["--qemu-dir", D]...,
+///  ["--env", "K=V"]..., "--", inner...} (spec.cache_dir does not travel: set XDG_CACHE_HOME). This
+///  is the sandbox launch mode for the step runner: spawn it like any
+/// command; its exit status is inner's (128+N when inner dies of signal N, as a shell says).
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
+sandbox_argv(const SandboxSpec& spec, const std::vector<std::string>& inner);
+
+/// One line of /proc/<pid>/uid_map or gid_map: "inside outside count\n".
+[[nodiscard]] EMURUN_EXPORT std::string id_map_line(unsigned long inside, unsigned long outside,
+                                                    unsigned long count = 1);
+
+/// Whether a sandbox can be set up here: forks a child that creates a user + mount namespace
+/// and mounts binfmt_misc in it (nothing else). Error names the step that failed and why.
+/// Safe to call from a multithreaded process.
+[[nodiscard]] EMURUN_EXPORT Result<void> probe_sandbox();
+
+} // namespace emurun

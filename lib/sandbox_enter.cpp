@@ -1,0 +1,226 @@
+// Entering the sandbox: user + mount namespace, id maps, private binfmt_misc, registration,
+// exec. Runs in a single-threaded process (unshare(CLONE_NEWUSER) refuses multithreaded ones).
+#include <emurun/sandbox.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_reexec_marker = "EMURUN_SANDBOX_REEXEC";
+constexpr const char* k_mount_point = "/proc/sys/fs/binfmt_misc";
+
+int thread_count() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with("Threads:")) {
+            return std::atoi(line.c_str() + 8);
+        }
+    }
+    return 1;
+}
+
+std::string kernel_release() {
+    struct utsname u {};
+    return ::uname(&u) == 0 ? std::string(u.release) : std::string("unknown");
+}
+
+/// The error for a kernel (or configuration) that cannot give us a private binfmt_misc.
+Error unsupported(const std::string& what, int err) {
+    return Error{what,
+                 std::string(std::strerror(err)) +
+                     "; emurun sandbox needs Linux >= 6.7 (binfmt_misc mountable in a user "
+                     "namespace) and user namespaces enabled; this kernel is " +
+                     kernel_release(),
+                 "run 'emurun doctor'; alternatives: 'emurun exec -- PROG' for one program, "
+                 "'emurun shim add' for the tools a build runs, or 'emurun binfmt register "
+                 "ARCH' as root (changes the host's table)"};
+}
+
+/// open + write + close, reporting errno; used for /proc/self/{setgroups,uid_map,gid_map}.
+Result<void> write_proc(const char* path, const std::string& text) {
+    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::unexpected(system_error(std::string("open ") + path, errno));
+    }
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    const int err = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(text.size())) {
+        return std::unexpected(system_error(std::string("write ") + path, n < 0 ? err : EIO));
+    }
+    return {};
+}
+
+/// New user + mount namespace where our uid/gid are 0, mounts private, binfmt_misc mounted.
+Result<void> enter_namespaces() {
+    const uid_t uid = ::geteuid();
+    const gid_t gid = ::getegid();
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+        return std::unexpected(unsupported("unshare(CLONE_NEWUSER|CLONE_NEWNS) failed", errno));
+    }
+    // setgroups must be denied before an unprivileged gid_map; kernels before 3.19 lack it.
+    if (::access("/proc/self/setgroups", F_OK) == 0) {
+        if (auto r = write_proc("/proc/self/setgroups", "deny"); !r) {
+            return r;
+        }
+    }
+    if (auto r = write_proc("/proc/self/uid_map", id_map_line(0, uid)); !r) {
+        return r;
+    }
+    if (auto r = write_proc("/proc/self/gid_map", id_map_line(0, gid)); !r) {
+        return r;
+    }
+    // Nothing we mount may propagate back to the host.
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        return std::unexpected(system_error("mount --make-rprivate / failed", errno));
+    }
+    const char* hook = std::getenv("EMURUN_TEST_SANDBOX_UNSUPPORTED");
+    const bool simulate = hook != nullptr && std::string_view(hook) == "1";
+    if (simulate || ::mount("binfmt_misc", k_mount_point, "binfmt_misc",
+                            MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+        return std::unexpected(unsupported(std::string("mount binfmt_misc on ") + k_mount_point +
+                                               " in a user namespace failed",
+                                           simulate ? EPERM : errno));
+    }
+    return {};
+}
+
+Result<void> register_entries(const SandboxPlan& plan) {
+    BinfmtOptions options;
+    options.mount = k_mount_point;
+    options.mount_if_missing = false;
+    // No lock_file: the binfmt module then locks the mount directory, creating nothing.
+    auto applied = register_binfmt(plan.entries, options);
+    if (!applied) {
+        return std::unexpected(applied.error());
+    }
+    for (const auto& w : applied->warnings) {
+        spdlog::debug("sandbox registration: {}", w);
+    }
+    return {};
+}
+
+SandboxFailure exec_failure(const std::string& program, int err) {
+    const int code = err == ENOENT ? 127 : err == EACCES || err == ENOEXEC ? 126 : 125;
+    return {system_error("execvp " + program + " failed", err,
+                         err == ENOENT ? "is it installed and in PATH inside the sandbox?" : ""),
+            code};
+}
+
+/// A multithreaded caller cannot unshare a user namespace: run a fresh emurun instead.
+SandboxFailure reexec_fresh(const SandboxSpec& spec, const std::vector<std::string>& argv) {
+    if (std::getenv(k_reexec_marker) != nullptr) {
+        return {Error{"emurun sandbox", "still multithreaded after re-executing emurun", ""}};
+    }
+    auto fresh = sandbox_argv(spec, argv);
+    if (!fresh) {
+        return {fresh.error()};
+    }
+    std::vector<char*> cargv;
+    for (auto& a : *fresh) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
+    ::setenv(k_reexec_marker, "1", 1);
+    ::execv(cargv[0], cargv.data());
+    return {system_error("execv " + fresh->front() + " failed", errno)};
+}
+
+} // namespace
+
+SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        return {Error{"emurun sandbox", "no command given", "emurun sandbox --arch A -- CMD ARGS"},
+                2};
+    }
+    auto plan = plan_sandbox(spec);
+    if (!plan) {
+        return {plan.error()};
+    }
+    for (const auto& n : plan->notes) {
+        spdlog::warn("{}", n);
+    }
+    if (thread_count() > 1) {
+        return reexec_fresh(spec, argv);
+    }
+    ::unsetenv(k_reexec_marker);
+    if (auto r = enter_namespaces(); !r) {
+        return {r.error()};
+    }
+    if (auto r = register_entries(*plan); !r) {
+        return {r.error()};
+    }
+    for (const auto& [k, v] : plan->env) {
+        ::setenv(k.c_str(), v.c_str(), 1);
+    }
+    std::vector<std::string> args = argv;
+    std::vector<char*> cargv;
+    for (auto& a : args) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
+    ::execvp(cargv[0], cargv.data());
+    return exec_failure(argv.front(), errno);
+}
+
+Result<void> probe_sandbox() {
+    // Everything the child needs is prepared here: after fork only async-signal-safe calls.
+    const std::string uid_map = id_map_line(0, ::geteuid());
+    std::array<int, 2> fds{};
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+        return std::unexpected(system_error("pipe2 failed", errno));
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        return std::unexpected(system_error("fork failed", errno));
+    }
+    if (pid == 0) {
+        std::array<int, 2> res{0, 0}; // step, errno
+        if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+            res = {1, errno};
+        } else if (int fd = ::open("/proc/self/uid_map", O_WRONLY);
+                   fd < 0 || ::write(fd, uid_map.data(), uid_map.size()) < 0) {
+            res = {2, errno};
+        } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+            res = {3, errno};
+        } else if (::mount("binfmt_misc", k_mount_point, "binfmt_misc", 0, nullptr) != 0) {
+            res = {4, errno};
+        }
+        [[maybe_unused]] auto n = ::write(fds[1], res.data(), sizeof res);
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::array<int, 2> res{-1, 0};
+    const ssize_t n = ::read(fds[0], res.data(), sizeof res);
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (n != sizeof res) {
+        return fail("probe the sandbox", "the probe process died before reporting");
+    }
+    static constexpr std::array<const char*, 5> k_steps{
+        "", "unshare(CLONE_NEWUSER|CLONE_NEWNS) failed", "write /proc/self/uid_map failed",
+        "mount --make-rprivate / failed", "mount binfmt_misc in a user namespace failed"};
+    if (res[0] != 0) {
+        return std::unexpected(unsupported(k_steps.at(static_cast<std::size_t>(res[0])), res[1]));
+    }
+    return {};
+}
+
+} // namespace emurun

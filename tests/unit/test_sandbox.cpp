@@ -1,0 +1,159 @@
+#include "testdir.hpp"
+
+#include <emurun/qemu.hpp>
+#include <emurun/sandbox.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/utsname.h>
+
+namespace fs = std::filesystem;
+using namespace emurun;
+
+namespace {
+
+const Arch* arch(const char* name) {
+    auto a = find_arch(name);
+    REQUIRE(a.has_value());
+    return *a;
+}
+
+bool have_emulator(const Arch& a) {
+    return find_emulator(a).has_value();
+}
+
+} // namespace
+
+TEST_CASE("sandbox: id map lines are what the kernel parses") {
+    CHECK(id_map_line(0, 1000) == "0 1000 1\n");
+    CHECK(id_map_line(0, 0, 4294967295UL) == "0 0 4294967295\n");
+}
+
+TEST_CASE("sandbox: argv re-enters emurun with every part of the spec") {
+    SandboxSpec spec;
+    spec.arches = {arch("arm64"), arch("s390x")};
+    spec.sysroots = {{arch("aarch64"), "/sr/a"}, {nullptr, "/sr/any"}};
+    spec.env = {{"K", "v=1"}};
+    spec.emulators.dirs = {"/opt/qemu"};
+    spec.emurun_exe = "/x/emurun";
+    auto argv = sandbox_argv(spec, {"sh", "-c", "echo hi"});
+    REQUIRE(argv.has_value());
+    const std::vector<std::string> want{
+        "/x/emurun", "sandbox", "--arch",     "aarch64,s390x", "--sysroot", "aarch64=/sr/a",
+        "--sysroot", "/sr/any", "--qemu-dir", "/opt/qemu",     "--env",     "K=v=1",
+        "--",        "sh",      "-c",         "echo hi"};
+    CHECK(*argv == want);
+    CHECK_FALSE(sandbox_argv(spec, {}).has_value());
+    spec.arches.clear();
+    CHECK_FALSE(sandbox_argv(spec, {"true"}).has_value());
+}
+
+TEST_CASE("sandbox: the emurun executable comes from the spec, then $EMURUN_EXE") {
+    SandboxSpec spec;
+    ::setenv("EMURUN_EXE", "/from/env/emurun", 1);
+    auto e = find_emurun_exe(spec);
+    REQUIRE(e.has_value());
+    CHECK(*e == "/from/env/emurun");
+    spec.emurun_exe = "/from/spec/emurun";
+    CHECK(find_emurun_exe(spec).value() == "/from/spec/emurun");
+    ::unsetenv("EMURUN_EXE");
+}
+
+TEST_CASE("sandbox: plan registers each arch with F and P and its emulator") {
+    const Arch* a = arch("aarch64");
+    if (!have_emulator(*a)) {
+        MESSAGE("skipped: no qemu-aarch64 emulator installed");
+        return;
+    }
+    SandboxSpec spec;
+    spec.arches = {a};
+    spec.cache_dir = test::testdir("cache");
+    auto plan = plan_sandbox(spec);
+    REQUIRE_MESSAGE(plan.has_value(), plan.error().message());
+    REQUIRE(plan->entries.size() == 1);
+    const auto& e = plan->entries[0];
+    CHECK(e.name == "qemu-aarch64");
+    CHECK(e.flags.fix_binary);
+    CHECK(e.flags.preserve_argv0);
+    CHECK_FALSE(e.flags.credentials);
+    CHECK(e.interpreter == find_emulator(*a)->path.string());
+    CHECK(e.magic == a->magic);
+}
+
+TEST_CASE("sandbox: several arches share one merged loader prefix") {
+    const Arch* a = arch("aarch64");
+    const Arch* p = arch("ppc64le");
+    if (!have_emulator(*a) || !have_emulator(*p) || !fs::exists("/usr/aarch64-linux-gnu/lib") ||
+        !fs::exists("/usr/powerpc64le-linux-gnu/lib")) {
+        MESSAGE("skipped: needs qemu-aarch64, qemu-ppc64le and both cross sysroots in /usr");
+        return;
+    }
+    SandboxSpec spec;
+    spec.arches = {a, p};
+    // Bare dirs: each is matched to its arch by the libc it holds, whatever the order.
+    spec.sysroots = {{nullptr, "/usr/powerpc64le-linux-gnu"}, {nullptr, "/usr/aarch64-linux-gnu"}};
+    spec.cache_dir = test::testdir("cache2");
+    spec.env = {{"X", "1"}};
+    auto plan = plan_sandbox(spec);
+    REQUIRE_MESSAGE(plan.has_value(), plan.error().message());
+    REQUIRE(plan->ld_prefix.has_value());
+    const fs::path prefix = *plan->ld_prefix;
+    CHECK(prefix.string().starts_with(spec.cache_dir->string()));
+    CHECK(fs::exists(prefix / "lib/ld-linux-aarch64.so.1"));
+    CHECK(fs::exists(prefix / "lib64/ld64.so.2"));
+    CHECK(fs::exists(prefix / "lib/aarch64-linux-gnu/libc.so.6"));
+    CHECK(fs::exists(prefix / "lib/powerpc64le-linux-gnu/libc.so.6"));
+    REQUIRE(plan->env.size() == 2);
+    CHECK(plan->env[0] == std::pair<std::string, std::string>{"QEMU_LD_PREFIX", prefix.string()});
+    CHECK(plan->env[1].first == "X");
+}
+
+TEST_CASE("sandbox: a sysroot of no requested arch is a named error") {
+    const Arch* a = arch("aarch64");
+    if (!have_emulator(*a) || !fs::exists("/usr/s390x-linux-gnu/lib/libc.so.6")) {
+        MESSAGE("skipped: needs qemu-aarch64 and the s390x cross libc");
+        return;
+    }
+    SandboxSpec spec;
+    spec.arches = {a};
+    spec.sysroots = {{nullptr, "/usr/s390x-linux-gnu"}};
+    spec.cache_dir = test::testdir("cache3");
+    auto plan = plan_sandbox(spec);
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().what.find("/usr/s390x-linux-gnu") != std::string::npos);
+    CHECK(plan.error().why.find("aarch64") != std::string::npos);
+    CHECK_FALSE(plan.error().hint.empty());
+}
+
+TEST_CASE("sandbox: no arch is an error, not an empty sandbox") {
+    auto plan = plan_sandbox(SandboxSpec{});
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().why == "no arch requested");
+}
+
+TEST_CASE("sandbox: the probe agrees with the kernel") {
+    struct utsname u {};
+    REQUIRE(::uname(&u) == 0);
+    int major = 0;
+    int minor = 0;
+    std::sscanf(u.release, "%d.%d", &major, &minor);
+    long max_ns = 0;
+    std::ifstream("/proc/sys/user/max_user_namespaces") >> max_ns;
+    auto r = probe_sandbox();
+    if (major > 6 || (major == 6 && minor >= 7)) {
+        if (max_ns > 0) {
+            CHECK_MESSAGE(r.has_value(), (r ? "" : r.error().message()));
+        }
+    } else {
+        REQUIRE_FALSE(r.has_value());
+    }
+    if (!r) {
+        // The error names the requirement and the alternatives.
+        CHECK(r.error().why.find("6.7") != std::string::npos);
+        CHECK(r.error().hint.find("emurun exec") != std::string::npos);
+    }
+}
