@@ -88,7 +88,7 @@ Result<void> enter_namespaces() {
     }
     // Nothing we mount may propagate back to the host.
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-        return std::unexpected(system_error("mount --make-rprivate / failed", errno));
+        return std::unexpected(system_error("mount --make-rprivate /", errno));
     }
     const char* hook = std::getenv("EMURUN_TEST_SANDBOX_UNSUPPORTED");
     const bool simulate = hook != nullptr && std::string_view(hook) == "1";
@@ -118,7 +118,7 @@ Result<void> register_entries(const SandboxPlan& plan) {
 
 SandboxFailure exec_failure(const std::string& program, int err) {
     const int code = err == ENOENT ? 127 : err == EACCES || err == ENOEXEC ? 126 : 125;
-    return {system_error("execvp " + program + " failed", err,
+    return {system_error("execvp " + program, err,
                          err == ENOENT ? "is it installed and in PATH inside the sandbox?" : ""),
             code};
 }
@@ -139,7 +139,7 @@ SandboxFailure reexec_fresh(const SandboxSpec& spec, const std::vector<std::stri
     cargv.push_back(nullptr);
     ::setenv(k_reexec_marker, "1", 1);
     ::execv(cargv[0], cargv.data());
-    return {system_error("execv " + fresh->front() + " failed", errno)};
+    return {system_error("execv " + fresh->front(), errno)};
 }
 
 } // namespace
@@ -184,11 +184,11 @@ Result<void> probe_sandbox() {
     const std::string uid_map = id_map_line(0, ::geteuid());
     std::array<int, 2> fds{};
     if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
-        return std::unexpected(system_error("pipe2 failed", errno));
+        return std::unexpected(system_error("pipe2", errno));
     }
     const pid_t pid = ::fork();
     if (pid < 0) {
-        return std::unexpected(system_error("fork failed", errno));
+        return std::unexpected(system_error("fork", errno));
     }
     if (pid == 0) {
         std::array<int, 2> res{0, 0}; // step, errno
