@@ -1,14 +1,55 @@
+// emurun calibrate --arch A: measure qemu's slowdown for `--timeout-multiplier auto`.
 #include "cli.hpp"
 
-namespace emurun::cli {
+#include <emurun/arch.hpp>
+#include <emurun/runner.hpp>
 
-// Placeholder until the subcommand lands; it is hidden from --help and fails loudly.
+#include <cstdio>
+#include <memory>
+
+namespace emurun::cli {
+namespace {
+
+struct CalibrateArgs {
+    std::vector<std::string> arches;
+    std::string output, native, emulated;
+};
+
+int calibrate_arches(const CalibrateArgs& a) {
+    std::filesystem::path file =
+        a.output.empty() ? default_calibration_file() : std::filesystem::path(a.output);
+    for (const auto& name : a.arches) {
+        const Arch* arch = unwrap(find_arch(name));
+        CalibrateOptions o;
+        if (!a.native.empty()) {
+            o.native_program = a.native;
+        }
+        if (!a.emulated.empty()) {
+            o.emulated_program = a.emulated;
+        }
+        Calibration c = unwrap(calibrate(*arch, o));
+        unwrap(store_calibration(file, c));
+        std::printf("%s: native %.2fs, emulated %.2fs, slowdown %.1fx\n", c.arch.c_str(),
+                    c.native_seconds, c.emulated_seconds, c.slowdown());
+    }
+    std::printf("stored in %s\n", file.c_str());
+    return 0;
+}
+
+} // namespace
+
 void add_calibrate(CLI::App& root, Action& action) {
-    auto* sub = root.add_subcommand("calibrate", "")->group("");
-    sub->allow_extras();
-    sub->callback([&action] {
-        action = [] { throw Failure(Error{"emurun calibrate", "not implemented yet", ""}); return 0; };
-    });
+    auto* sub = root.add_subcommand(
+        "calibrate", "Measure emulation slowdown per arch for --timeout-multiplier auto");
+    auto a = std::make_shared<CalibrateArgs>();
+    sub->add_option("--arch", a->arches, "Architecture(s) to measure")->required();
+    sub->add_option("-o,--output", a->output,
+                    "Calibration file (default $XDG_CACHE_HOME/emurun/"
+                    "calibration.json)");
+    sub->add_option("--native-program", a->native, "Prebuilt host workload (default: compile)");
+    sub->add_option("--emulated-program", a->emulated,
+                    "Prebuilt static workload for the arch (default: compile with <triplet>-gcc)");
+    sub->callback([&action, a] { action = [a] { return calibrate_arches(*a); }; });
 }
 
 } // namespace emurun::cli

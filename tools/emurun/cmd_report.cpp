@@ -1,14 +1,79 @@
+// emurun report show|compare|merge: read reports, print or join them.
 #include "cli.hpp"
 
-namespace emurun::cli {
+#include <emurun/report.hpp>
 
-// Placeholder until the subcommand lands; it is hidden from --help and fails loudly.
+#include <iostream>
+#include <memory>
+
+namespace emurun::cli {
+namespace {
+
+struct ReportArgs {
+    std::string format = "table";
+    std::vector<std::string> files;
+    std::string before, after, output, junit;
+};
+
+int show(const ReportArgs& a) {
+    for (const auto& f : a.files) {
+        Report r = unwrap(Report::load(f));
+        if (a.format == "json") {
+            std::cout << r.to_json().dump(2) << '\n';
+        } else if (a.format == "junit") {
+            std::cout << to_junit(r);
+        } else if (a.format == "markdown") {
+            std::cout << to_markdown(r);
+        } else {
+            std::cout << r.pipeline << " (" << r.started << ", " << format_seconds(r.wall)
+                      << (r.succeeded() ? ", passed" : ", FAILED") << ")\n"
+                      << to_table(r);
+        }
+    }
+    return 0;
+}
+
+int compare(const ReportArgs& a) {
+    Report before = unwrap(Report::load(a.before));
+    Report after = unwrap(Report::load(a.after));
+    std::cout << compare_table(before, after);
+    return 0;
+}
+
+int merge(const ReportArgs& a) {
+    std::vector<Report> reports;
+    for (const auto& f : a.files) {
+        reports.push_back(unwrap(Report::load(f)));
+    }
+    Report merged = unwrap(merge_reports(reports));
+    unwrap(merged.save(a.output));
+    if (!a.junit.empty()) {
+        unwrap(write_file_atomic(a.junit, to_junit(merged)));
+    }
+    std::cout << to_table(merged);
+    return merged.succeeded() ? 0 : 1;
+}
+
+} // namespace
+
 void add_report(CLI::App& root, Action& action) {
-    auto* sub = root.add_subcommand("report", "")->group("");
-    sub->allow_extras();
-    sub->callback([&action] {
-        action = [] { throw Failure(Error{"emurun report", "not implemented yet", ""}); return 0; };
-    });
+    auto* sub = root.add_subcommand("report", "Show, compare and merge run reports");
+    sub->require_subcommand(1);
+    auto a = std::make_shared<ReportArgs>();
+    auto* s = sub->add_subcommand("show", "Print reports as a table, json, junit or markdown");
+    s->add_option("reports", a->files, "Report files")->required()->check(CLI::ExistingFile);
+    s->add_option("--format", a->format, "table (default), json, junit, markdown")
+        ->check(CLI::IsMember({"table", "json", "junit", "markdown"}));
+    s->callback([&action, a] { action = [a] { return show(*a); }; });
+    auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
+    c->add_option("before", a->before, "Older report")->required()->check(CLI::ExistingFile);
+    c->add_option("after", a->after, "Newer report")->required()->check(CLI::ExistingFile);
+    c->callback([&action, a] { action = [a] { return compare(*a); }; });
+    auto* m = sub->add_subcommand("merge", "Join shard reports into one (exit 1 if a step failed)");
+    m->add_option("reports", a->files, "Shard reports")->required()->check(CLI::ExistingFile);
+    m->add_option("-o,--output", a->output, "Merged JSON report")->required();
+    m->add_option("--junit", a->junit, "Also write the merged JUnit XML here");
+    m->callback([&action, a] { action = [a] { return merge(*a); }; });
 }
 
 } // namespace emurun::cli

@@ -1,14 +1,184 @@
+// emurun run PIPELINE.json: parse options, call Runner, print progress and write the reports.
 #include "cli.hpp"
 
-namespace emurun::cli {
+#include <emurun/runner.hpp>
 
-// Placeholder until the subcommand lands; it is hidden from --help and fails loudly.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <unistd.h>
+
+namespace emurun::cli {
+namespace {
+
+struct RunArgs {
+    std::string pipeline;
+    int jobs = 1;
+    std::string shard, baseline, previous, job_limit, multiplier = "1", calibration;
+    std::string report = "emurun-report.json", junit, markdown, log_dir = "emurun-logs";
+    std::string grace = "10s";
+    double threshold = 10, share = 80;
+    int matrix = 0;
+    bool fail_on_flag = false, quiet = false;
+};
+
+// Output streams live, each line prefixed by its step's name when steps run in parallel.
+class OutputPrinter {
+  public:
+    explicit OutputPrinter(bool prefix) : m_prefix(prefix) {}
+    void print(const std::string& step, std::string_view chunk) {
+        std::string out;
+        bool& at_start = m_at_start.try_emplace(step, true).first->second;
+        for (char c : chunk) {
+            if (at_start && m_prefix) {
+                out += "[" + step + "] ";
+            }
+            out += c;
+            at_start = c == '\n';
+        }
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        std::fflush(stdout);
+    }
+
+  private:
+    bool m_prefix;
+    std::map<std::string, bool> m_at_start;
+};
+
+void print_event(const RunEvent& e, bool tty) {
+    using K = RunEvent::Kind;
+    if (tty && e.kind == K::progress) {
+        std::string running;
+        for (const auto& r : e.running) {
+            running += (running.empty() ? "" : ", ") + r;
+        }
+        std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %s%s", e.done, e.total, running.c_str(),
+                     format_seconds(e.elapsed).c_str(),
+                     e.eta ? ("  ETA " + format_seconds(*e.eta)).c_str() : "");
+        return;
+    }
+    if (tty) {
+        std::fputs("\r\033[K", stderr);
+    }
+    if (e.kind == K::started) {
+        std::fprintf(stderr, "emurun: start %s\n", e.step->name.c_str());
+    } else if (e.kind == K::finished) {
+        std::fprintf(stderr, "emurun: %s %s in %s%s\n", e.step->name.c_str(),
+                     std::string(to_string(e.step->status)).c_str(),
+                     format_seconds(e.step->wall).c_str(),
+                     e.step->message.empty() ? "" : (" (" + e.step->message + ")").c_str());
+        for (const auto& f : e.step->flags) {
+            std::fprintf(stderr, "emurun: flag %s: %s: %s\n", f.rule.c_str(), e.step->name.c_str(),
+                         f.message.c_str());
+        }
+    } else if (e.kind == K::flagged) {
+        std::fprintf(stderr, "emurun: flag %s: %s\n", e.flag->rule.c_str(),
+                     e.flag->message.c_str());
+    }
+}
+
+std::optional<Report> load_report(const std::string& path) {
+    if (path.empty()) {
+        return std::nullopt;
+    }
+    return unwrap(Report::load(path));
+}
+
+RunnerOptions runner_options(const RunArgs& a) {
+    RunnerOptions o;
+    o.jobs = a.jobs;
+    if (!a.shard.empty()) {
+        o.shard = unwrap(parse_shard(a.shard));
+    }
+    o.baseline = load_report(a.baseline);
+    o.previous = load_report(a.previous);
+    if (!a.job_limit.empty()) {
+        o.job_limit = static_cast<double>(unwrap(parse_duration(a.job_limit)).count()) / 1e3;
+    }
+    o.rules.baseline_factor = a.threshold;
+    o.rules.job_limit_share = a.share / 100;
+    o.timeout_multiplier = unwrap(parse_timeout_multiplier(
+        a.multiplier,
+        a.calibration.empty() ? default_calibration_file() : std::filesystem::path(a.calibration)));
+    o.grace = unwrap(parse_duration(a.grace));
+    o.fail_on_flag = a.fail_on_flag;
+    o.log_dir = a.log_dir;
+    return o;
+}
+
+void write_outputs(const Report& report, const RunArgs& a) {
+    unwrap(report.save(a.report));
+    if (!a.junit.empty()) {
+        unwrap(write_file_atomic(a.junit, to_junit(report)));
+    }
+    if (!a.markdown.empty()) {
+        unwrap(write_file_atomic(a.markdown, to_markdown(report)));
+    }
+    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
+        std::ofstream(summary, std::ios::app) << to_markdown(report);
+    }
+    if (const char* gha = std::getenv("GITHUB_ACTIONS"); gha && std::string(gha) == "true") {
+        for (const auto& line : annotations(report)) {
+            std::cout << line << '\n';
+        }
+    }
+}
+
+int run_pipeline(const RunArgs& a) {
+    Pipeline pipeline = unwrap(Pipeline::load(a.pipeline));
+    RunnerOptions o = runner_options(a);
+    if (a.matrix > 0) {
+        History h = o.previous ? o.previous->history() : History{};
+        std::cout << ci_matrix_json(pipeline, a.matrix, h) << '\n';
+        return 0;
+    }
+    bool tty = ::isatty(STDERR_FILENO) != 0;
+    auto printer = std::make_shared<OutputPrinter>(a.jobs > 1);
+    o.on_event = [tty](const RunEvent& e) { print_event(e, tty); };
+    if (!a.quiet) {
+        o.on_output = [printer](const std::string& s, Stream, std::string_view chunk) {
+            printer->print(s, chunk);
+        };
+    }
+    Report report = unwrap(Runner(std::move(pipeline), o).run());
+    if (tty) {
+        std::fputs("\r\033[K", stderr);
+    }
+    write_outputs(report, a);
+    std::cout << '\n' << to_table(report);
+    std::cout << "report: " << a.report << '\n';
+    std::cout.flush();
+    return Runner::exit_code(report, a.fail_on_flag);
+}
+
+} // namespace
+
 void add_run(CLI::App& root, Action& action) {
-    auto* sub = root.add_subcommand("run", "")->group("");
-    sub->allow_extras();
-    sub->callback([&action] {
-        action = [] { throw Failure(Error{"emurun run", "not implemented yet", ""}); return 0; };
-    });
+    auto* sub = root.add_subcommand("run", "Run a pipeline's steps with timing, flags and reports");
+    auto a = std::make_shared<RunArgs>();
+    sub->add_option("pipeline", a->pipeline, "Pipeline JSON file")->required();
+    sub->add_option("-j,--jobs", a->jobs, "Steps to run at once")->check(CLI::PositiveNumber);
+    sub->add_option("--shard", a->shard, "Run shard K of N (K/N): test steps balanced by history");
+    sub->add_option("--matrix", a->matrix, "Print a CI matrix (JSON) for N shards and exit");
+    sub->add_option("--baseline", a->baseline,
+                    "Report of a native run: flag steps over --threshold");
+    sub->add_option("--previous", a->previous, "Previous report: history, ETA, regressions");
+    sub->add_option("--threshold", a->threshold, "Emulated/native factor that flags (default 10)");
+    sub->add_option("--job-limit", a->job_limit, "CI job limit, e.g. 6h: flag a projected overrun");
+    sub->add_option("--job-limit-share", a->share,
+                    "Percent of --job-limit that flags (default 80)");
+    sub->add_option("--timeout-multiplier", a->multiplier, "N, ARCH=N,..., or auto (calibrate)");
+    sub->add_option("--calibration", a->calibration, "Calibration file for auto");
+    sub->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL (default 10s)");
+    sub->add_option("--report", a->report, "JSON report (default emurun-report.json)");
+    sub->add_option("--junit", a->junit, "Also write JUnit XML here");
+    sub->add_option("--markdown", a->markdown, "Also write a Markdown summary here");
+    sub->add_option("--log-dir", a->log_dir, "Per-step logs (default emurun-logs)");
+    sub->add_flag("--fail-on-flag", a->fail_on_flag, "Exit 3 when a step is flagged");
+    sub->add_flag("-q,--quiet", a->quiet, "Do not stream step output (logs keep it)");
+    sub->callback([&action, a] { action = [a] { return run_pipeline(*a); }; });
 }
 
 } // namespace emurun::cli

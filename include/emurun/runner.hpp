@@ -1,0 +1,116 @@
+// Running a pipeline: the top of the module stack (pipeline + report + process + launch +
+// sandbox). Steps run in parallel under one Supervisor; the result is a Report.
+#pragma once
+
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/pipeline.hpp>
+#include <emurun/process.hpp>
+#include <emurun/qemu.hpp>
+#include <emurun/report.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace emurun {
+
+/// Scales the timeouts of emulated steps: one factor for all arches, or one per arch.
+struct TimeoutMultiplier {
+    double all = 1;
+    std::map<std::string, double, std::less<>> per_arch; ///< canonical arch names
+    /// The factor for `arch` (per_arch, else `all`).
+    [[nodiscard]] EMURUN_EXPORT double for_arch(std::string_view arch) const;
+};
+
+/// Parse "8", "aarch64=8,ppc64le=12" or "auto" (factors from `calibration_file`, written by
+/// `emurun calibrate`). Errors name the bad part.
+[[nodiscard]] EMURUN_EXPORT Result<TimeoutMultiplier>
+parse_timeout_multiplier(std::string_view text, const std::filesystem::path& calibration_file);
+
+/// $XDG_CACHE_HOME/emurun/calibration.json (or ~/.cache/emurun/calibration.json).
+[[nodiscard]] EMURUN_EXPORT std::filesystem::path default_calibration_file();
+/// Slowdown factors by arch from a calibration file ({"arches": {"aarch64": {"slowdown": 9.1,
+/// ...}}}). A missing file is an error that says to run `emurun calibrate`.
+[[nodiscard]] EMURUN_EXPORT Result<std::map<std::string, double, std::less<>>>
+load_calibration(const std::filesystem::path& file);
+
+/// One calibration measurement.
+struct Calibration {
+    std::string arch;
+    double native_seconds = 0;
+    double emulated_seconds = 0;
+    [[nodiscard]] double slowdown() const {
+        return native_seconds > 0 ? emulated_seconds / native_seconds : 0;
+    }
+};
+
+/// How to calibrate: the workload programs are built from an embedded C source with the host
+/// compiler and <triplet>-gcc -static unless given.
+struct CalibrateOptions {
+    std::optional<std::filesystem::path> native_program;
+    std::optional<std::filesystem::path> emulated_program;
+    std::filesystem::path work_dir; ///< where to compile; empty = a temporary directory
+    EmulatorSearch emulators;
+};
+
+/// Run a fixed CPU workload natively and under qemu (exec mode) and measure both (CPU time).
+[[nodiscard]] EMURUN_EXPORT Result<Calibration> calibrate(const Arch& arch,
+                                                          const CalibrateOptions& options);
+/// Merge one measurement into a calibration file (atomically).
+[[nodiscard]] EMURUN_EXPORT Result<void> store_calibration(const std::filesystem::path& file,
+                                                           const Calibration& c);
+
+/// What the Runner tells its caller while it runs.
+struct RunEvent {
+    enum class Kind { started, finished, progress, flagged };
+    Kind kind = Kind::progress;
+    const StepResult* step = nullptr; ///< finished: the result; started: partial (name, log)
+    const Flag* flag = nullptr;       ///< flagged: the pipeline-wide flag
+    double elapsed = 0;               ///< seconds since the run started
+    std::optional<double> eta;        ///< seconds left, when history allows an estimate
+    std::vector<std::string> running; ///< names of running steps
+    std::size_t done = 0, total = 0;
+};
+
+/// Everything a run can be told. Defaults suit a CI job.
+struct RunnerOptions {
+    int jobs = 1;
+    std::optional<Shard> shard;
+    std::optional<Report> baseline;  ///< a native run's report: rule (b)
+    std::optional<Report> previous;  ///< history for scheduling, ETA, sharding and rule (c)
+    std::optional<double> job_limit; ///< seconds: rule (d)
+    FlagRules rules;
+    TimeoutMultiplier timeout_multiplier;
+    std::chrono::milliseconds grace{10'000}; ///< between SIGTERM and SIGKILL
+    bool fail_on_flag = false;
+    std::filesystem::path log_dir = "emurun-logs";
+    EmulatorSearch emulators;
+    /// Install SIGINT/SIGTERM handlers for the run: stop every step, finish the report.
+    bool handle_signals = true;
+    std::function<void(const RunEvent&)> on_event;
+    /// Every chunk of every step's output (the log already has it).
+    std::function<void(const std::string& step, Stream, std::string_view)> on_output;
+};
+
+/// Runs a Pipeline and produces its Report.
+class Runner {
+  public:
+    EMURUN_EXPORT Runner(Pipeline pipeline, RunnerOptions options);
+    /// Run every step (of the shard). Errors only for emurun's own failures (log dir cannot
+    /// be created, poll fails); steps that fail are results in the report.
+    [[nodiscard]] EMURUN_EXPORT Result<Report> run();
+    /// The exit code for a finished run: 0; 1 if a step failed; 124 if the only failures are
+    /// timeouts; 3 if flagged under fail_on_flag; 128+N when interrupted by signal N.
+    [[nodiscard]] EMURUN_EXPORT static int exit_code(const Report& report, bool fail_on_flag);
+
+  private:
+    Pipeline m_pipeline;
+    RunnerOptions m_options;
+};
+
+} // namespace emurun

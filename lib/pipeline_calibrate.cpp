@@ -1,0 +1,175 @@
+// Timeout multipliers: parsing, and calibration by running one workload natively and emulated.
+#include "pipeline_json.hpp"
+#include "pipeline_runner.hpp"
+
+#include <emurun/arch.hpp>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+namespace emurun {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fixed integer workload (~0.2 s natively): enough to dwarf qemu's start-up.
+constexpr std::string_view k_workload = R"(#include <stdio.h>
+int main(void) {
+    unsigned long x = 1, acc = 0;
+    for (unsigned long i = 0; i < 60000000UL; ++i) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        acc += x % 1000003UL;
+    }
+    printf("%lu\n", acc);
+    return 0;
+}
+)";
+
+Result<double> parse_factor(std::string_view text, std::string_view what) {
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || ptr != text.data() + text.size() || !(v > 0)) {
+        return fail("timeout multiplier " + std::string(what),
+                    "expected a positive number, got \"" + std::string(text) + "\"",
+                    "e.g. 8, aarch64=8,ppc64le=12, or auto");
+    }
+    return v;
+}
+
+// Run `cmd` under a Supervisor and return its CPU seconds (user + sys).
+Result<double> measure(Command cmd) {
+    Supervisor sup;
+    EMURUN_TRY(id, sup.spawn(cmd));
+    while (true) {
+        EMURUN_TRY(done, sup.wait_any());
+        for (const auto& c : *done) {
+            if (c.start_error) {
+                return std::unexpected(*c.start_error);
+            }
+            if (!c.status.success()) {
+                return fail("calibration workload " + cmd.argv.front(), c.status.describe());
+            }
+            return std::chrono::duration<double>(c.user + c.sys).count();
+        }
+    }
+}
+
+Result<fs::path> compile(const std::string& compiler, const fs::path& dir, const fs::path& src,
+                         const std::string& name) {
+    fs::path out = dir / name;
+    Command cmd;
+    cmd.argv = {compiler, "-O1", "-static", "-o", out.string(), src.string()};
+    auto status = run_foreground(cmd);
+    if (!status) {
+        return fail("compile the calibration workload with " + compiler, status.error().why,
+                    "install the cross compiler, or pass the programs explicitly");
+    }
+    if (!status->success()) {
+        return fail("compile the calibration workload with " + compiler, status->describe());
+    }
+    return out;
+}
+
+} // namespace
+
+fs::path default_calibration_file() {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
+    return base / "emurun" / "calibration.json";
+}
+
+Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::path& file) {
+    auto text = detail::read_text_file(file);
+    if (!text) {
+        return fail("read calibration " + file.string(), text.error().why,
+                    "run 'emurun calibrate --arch A' first");
+    }
+    EMURUN_TRY(j, detail::parse_json_text(*text, file.string()));
+    std::map<std::string, double, std::less<>> out;
+    if (!j->is_object() || !j->contains("arches") || !(*j)["arches"].is_object()) {
+        return fail(file.string(), "not an emurun calibration file (no \"arches\" object)");
+    }
+    for (const auto& [arch, entry] : (*j)["arches"].items()) {
+        if (entry.is_object() && entry.value("slowdown", 0.0) > 0) {
+            out[arch] = entry["slowdown"].get<double>();
+        }
+    }
+    return out;
+}
+
+Result<void> store_calibration(const fs::path& file, const Calibration& c) {
+    detail::Json j = {{"arches", detail::Json::object()}};
+    if (auto text = detail::read_text_file(file)) {
+        auto old = detail::parse_json_text(*text, file.string());
+        if (old && old->is_object() && old->contains("arches")) {
+            j = *old;
+        }
+    }
+    j["arches"][c.arch] = {{"slowdown", c.slowdown()},
+                           {"native_seconds", c.native_seconds},
+                           {"emulated_seconds", c.emulated_seconds}};
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    return write_file_atomic(file, j.dump(2) + "\n");
+}
+
+Result<TimeoutMultiplier> parse_timeout_multiplier(std::string_view text,
+                                                   const fs::path& calibration_file) {
+    TimeoutMultiplier m;
+    if (text == "auto") {
+        EMURUN_TRY(cal, load_calibration(calibration_file));
+        m.per_arch = *cal;
+        return m;
+    }
+    if (text.find('=') == std::string_view::npos) {
+        EMURUN_TRY(v, parse_factor(text, "value"));
+        m.all = *v;
+        return m;
+    }
+    while (!text.empty()) {
+        auto comma = text.find(',');
+        auto part = text.substr(0, comma);
+        text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+        auto eq = part.find('=');
+        auto arch = find_arch(part.substr(0, eq));
+        if (eq == std::string_view::npos || !arch) {
+            return fail("timeout multiplier \"" + std::string(part) + "\"",
+                        "expected ARCH=FACTOR with a known arch", "e.g. aarch64=8,ppc64le=12");
+        }
+        EMURUN_TRY(v, parse_factor(part.substr(eq + 1), (*arch)->name));
+        m.per_arch[(*arch)->name] = *v;
+    }
+    return m;
+}
+
+Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options) {
+    fs::path dir = options.work_dir;
+    if (dir.empty()) {
+        dir = fs::temp_directory_path() / ("emurun-calibrate-" + std::to_string(::getpid()));
+    }
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fs::path src = dir / "workload.c";
+    std::ofstream(src) << k_workload;
+    EMURUN_TRY(native, options.native_program ? Result<fs::path>(*options.native_program)
+                                              : compile("cc", dir, src, "workload-native"));
+    EMURUN_TRY(foreign, options.emulated_program
+                            ? Result<fs::path>(*options.emulated_program)
+                            : compile(arch.triplet + "-gcc", dir, src, "workload-" + arch.name));
+    EMURUN_TRY(emu, find_emulator(arch, options.emulators));
+    Command n;
+    n.argv = {native->string()};
+    Command e;
+    e.argv = qemu_command(*emu, *foreign, {});
+    EMURUN_TRY(tn, measure(n));
+    EMURUN_TRY(te, measure(e));
+    if (options.work_dir.empty()) {
+        fs::remove_all(dir, ec);
+    }
+    return Calibration{arch.name, *tn, *te};
+}
+
+} // namespace emurun

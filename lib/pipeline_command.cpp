@@ -1,0 +1,102 @@
+// How one step becomes a Command, by emulation mode (native/host, exec via launch, sandbox).
+#include "pipeline_runner.hpp"
+
+#include <emurun/arch.hpp>
+#include <emurun/launch.hpp>
+#include <emurun/sandbox.hpp>
+
+#include <cctype>
+
+namespace emurun::detail {
+namespace {
+
+std::map<std::string, std::string> step_environment(const Step& step) {
+    auto env = current_environment();
+    for (const auto& [k, v] : step.env) {
+        env[k] = v;
+    }
+    // Shims come first so that a build finds the target-arch tools before host ones.
+    std::string path = env.contains("PATH") ? env["PATH"] : "/usr/local/bin:/usr/bin:/bin";
+    for (auto it = step.shim_dirs.rbegin(); it != step.shim_dirs.rend(); ++it) {
+        path = it->string() + ":" + path;
+    }
+    env["PATH"] = path;
+    return env;
+}
+
+Result<Command> exec_command(const Step& step, const Arch* arch, const EmulatorSearch& emulators,
+                             Command cmd) {
+    LaunchRequest request;
+    request.program = step.argv.front();
+    request.args.assign(step.argv.begin() + 1, step.argv.end());
+    request.arch = arch;
+    request.sysroots = step.sysroots;
+    request.emulators = emulators;
+    auto plan = plan_launch(request);
+    if (!plan) {
+        return std::unexpected(plan.error());
+    }
+    cmd.argv = plan->argv;
+    cmd.program = plan->exe;
+    for (const auto& [k, v] : plan->env_set) {
+        (*cmd.env)[k] = v;
+    }
+    return cmd;
+}
+
+Result<Command> sandbox_command(const Step& step, const Arch* arch, const EmulatorSearch& emulators,
+                                Command cmd) {
+    SandboxSpec spec;
+    spec.arches = {arch};
+    for (const auto& dir : step.sysroots) {
+        spec.sysroots.push_back(SandboxSysroot{arch, dir});
+    }
+    spec.emulators = emulators;
+    auto argv = sandbox_argv(spec, step.argv);
+    if (!argv) {
+        return std::unexpected(argv.error());
+    }
+    cmd.argv = *argv;
+    return cmd;
+}
+
+} // namespace
+
+Result<Command> step_command(const Step& step, const EmulatorSearch& emulators) {
+    Command cmd;
+    cmd.argv = step.argv;
+    cmd.env = step_environment(step);
+    cmd.cwd = step.cwd;
+    const Arch* arch = nullptr;
+    if (step.arch) {
+        auto found = find_arch(*step.arch);
+        if (!found) {
+            return std::unexpected(found.error());
+        }
+        arch = *found;
+    }
+    switch (step.emulation) {
+    case Emulation::exec:
+        return exec_command(step, arch, emulators, std::move(cmd));
+    case Emulation::sandbox:
+        return sandbox_command(step, arch, emulators, std::move(cmd));
+    case Emulation::native:
+    case Emulation::host:
+        break;
+    }
+    return cmd;
+}
+
+std::string log_file_name(std::string_view step) {
+    std::string out;
+    for (char c : step) {
+        bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+        out += ok ? c : '_';
+    }
+    if (out.empty() || out.front() == '.') {
+        out.insert(0, "step");
+    }
+    return out + ".log";
+}
+
+} // namespace emurun::detail

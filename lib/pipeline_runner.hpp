@@ -1,0 +1,20 @@
+// Private helpers of the step runner.
+#pragma once
+
+#include <emurun/process.hpp>
+#include <emurun/qemu.hpp>
+#include <emurun/runner.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace emurun::detail {
+
+/// The Command that runs `step` in its emulation mode. Errors: unknown arch, no emulator,
+/// missing libraries (exec mode), no emurun executable (sandbox mode).
+Result<Command> step_command(const Step& step, const EmulatorSearch& emulators);
+
+/// A file name for a step's log: unsafe characters become '_'.
+std::string log_file_name(std::string_view step);
+
+} // namespace emurun::detail
