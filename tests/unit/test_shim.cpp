@@ -1,5 +1,6 @@
 #include "testdir.hpp"
 
+#include <emurun/arch.hpp>
 #include <emurun/qemu.hpp>
 #include <emurun/shim.hpp>
 
@@ -24,9 +25,13 @@ fs::path launcher() {
     return write_file("launcher", "#!/bin/sh\n");
 }
 
+/// The creation tests need a foreign aarch64 program: not on an aarch64 host (or under
+/// qemu-aarch64, where host_arch() is aarch64), where the probe runs natively.
 bool have_aarch64() {
     auto arch = find_arch("aarch64");
-    return fs::exists(fixture("aarch64/probe")) && arch && find_emulator(**arch).has_value();
+    const Arch* host = host_arch();
+    return fs::exists(fixture("aarch64/probe")) && arch && find_emulator(**arch).has_value() &&
+           !(host && runs_natively_on(*host, **arch));
 }
 
 } // namespace
@@ -59,7 +64,7 @@ TEST_CASE("shim: bad targets are named in the error") {
 
 TEST_CASE("shim: wrong --arch and missing libraries fail at creation") {
     if (!have_aarch64() || !find_arch("ppc64le")) {
-        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64");
+        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
         return;
     }
     fs::path l = launcher();
@@ -84,7 +89,7 @@ TEST_CASE("shim: wrong --arch and missing libraries fail at creation") {
 
 TEST_CASE("shim: add, read back, list, command line, remove") {
     if (!have_aarch64()) {
-        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64");
+        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
         return;
     }
     fs::path l = launcher();
@@ -125,7 +130,7 @@ TEST_CASE("shim: add, read back, list, command line, remove") {
 
 TEST_CASE("shim: a file that is not a shim is never replaced") {
     if (!have_aarch64()) {
-        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64");
+        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
         return;
     }
     fs::path l = launcher();
