@@ -104,6 +104,17 @@ Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& hist
     std::erase_if(out.steps, [&](const Step& s) {
         return s.kind == StepKind::test && std::ranges::find(mine, s.name) == mine.end();
     });
+    // A non-test step that needs a test step of another shard runs in that shard only.
+    for (bool removed = true; removed;) {
+        std::set<std::string> orphans;
+        for (const auto& s : out.steps) {
+            if (std::ranges::any_of(s.needs, [&](const std::string& n) { return !out.find(n); })) {
+                orphans.insert(s.name);
+            }
+        }
+        removed =
+            std::erase_if(out.steps, [&](const Step& s) { return orphans.contains(s.name); }) > 0;
+    }
     return out;
 }
 

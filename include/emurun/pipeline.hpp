@@ -126,7 +126,8 @@ struct ShardPlan {
 [[nodiscard]] EMURUN_EXPORT ShardPlan plan_shards(const Pipeline& pipeline, int count,
                                                   const History& history);
 
-/// The pipeline reduced to one shard: its test steps plus every non-test step.
+/// The pipeline reduced to one shard: its test steps plus every non-test step, except those
+/// that need (directly or not) a test step of another shard.
 [[nodiscard]] EMURUN_EXPORT Pipeline select_shard(const Pipeline& pipeline, Shard shard,
                                                   const History& history);
 

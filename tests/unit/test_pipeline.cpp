@@ -261,3 +261,27 @@ TEST_CASE("pipeline: shard syntax") {
         CHECK_FALSE(emurun::parse_shard(bad).has_value());
     }
 }
+
+TEST_CASE("pipeline: a step needing a test of another shard goes with that shard") {
+    auto p = Pipeline::parse(R"({"name": "p", "steps": [
+        {"name": "build", "argv": ["x"]},
+        {"name": "t1", "kind": "test", "argv": ["x"], "needs": ["build"]},
+        {"name": "t2", "kind": "test", "argv": ["x"], "needs": ["build"]},
+        {"name": "after", "argv": ["x"], "needs": ["t2"]}]})");
+    REQUIRE(p.has_value());
+    int with_after = 0;
+    for (int k = 1; k <= 2; ++k) {
+        auto shard = emurun::select_shard(*p, {k, 2}, {});
+        CHECK(shard.find("build") != nullptr);
+        if (shard.find("after")) {
+            ++with_after;
+            CHECK(shard.find("t2") != nullptr);
+        }
+        for (const auto& s : shard.steps) {
+            for (const auto& n : s.needs) {
+                CHECK(shard.find(n) != nullptr);
+            }
+        }
+    }
+    CHECK(with_after == 1);
+}
