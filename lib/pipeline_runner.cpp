@@ -97,6 +97,7 @@ class Execution {
     void progress();
     void emit(RunEvent::Kind kind, const StepResult* step, const Flag* flag = nullptr);
     double elapsed() const { return seconds(Clock::now() - m_t0); }
+    double remaining_expected() const;
 
     const Pipeline& m_p;
     const RunnerOptions& m_o;
@@ -237,6 +238,18 @@ void Execution::collect(const ChildResult& c) {
     finish(i, std::move(r));
 }
 
+// Expected seconds of work left: history of pending steps, the rest of running ones.
+double Execution::remaining_expected() const {
+    double remaining = 0;
+    for (std::size_t i = 0; i < m_p.steps.size(); ++i) {
+        auto it = m_history.find(m_p.steps[i].name);
+        double expected = it == m_history.end() ? 0 : it->second;
+        double so_far = m_state[i] == State::running ? seconds(Clock::now() - m_started[i]) : 0;
+        remaining += m_state[i] == State::done ? 0 : std::max(0.0, expected - so_far);
+    }
+    return remaining;
+}
+
 void Execution::emit(RunEvent::Kind kind, const StepResult* step, const Flag* flag) {
     if (!m_o.on_event) {
         return;
@@ -252,16 +265,7 @@ void Execution::emit(RunEvent::Kind kind, const StepResult* step, const Flag* fl
     e.done = m_results.size();
     e.total = m_p.steps.size();
     if (!m_history.empty()) {
-        double remaining = 0;
-        for (std::size_t i = 0; i < m_p.steps.size(); ++i) {
-            auto it = m_history.find(m_p.steps[i].name);
-            double expected = it == m_history.end() ? 0 : it->second;
-            if (m_state[i] == State::running) {
-                expected = std::max(0.0, expected - seconds(Clock::now() - m_started[i]));
-            }
-            remaining += m_state[i] == State::done ? 0 : expected;
-        }
-        e.eta = projected_total(0, remaining, m_o.jobs);
+        e.eta = projected_total(0, remaining_expected(), m_o.jobs);
     }
     m_o.on_event(e);
 }
@@ -272,14 +276,7 @@ void Execution::progress() {
         return;
     }
     m_last_progress = Clock::now();
-    double remaining = 0;
-    for (std::size_t i = 0; i < m_p.steps.size(); ++i) {
-        auto it = m_history.find(m_p.steps[i].name);
-        double expected = it == m_history.end() ? 0 : it->second;
-        double so_far = m_state[i] == State::running ? seconds(Clock::now() - m_started[i]) : 0;
-        remaining += m_state[i] == State::done ? 0 : std::max(0.0, expected - so_far);
-    }
-    double projected = projected_total(elapsed(), remaining, m_o.jobs);
+    double projected = projected_total(elapsed(), remaining_expected(), m_o.jobs);
     bool already =
         std::ranges::any_of(m_report.flags, [](const Flag& f) { return f.rule == "job_limit"; });
     if (m_o.job_limit && !already) {
