@@ -1,0 +1,49 @@
+#!/bin/bash
+# emurun calibrate stores a measured slowdown, and `emurun run --timeout-multiplier auto` scales
+# an emulated step's timeout by it: the step (qemu running an aarch64 probe that execs a native
+# sleep) passes with the calibrated multiplier and times out without it.
+. "$(dirname "$0")/lib/common.sh"
+need_fixture_arch aarch64
+command -v python3 >/dev/null || skip "python3 needed to read the calibration file and reports"
+triplet=$(sed -n 's/^set(EMURUN_TRIPLET \(.*\))$/\1/p' "$EMURUN_SOURCE_DIR/cmake/toolchains/aarch64.cmake")
+command -v "$triplet-gcc" >/dev/null || skip "no cross compiler $triplet-gcc (calibrate compiles its workload)"
+cd "$T"
+export XDG_CACHE_HOME=$T/cache
+cal=$XDG_CACHE_HOME/emurun/calibration.json
+
+cat > p.json <<JSON
+{"name": "cal", "steps": [{"name": "s", "argv": ["true"]}]}
+JSON
+set +e
+out=$("$EMURUN" run p.json -q --timeout-multiplier auto --report r0.json 2>&1)
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && ok "auto without a calibration file fails" || not_ok "auto without calibration exited 0"
+expect_contains "the error says to run emurun calibrate" "$out" "emurun calibrate"
+
+"$EMURUN" calibrate --arch aarch64 >cal.txt 2>&1 || { cat cal.txt; not_ok "emurun calibrate"; finish; exit 1; }
+cat cal.txt
+expect_contains "calibrate names where it stored" "$(cat cal.txt)" "$cal"
+slowdown=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["arches"]["aarch64"]["slowdown"])' "$cal")
+python3 -c 'import sys; assert float(sys.argv[1]) > 1' "$slowdown" &&
+    ok "stored slowdown is a number > 1 ($slowdown)" || not_ok "stored slowdown: $slowdown"
+
+# The step sleeps 3 s; its timeout is set so that only timeout * slowdown exceeds that:
+# timeout = 6 s / (1 + slowdown), so timeout < 3 s < timeout * slowdown, equal margins.
+timeout_ms=$(python3 -c 'import sys; print(int(6000 / (1 + float(sys.argv[1]))))' "$slowdown")
+[ "$timeout_ms" -le 2700 ] || skip "slowdown $slowdown too close to 1 for a timing check"
+cat > t.json <<JSON
+{"name": "cal", "steps": [
+  {"name": "sleep", "arch": "aarch64", "emulation": "exec", "timeout": "${timeout_ms}ms",
+   "argv": ["$EMURUN_FIXTURE_DIR/aarch64/probe", "exec", "/bin/sleep", "3"]}]}
+JSON
+status() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["status"])' "$1"; }
+set +e
+"$EMURUN" run t.json -q --grace 200ms --timeout-multiplier auto --report auto.json >/dev/null 2>&1
+rc_auto=$?
+"$EMURUN" run t.json -q --grace 200ms --timeout-multiplier 1 --report one.json >/dev/null 2>&1
+rc_one=$?
+set -e
+expect_eq "with auto (x$slowdown) the ${timeout_ms}ms step passes" "0 passed" "$rc_auto $(status auto.json)"
+expect_eq "with multiplier 1 it times out" "124 timed_out" "$rc_one $(status one.json)"
+finish
