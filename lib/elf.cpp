@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -325,6 +326,33 @@ Result<std::vector<unsigned char>> read_all(int fd, const std::string& name, std
 
 } // namespace
 
+namespace {
+
+/// Large files (emulators, libstdc++) are mapped, not read: parsing touches only the pages
+/// holding headers and the dynamic section, which keeps `emurun exec` start-up cheap.
+constexpr std::size_t k_map_threshold = std::size_t{1} << 20;
+
+struct Mapping {
+    void* addr = MAP_FAILED;
+    std::size_t size = 0;
+    ~Mapping() {
+        if (addr != MAP_FAILED) {
+            ::munmap(addr, size);
+        }
+    }
+};
+
+Result<ElfInfo> with_name(Result<ElfInfo> info, const std::string& name) {
+    if (!info) {
+        Error e = info.error();
+        e.what = name;
+        return std::unexpected(std::move(e));
+    }
+    return info;
+}
+
+} // namespace
+
 Result<ElfInfo> read_elf(const std::filesystem::path& path, std::size_t max_bytes) {
     const std::string name = path.string();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -332,17 +360,22 @@ Result<ElfInfo> read_elf(const std::filesystem::path& path, std::size_t max_byte
         return std::unexpected(system_error("open " + name, errno));
     }
     FdCloser closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<std::uint64_t>(st.st_size) > k_map_threshold &&
+        static_cast<std::uint64_t>(st.st_size) <= max_bytes) {
+        Mapping m{::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0),
+                  static_cast<std::size_t>(st.st_size)};
+        if (m.addr != MAP_FAILED) {
+            std::span<const unsigned char> image(static_cast<const unsigned char*>(m.addr), m.size);
+            return with_name(parse_elf(image), name);
+        }
+    }
     auto bytes = read_all(fd, name, max_bytes);
     if (!bytes) {
         return std::unexpected(bytes.error());
     }
-    auto info = parse_elf(*bytes);
-    if (!info) {
-        Error e = info.error();
-        e.what = name;
-        return std::unexpected(std::move(e));
-    }
-    return info;
+    return with_name(parse_elf(*bytes), name);
 }
 
 bool looks_like_elf(const std::filesystem::path& path) {

@@ -82,7 +82,9 @@ fs::path cache_dir() {
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') {
         return fs::path(x) / "emurun";
     }
-    if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/') {
+    // A HOME that does not exist or cannot be written (nobody's /nonexistent) is no cache.
+    if (const char* h = std::getenv("HOME");
+        h != nullptr && *h == '/' && ::access(h, W_OK) == 0) {
         return fs::path(h) / ".cache" / "emurun";
     }
     return fs::path("/tmp") / ("emurun-" + std::to_string(::getuid()));
