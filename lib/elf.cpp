@@ -364,8 +364,9 @@ Result<ElfInfo> read_elf(const std::filesystem::path& path, std::size_t max_byte
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
         static_cast<std::uint64_t>(st.st_size) > k_map_threshold &&
         static_cast<std::uint64_t>(st.st_size) <= max_bytes) {
-        Mapping m{::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0),
-                  static_cast<std::size_t>(st.st_size)};
+        Mapping m{
+            ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0),
+            static_cast<std::size_t>(st.st_size)};
         if (m.addr != MAP_FAILED) {
             std::span<const unsigned char> image(static_cast<const unsigned char*>(m.addr), m.size);
             return with_name(parse_elf(image), name);

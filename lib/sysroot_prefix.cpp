@@ -83,8 +83,7 @@ fs::path cache_dir() {
         return fs::path(x) / "emurun";
     }
     // A HOME that does not exist or cannot be written (nobody's /nonexistent) is no cache.
-    if (const char* h = std::getenv("HOME");
-        h != nullptr && *h == '/' && ::access(h, W_OK) == 0) {
+    if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/' && ::access(h, W_OK) == 0) {
         return fs::path(h) / ".cache" / "emurun";
     }
     return fs::path("/tmp") / ("emurun-" + std::to_string(::getuid()));

@@ -11,9 +11,9 @@ namespace emurun {
 
 /// What failed, why, and what to do about it. Rendered as "what: why (hint)".
 struct Error {
-    std::string what;  ///< the operation or object, e.g. "open /bin/foo"
-    std::string why;   ///< the cause, e.g. "No such file or directory"
-    std::string hint;  ///< what the user can do next; may be empty
+    std::string what; ///< the operation or object, e.g. "open /bin/foo"
+    std::string why;  ///< the cause, e.g. "No such file or directory"
+    std::string hint; ///< what the user can do next; may be empty
 
     /// "what: why (hint)" — the text printed after "emurun: error: ".
     [[nodiscard]] EMURUN_EXPORT std::string message() const;

@@ -7,7 +7,9 @@ namespace {
 std::filesystem::path g_dir;
 }
 
-void set_testdir(const std::filesystem::path& dir) { g_dir = dir; }
+void set_testdir(const std::filesystem::path& dir) {
+    g_dir = dir;
+}
 
 std::filesystem::path testdir(const std::string& sub) {
     if (sub.empty()) {

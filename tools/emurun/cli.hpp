@@ -18,12 +18,12 @@ inline constexpr int k_exit_failure = 125;
 
 /// The one exception type: thrown only in the CLI, printed as "emurun: error: <message>", exit 125.
 class Failure : public std::runtime_error {
-public:
+  public:
     explicit Failure(const Error& e, int code = k_exit_failure)
         : std::runtime_error(e.message()), m_code(code) {}
     [[nodiscard]] int code() const { return m_code; }
 
-private:
+  private:
     int m_code;
 };
 

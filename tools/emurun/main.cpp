@@ -1,3 +1,5 @@
 #include "cli.hpp"
 
-int main(int argc, char** argv) { return emurun::cli::main(argc, argv); }
+int main(int argc, char** argv) {
+    return emurun::cli::main(argc, argv);
+}
