@@ -38,8 +38,9 @@ Result<double> parse_factor(std::string_view text, std::string_view what) {
     return v;
 }
 
-// Run `cmd` under a Supervisor and return its CPU seconds (user + sys).
-Result<double> measure(Command cmd) {
+// Run `cmd` under a Supervisor and return its CPU seconds (user + sys). Errors name `program`
+// (the workload), not qemu, which is argv[0] of the emulated run.
+Result<double> measure(Command cmd, const fs::path& program) {
     Supervisor sup;
     EMURUN_TRY(id, sup.spawn(cmd));
     while (true) {
@@ -49,7 +50,8 @@ Result<double> measure(Command cmd) {
                 return std::unexpected(*c.start_error);
             }
             if (!c.status.success()) {
-                return fail("calibration workload " + cmd.argv.front(), c.status.describe());
+                return fail("calibration workload " + program.string(), c.status.describe(),
+                            "check that it exists and runs (or omit it to compile the workload)");
             }
             return std::chrono::duration<double>(c.user + c.sys).count();
         }
@@ -71,6 +73,17 @@ Result<fs::path> compile(const std::string& compiler, const fs::path& dir, const
     }
     return out;
 }
+
+// Removes a temporary directory on every way out of calibrate(), failures included.
+struct RemoveOnExit {
+    fs::path dir;
+    ~RemoveOnExit() {
+        std::error_code ec;
+        if (!dir.empty()) {
+            fs::remove_all(dir, ec);
+        }
+    }
+};
 
 } // namespace
 
@@ -150,6 +163,7 @@ Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options)
     if (dir.empty()) {
         dir = fs::temp_directory_path() / ("emurun-calibrate-" + std::to_string(::getpid()));
     }
+    RemoveOnExit cleanup{options.work_dir.empty() ? dir : fs::path{}};
     std::error_code ec;
     fs::create_directories(dir, ec);
     fs::path src = dir / "workload.c";
@@ -164,11 +178,8 @@ Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options)
     n.argv = {native->string()};
     Command e;
     e.argv = qemu_command(*emu, *foreign, {});
-    EMURUN_TRY(tn, measure(n));
-    EMURUN_TRY(te, measure(e));
-    if (options.work_dir.empty()) {
-        fs::remove_all(dir, ec);
-    }
+    EMURUN_TRY(tn, measure(n, *native));
+    EMURUN_TRY(te, measure(e, *foreign));
     return Calibration{arch.name, *tn, *te};
 }
 

@@ -21,6 +21,17 @@ set -e
 [ "$rc" -ne 0 ] && ok "auto without a calibration file fails" || not_ok "auto without calibration exited 0"
 expect_contains "the error says to run emurun calibrate" "$out" "emurun calibrate"
 
+# A failed calibration reports the missing program and leaves no temporary directory behind.
+mkdir tmp
+set +e
+out=$(TMPDIR=$T/tmp "$EMURUN" calibrate --arch aarch64 --emulated-program "$T/missing" 2>&1)
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && ok "calibrate with a missing program fails" || not_ok "calibrate exited 0: $out"
+expect_contains "the error names the program" "$out" "$T/missing"
+expect_eq "no temporary directory left" "" "$(ls tmp)"
+[ ! -e "$cal" ] && ok "nothing stored after a failure" || not_ok "failed calibration stored $cal"
+
 "$EMURUN" calibrate --arch aarch64 >cal.txt 2>&1 || { cat cal.txt; not_ok "emurun calibrate"; finish; exit 1; }
 cat cal.txt
 expect_contains "calibrate names where it stored" "$(cat cal.txt)" "$cal"
