@@ -309,14 +309,15 @@ TEST_CASE("process: timeout kills a SIGTERM-ignoring grandchild and a setsid dae
 TEST_CASE("process: parallel children finish in any order; stop_all") {
     Supervisor sup;
     std::vector<emurun::ChildId> ids;
-    for (const char* s : {"0.4", "0.1", "0.25"}) {
+    // Half a second apart: under emulation a start takes a varying 0.1-0.3 s.
+    for (const char* s : {"1.2", "0.1", "0.6"}) {
         auto id = sup.spawn(helper_cmd("sleep_for", {s}));
         REQUIRE(id.has_value());
         ids.push_back(*id);
     }
     auto all = wait_all(sup);
     REQUIRE(all.size() == 3);
-    CHECK(all[0].id == ids[1]); // 0.1 s finishes well before 0.4 s
+    CHECK(all[0].id == ids[1]); // 0.1 s finishes well before 1.2 s
     CHECK(all.back().id == ids[0]);
 
     auto x = sup.spawn(helper_cmd("sleep_for", {"30"}));
