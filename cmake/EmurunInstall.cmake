@@ -31,5 +31,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/meson DESTINATION ${CMAKE_INSTALL_
 if(NOT BUILD_SHARED_LIBS)
   set(EMURUN_PC_CFLAGS " -DEMURUN_STATIC_DEFINE")
 endif()
+# Relocatable: the .pc file finds the prefix from its own location (cmake --install --prefix).
+file(RELATIVE_PATH EMURUN_PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/emurun.pc.in ${PROJECT_BINARY_DIR}/emurun.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/emurun.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

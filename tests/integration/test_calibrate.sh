@@ -39,10 +39,12 @@ slowdown=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["arch
 python3 -c 'import sys; assert float(sys.argv[1]) > 1' "$slowdown" &&
     ok "stored slowdown is a number > 1 ($slowdown)" || not_ok "stored slowdown: $slowdown"
 
-# The step sleeps 3 s; its timeout is set so that only timeout * slowdown exceeds that:
-# timeout = 6 s / (1 + slowdown), so timeout < 3 s < timeout * slowdown, equal margins.
-timeout_ms=$(python3 -c 'import sys; print(int(6000 / (1 + float(sys.argv[1]))))' "$slowdown")
-[ "$timeout_ms" -le 2700 ] || skip "slowdown $slowdown too close to 1 for a timing check"
+# `auto` must use what is stored. The measured slowdown of a tight loop is close to 1 (~1.5), too
+# close for a timing check on a loaded CI machine, so store a known 10 in the same file and
+# check with wide margins: a 1 s timeout scaled to 10 s passes a 3 s step; unscaled it fails.
+python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); d["arches"]["aarch64"]["slowdown"]=10.0; json.dump(d, open(p, "w"))' "$cal"
+slowdown=10
+timeout_ms=1000
 cat > t.json <<JSON
 {"name": "cal", "steps": [
   {"name": "sleep", "arch": "aarch64", "emulation": "exec", "timeout": "${timeout_ms}ms",
