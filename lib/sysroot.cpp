@@ -1,3 +1,5 @@
+#include "sysroot_internal.hpp"
+
 #include <emurun/sysroot.hpp>
 
 #include <cstdlib>
@@ -9,15 +11,8 @@
 namespace emurun {
 namespace fs = std::filesystem;
 
-namespace {
+namespace detail {
 
-bool path_exists(const fs::path& p) {
-    std::error_code ec;
-    return fs::exists(p, ec);
-}
-
-/// True when the file at `p` starts with an ELF header of `arch` (the kernel's magic/mask rule
-/// and e_machine): the check a target loader makes before it accepts a candidate library.
 bool is_object_of(const fs::path& p, const Arch& arch) {
     std::ifstream in(p, std::ios::binary);
     unsigned char hdr[64] = {};
@@ -28,7 +23,6 @@ bool is_object_of(const fs::path& p, const Arch& arch) {
     return arch.matches(std::span<const unsigned char>(hdr, static_cast<std::size_t>(in.gcount())));
 }
 
-/// Directories a Debian-built loader of `arch` searches by default, relative to a sysroot.
 std::vector<fs::path> default_lib_dirs(const Arch& arch) {
     const std::string t = arch.triplet;
     std::vector<fs::path> dirs{"lib/" + t, "usr/lib/" + t, "lib", "usr/lib"};
@@ -38,6 +32,18 @@ std::vector<fs::path> default_lib_dirs(const Arch& arch) {
         dirs.insert(dirs.end(), {"lib32", "usr/lib32"});
     }
     return dirs;
+}
+
+} // namespace detail
+
+using detail::default_lib_dirs;
+using detail::is_object_of;
+
+namespace {
+
+bool path_exists(const fs::path& p) {
+    std::error_code ec;
+    return fs::exists(p, ec);
 }
 
 std::string expand_origin(std::string entry, const fs::path& origin) {

@@ -1,4 +1,6 @@
 // The merged QEMU_LD_PREFIX: one directory of symlinks serving several arches and sysroots.
+#include "sysroot_internal.hpp"
+
 #include <emurun/sysroot.hpp>
 
 #include <cstdlib>
@@ -11,13 +13,6 @@ namespace emurun {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool matches_arch(const fs::path& p, const Arch& arch) {
-    std::ifstream in(p, std::ios::binary);
-    unsigned char hdr[64] = {};
-    in.read(reinterpret_cast<char*>(hdr), sizeof hdr);
-    return arch.matches(std::span<const unsigned char>(hdr, static_cast<std::size_t>(in.gcount())));
-}
 
 /// Link `target` at `link` unless something is there already (the first sysroot wins).
 void link_once(const fs::path& target, const fs::path& link) {
@@ -35,7 +30,7 @@ void link_objects(const fs::path& dir, const Arch& arch, const fs::path& dest,
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const auto name = it->path().filename().string();
-        if (want(name) && it->is_regular_file(ec) && matches_arch(it->path(), arch)) {
+        if (want(name) && it->is_regular_file(ec) && detail::is_object_of(it->path(), arch)) {
             link_once(it->path(), dest / name);
         }
     }
@@ -52,9 +47,7 @@ void add_arch(const fs::path& prefix, const ArchSysroots& a) {
         for (const char* top : {"lib", "lib64", "lib32"}) {
             link_objects(root / top, arch, prefix / top, is_loader);
         }
-        for (const auto& d :
-             {"lib/" + arch.triplet, "usr/lib/" + arch.triplet, std::string("lib"),
-              std::string("usr/lib"), std::string("lib64"), std::string("usr/lib64")}) {
+        for (const auto& d : detail::default_lib_dirs(arch)) {
             link_objects(root / d, arch, farm, any);
         }
     }
