@@ -1,4 +1,4 @@
-#include "sysroot_internal.hpp"
+#include "sysroot/sysroot_internal.hpp"
 
 #include <emurun/sysroot.hpp>
 

@@ -1,5 +1,5 @@
 // The merged QEMU_LD_PREFIX: one directory of symlinks serving several arches and sysroots.
-#include "sysroot_internal.hpp"
+#include "sysroot/sysroot_internal.hpp"
 
 #include <emurun/sysroot.hpp>
 

@@ -1,5 +1,5 @@
 // Reading the binfmt_misc mount, the lock, and mounting it when it is missing.
-#include "binfmt_io.hpp"
+#include "binfmt/binfmt_io.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "pipeline_json.hpp"
+#include "util/json.hpp"
 
 #include <algorithm>
 #include <cerrno>

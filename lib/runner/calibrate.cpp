@@ -1,6 +1,6 @@
 // Timeout multipliers: parsing, and calibration by running one workload natively and emulated.
-#include "pipeline_json.hpp"
-#include "pipeline_runner.hpp"
+#include "runner/runner_internal.hpp"
+#include "util/json.hpp"
 
 #include <emurun/arch.hpp>
 

@@ -1,5 +1,5 @@
 // How one step becomes a Command, by emulation mode (native/host, exec via launch, sandbox).
-#include "pipeline_runner.hpp"
+#include "runner/runner_internal.hpp"
 
 #include <emurun/arch.hpp>
 #include <emurun/launch.hpp>

@@ -1,5 +1,5 @@
 // The ELF header and program headers; the dynamic section is in elf_dynamic.cpp.
-#include "elf_image.hpp"
+#include "arch/elf_image.hpp"
 
 #include <emurun/elf.hpp>
 

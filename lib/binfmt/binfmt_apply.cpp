@@ -1,5 +1,5 @@
 // Plan-then-apply under the lock, with read-back and rollback.
-#include "binfmt_io.hpp"
+#include "binfmt/binfmt_io.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The step runner: schedules ready steps by priority on one Supervisor, measures, flags,
 // handles SIGINT/SIGTERM by stopping every step and finishing the report.
-#include "pipeline_runner.hpp"
+#include "runner/runner_internal.hpp"
 
 #include <emurun/arch.hpp>
 

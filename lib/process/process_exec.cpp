@@ -1,7 +1,7 @@
 // Preparing a Command before fork and the child's side between fork and exec (reproc's error
 // pipe: a CLOEXEC pipe stays silent when execve succeeds and carries errno when it fails, so
 // "could not start" is told apart from "ran and failed").
-#include "process_exec.hpp"
+#include "process/process_exec.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -2,7 +2,7 @@
 // process group so the terminal's signals reach it directly; emurun itself ignores SIGINT and
 // SIGQUIT while it waits (system(3)'s rule) so Ctrl-C ends the child, and emurun then reports
 // the child's fate. The supervised, many-children side lives in process_supervisor*.cpp.
-#include "process_exec.hpp"
+#include "process/process_exec.hpp"
 
 #include <emurun/process.hpp>
 

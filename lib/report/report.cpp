@@ -1,5 +1,5 @@
 // The report model, its JSON form (schema_version 1) and atomic writes.
-#include "pipeline_json.hpp"
+#include "util/json.hpp"
 
 #include <emurun/report.hpp>
 

@@ -1,6 +1,6 @@
 // The hot path: a process started as a shim execs its tool. Kept lean (one readlink, one open)
 // because every run of a shimmed tool pays for it.
-#include "shim_config.hpp"
+#include "shim/shim_config.hpp"
 
 #include <emurun/shim.hpp>
 

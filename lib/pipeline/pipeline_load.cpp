@@ -1,5 +1,5 @@
 // Loading a pipeline from JSON: every error names the file, the place and the problem.
-#include "pipeline_json.hpp"
+#include "util/json.hpp"
 
 #include <emurun/arch.hpp>
 #include <emurun/pipeline.hpp>

@@ -1,7 +1,7 @@
 // Private: the per-child supervisor process and its protocol with the poll loop.
 #pragma once
 
-#include "process_exec.hpp"
+#include "process/process_exec.hpp"
 
 #include <sys/resource.h>
 

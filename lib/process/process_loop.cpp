@@ -6,7 +6,7 @@
 // timers, which ppoll serves with no threads, no SIGCHLD handler and no reactor to own.
 // Output is read non-blocking from every ready pipe in turn, so a child filling stderr while
 // emurun reads stdout never deadlocks.
-#include "process_supervisor.hpp"
+#include "process/process_supervisor.hpp"
 
 #include <emurun/process.hpp>
 

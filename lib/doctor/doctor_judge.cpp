@@ -1,5 +1,5 @@
 // doctor: pure rules from facts to OK / WARN / FAIL lines, and the text and JSON output.
-#include "doctor_internal.hpp"
+#include "doctor/doctor_internal.hpp"
 
 #include <nlohmann/json.hpp>
 

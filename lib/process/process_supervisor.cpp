@@ -25,7 +25,7 @@
 //   sys, max RSS of the largest); it goes to emurun on the report pipe with the wait status.
 // Only the command's pid (= pgid) and the final record travel back; emurun reaps the
 // supervisor itself when the report pipe closes.
-#include "process_supervisor.hpp"
+#include "process/process_supervisor.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -1,5 +1,5 @@
 // doctor: registered binfmt entries against emurun's table, and the JSON form of a report.
-#include "doctor_internal.hpp"
+#include "doctor/doctor_internal.hpp"
 
 #include <nlohmann/json.hpp>
 

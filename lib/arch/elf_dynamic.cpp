@@ -1,6 +1,6 @@
 // The dynamic section: DT_NEEDED, DT_RUNPATH, DT_RPATH, DT_SONAME and the string table they
 // point into. Every offset is checked before it is followed.
-#include "elf_image.hpp"
+#include "arch/elf_image.hpp"
 
 #include <algorithm>
 #include <optional>

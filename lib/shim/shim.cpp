@@ -1,5 +1,5 @@
 // Creating, listing and removing shims. Running one is in shim_run.cpp.
-#include "shim_config.hpp"
+#include "shim/shim_config.hpp"
 
 #include <emurun/launch.hpp>
 #include <emurun/shim.hpp>

@@ -1,4 +1,4 @@
-#include "shim_config.hpp"
+#include "shim/shim_config.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,0 +1,46 @@
+#!/bin/bash
+# The build refuses an include that breaks the module graph (ARCHITECTURE.md): the checker passes
+# on the tree as it is and fails, naming the file and the rule, on copies with a planted violation.
+. "$(dirname "$0")/lib/common.sh"
+src=$EMURUN_SOURCE_DIR
+rules=$EMURUN_BUILD_DIR/lib/layers.txt
+[ -f "$rules" ] || skip "no $rules: configure the build first"
+
+# check DIR -> prints the checker's output, returns its status
+check() {
+    cmake -DRULES="$rules" -DROOT="$1" -DSTAMP="$T/stamp" -P "$src/cmake/EmurunCheckLayers.cmake" 2>&1
+}
+copy() {
+    rm -rf "$T/tree" && mkdir -p "$T/tree/tools"
+    cp -r "$src/lib" "$src/include" "$T/tree/" && cp -r "$src/tools/emurun" "$T/tree/tools/"
+}
+
+copy
+if out=$(check "$T/tree"); then ok "the tree as it is passes"; else not_ok "clean tree refused: $out"; fi
+
+# plant FILE LINE LABEL NEEDLE: prepend LINE to FILE in a fresh copy; the check must fail naming NEEDLE
+plant() {
+    copy
+    sed -i "1i $2" "$T/tree/$1"
+    if out=$(check "$T/tree"); then
+        not_ok "$3: accepted"
+    else
+        expect_contains "$3" "$out" "$4"
+    fi
+}
+plant lib/arch/arch.cpp '#include <emurun/runner.hpp>' "upward public include" \
+    "lib/arch/arch.cpp: #include <emurun/runner.hpp>: module 'arch' may not use 'runner'"
+plant lib/util/error.cpp '#include "process/process_exec.hpp"' "util includes a module" \
+    "module 'util' may not use 'process'"
+plant include/emurun/process.hpp '#include <emurun/pipeline.hpp>' "public header upward" \
+    "include/emurun/process.hpp: #include <emurun/pipeline.hpp>: module 'process' may not use 'pipeline'"
+plant tools/emurun/cli.cpp '#include "runner/runner_internal.hpp"' "CLI includes a private header" \
+    "the CLI may include public headers only"
+plant lib/report/report.cpp '#include "../runner/runner_internal.hpp"' "climbing include" \
+    "climb with '..'"
+copy && mkdir "$T/tree/lib/extra" && touch "$T/tree/lib/extra/x.cpp"
+if out=$(check "$T/tree"); then not_ok "unknown folder accepted"; else
+    expect_contains "a folder that is no module" "$out" "lib/extra/: not a module"; fi
+# The real build runs the same check before compiling anything.
+expect_contains "the build runs the check" "$(cat "$EMURUN_BUILD_DIR/build.ninja" "$EMURUN_BUILD_DIR"/lib/Makefile 2>/dev/null | grep -o 'EmurunCheckLayers.cmake' | head -n1)" "EmurunCheckLayers.cmake"
+finish
