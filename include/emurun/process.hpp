@@ -80,6 +80,13 @@ class ExitStatus {
 /// "chdir /d failed: ...", fork/pipe failures. A child that ran and failed is an ExitStatus.
 [[nodiscard]] EMURUN_EXPORT Result<ExitStatus> run_foreground(const Command& cmd);
 
+/// Replace this process by `cmd` (execve in place): same pid, process group, stdio, signal
+/// dispositions and mask as the caller gave emurun, so the program's exit code and fatal signal
+/// reach emurun's parent exactly (`emurun exec` when nothing has to be supervised). stdio
+/// buffers are flushed first; `cmd.cwd` is entered before the exec. Returns only on failure:
+/// "execve /x/y failed: No such file or directory", "chdir /d failed: ...", program not in PATH.
+[[nodiscard]] EMURUN_EXPORT Error exec_replace(const Command& cmd);
+
 // ---------------------------------------------------------------------------------------------
 // Many supervised children served by one poll loop (the step runner).
 

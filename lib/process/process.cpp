@@ -1,13 +1,15 @@
-// Exit classification and the foreground run behind `emurun exec`. The child stays in emurun's
-// process group so the terminal's signals reach it directly; emurun itself ignores SIGINT and
-// SIGQUIT while it waits (system(3)'s rule) so Ctrl-C ends the child, and emurun then reports
-// the child's fate. The supervised, many-children side lives in process_supervisor*.cpp.
+// Exit classification, the foreground run (system(3) without a shell) and the exec in place
+// behind `emurun exec`. A foreground child stays in emurun's process group so the terminal's
+// signals reach it directly; emurun itself ignores SIGINT and SIGQUIT while it waits (system(3)'s
+// rule) so Ctrl-C ends the child, and emurun then reports the child's fate. The supervised,
+// many-children side lives in process_supervisor*.cpp.
 #include "process/process_exec.hpp"
 
 #include <emurun/process.hpp>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -127,6 +129,20 @@ Result<ExitStatus> run_foreground(const Command& cmd) {
         return std::unexpected(detail::exec_failure_error(**exec, failure));
     }
     return ExitStatus::from_wait_status(*status);
+}
+
+Error exec_replace(const Command& cmd) {
+    auto exec = detail::prepare_exec(cmd);
+    if (!exec) {
+        return exec.error();
+    }
+    const detail::PreparedExec& e = **exec;
+    if (!e.cwd.empty() && ::chdir(e.cwd.c_str()) != 0) {
+        return detail::exec_failure_error(e, {detail::ExecStage::chdir, errno});
+    }
+    std::fflush(nullptr); // what emurun printed must come out before the program's output
+    ::execve(e.path.c_str(), e.argv.data(), e.envp.data());
+    return detail::exec_failure_error(e, {detail::ExecStage::execve, errno});
 }
 
 } // namespace emurun

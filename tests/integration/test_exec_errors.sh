@@ -39,6 +39,13 @@ if [ -x "$EMURUN_FIXTURE_DIR/aarch64/probe" ]; then
     run exec --arch ppc64le -- "$EMURUN_FIXTURE_DIR/aarch64/probe"
     expect_eq "wrong arch: 125" 125 "$rc"
     expect_contains "wrong arch: message" "$err" "is a aarch64 program"
+    # exec in place: an emulator that cannot be executed is still emurun's error (125, named).
+    mkdir -p "$T/badqemu"
+    printf '#!/nonexistent/interpreter\n' > "$T/badqemu/qemu-aarch64-static"
+    chmod +x "$T/badqemu/qemu-aarch64-static"
+    run exec --qemu-dir "$T/badqemu" -- "$EMURUN_FIXTURE_DIR/aarch64/probe-static"
+    expect_eq "emulator exec fails: 125" 125 "$rc"
+    expect_contains "emulator exec fails: named" "$err" "execve $T/badqemu/qemu-aarch64-static failed"
     # A dynamic binary with an empty sysroot: the loader is named as missing.
     mkdir -p "$T/empty"
     run exec --sysroot "$T/empty" -- "$EMURUN_FIXTURE_DIR/aarch64/hello"

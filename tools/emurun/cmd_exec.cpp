@@ -19,6 +19,9 @@ struct ExecArgs {
     std::vector<std::string> command;
 };
 
+/// Plans the launch (emulator, libraries, merged loader prefix: every check and every file it
+/// needs happen here), then becomes the program: qemu or the native program replaces emurun, so
+/// its exit code and fatal signal reach the caller untouched and no second process starts.
 int run_exec(const ExecArgs& a) {
     LaunchRequest req;
     req.program = a.command.front();
@@ -49,7 +52,7 @@ int run_exec(const ExecArgs& a) {
         env[k] = v;
     }
     cmd.env = std::move(env);
-    return unwrap(run_foreground(cmd)).shell_code();
+    throw Failure(exec_replace(cmd));
 }
 
 } // namespace
