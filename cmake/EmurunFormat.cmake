@@ -5,6 +5,7 @@ if(CLANG_FORMAT_EXE)
        ${CMAKE_CURRENT_SOURCE_DIR}/lib/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/lib/*.hpp
        ${CMAKE_CURRENT_SOURCE_DIR}/include/*.hpp
        ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.hpp
+       ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.c ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.h
        ${CMAKE_CURRENT_SOURCE_DIR}/tests/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/tests/*.hpp
        ${CMAKE_CURRENT_SOURCE_DIR}/tests/*.c)
   add_custom_target(format-check

@@ -13,6 +13,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/binfmt/arches.json DESTINATION ${CMAKE_INSTA
 if(TARGET emurun_cli)
   install(TARGETS emurun_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# The shim launcher: found from the emurun binary as ../libexec/emurun/emurun-shim.
+install(TARGETS emurun_shim_launcher RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun)
 
 install(EXPORT emurunTargets NAMESPACE emurun:: DESTINATION ${EMURUN_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/emurunConfig.cmake.in

@@ -1,12 +1,14 @@
 // Transparent launchers for target-arch tools (a foreign `protoc` a build runs by name).
 //
-// A shim SHIMDIR/NAME is a hard link (or, across file systems, a copy) of the `emurun` binary;
-// its settings live beside it in SHIMDIR/.emurun-shims/NAME.json. When emurun starts, it reads
-// /proc/self/exe — the path it was executed by, even through a hard link — and if a sidecar
-// exists for it, it execve()s the emulator at once: same pid, argv[0] as invoked (qemu -0),
-// environment, stdio, cwd, exit code and signals untouched. Nothing is read from environment
-// variables, so `env -i` children work, and relative paths in the sidecar are resolved against
-// the shim dir, so a dir that holds its own sysroots can be moved.
+// A shim SHIMDIR/NAME is a hard link (or, across file systems, a copy) of the shim launcher
+// `emurun-shim`, a small static program installed with emurun (libexec/emurun/emurun-shim);
+// its settings live beside it in SHIMDIR/.emurun-shims/NAME.json. The launcher reads
+// /proc/self/exe — the path it was executed by, even through a hard link — then the sidecar, and
+// execve()s the emulator at once: same pid, argv[0] as invoked (qemu -0), environment, stdio,
+// cwd, exit code and signals untouched. Nothing is read from environment variables, so `env -i`
+// children work, and relative paths in the sidecar are resolved against the shim dir, so a dir
+// that holds its own sysroots can be moved. (Shims made before the launcher existed are links
+// of emurun itself; run_if_shim() still serves them.)
 #pragma once
 
 #include <emurun/arch.hpp>
@@ -50,10 +52,10 @@ struct ShimInfo {
     std::optional<std::string> cpu;
 };
 
-/// Create (or replace) shim `spec.name` in `dir`, linking `launcher` (the emurun binary; see
-/// find_launcher()). The target is checked now, not at run time: it must exist and be an ELF
-/// program of `spec.arch` (when given) with an emulator available and every library it needs
-/// present in the sysroots — the missing libraries are named in the error.
+/// Create (or replace) shim `spec.name` in `dir`, linking `launcher` (see find_launcher()).
+/// The target is checked now, not at run time: it must exist and be an ELF program of
+/// `spec.arch` (when given) with an emulator available and every library it needs present in
+/// the sysroots — the missing libraries are named in the error.
 /// Errors also for a bad name (empty, '/', leading '.') and a non-shim file named `name`.
 [[nodiscard]] EMURUN_EXPORT Result<ShimInfo> add_shim(const std::filesystem::path& dir,
                                                       const ShimSpec& spec,
@@ -81,8 +83,12 @@ shim_command(const ShimInfo& shim, const std::vector<std::string>& args);
 /// Returns an Error when it is a shim that cannot run (bad sidecar, execve failed).
 [[nodiscard]] EMURUN_EXPORT std::optional<Error> run_if_shim(int argc, char** argv);
 
-/// The emurun binary to link shims to: `hint` if given, else /proc/self/exe when it is emurun,
-/// else `emurun` in PATH. Error when none is found.
+/// File name of the shim launcher.
+inline constexpr const char* k_launcher_name = "emurun-shim";
+
+/// The launcher to link shims to: `hint` if given, else the `emurun-shim` of the emurun binary
+/// (/proc/self/exe when it is emurun, else `emurun` in PATH): beside it (a build tree), else
+/// ../libexec/emurun/emurun-shim (an install). Error naming both places when neither has it.
 [[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
 find_launcher(const std::optional<std::filesystem::path>& hint = std::nullopt);
 

@@ -106,7 +106,7 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
     }
     if (::access(launcher.c_str(), X_OK) != 0) {
         return std::unexpected(system_error("launcher " + launcher.string(), errno,
-                                            "pass the path of the emurun binary"));
+                                            "pass the shim launcher (emurun-shim)"));
     }
     auto info = plan_shim(dir, spec);
     if (!info) {
@@ -174,13 +174,10 @@ Result<void> remove_shim(const fs::path& dir, const std::string& name) {
     return {};
 }
 
-Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
-    if (hint) {
-        if (::access(hint->c_str(), X_OK) != 0) {
-            return std::unexpected(system_error("emurun launcher " + hint->string(), errno));
-        }
-        return *hint;
-    }
+namespace {
+
+/// The emurun binary: /proc/self/exe when it is emurun, else `emurun` in PATH.
+Result<fs::path> find_emurun_binary() {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec && self.filename() == "emurun") {
@@ -193,6 +190,48 @@ Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
                     "pass its path (CMake: ${EMURUN_EXECUTABLE} from find_package(emurun))");
     }
     return *found;
+}
+
+/// The launcher that belongs to `emurun`: beside it (a build tree), else where the install
+/// puts it (libexec/emurun/emurun-shim). A symlinked emurun is followed to its real place.
+std::optional<fs::path> launcher_of(const fs::path& emurun) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(emurun, ec);
+    for (const fs::path& bin : {emurun, ec ? emurun : real}) {
+        const fs::path dir = bin.parent_path();
+        for (const fs::path& p :
+             {dir / k_launcher_name, (dir / EMURUN_LAUNCHER_FROM_BIN).lexically_normal()}) {
+            struct stat st {};
+            if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                ::access(p.c_str(), X_OK) == 0) {
+                return p;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
+    if (hint) {
+        if (::access(hint->c_str(), X_OK) != 0) {
+            return std::unexpected(system_error("shim launcher " + hint->string(), errno));
+        }
+        return *hint;
+    }
+    auto emurun = find_emurun_binary();
+    if (!emurun) {
+        return std::unexpected(emurun.error());
+    }
+    if (auto launcher = launcher_of(*emurun)) {
+        return *launcher;
+    }
+    const fs::path dir = emurun->parent_path();
+    return fail("find the shim launcher",
+                std::string(k_launcher_name) + " is neither beside " + emurun->string() +
+                    " nor at " + (dir / EMURUN_LAUNCHER_FROM_BIN).lexically_normal().string(),
+                "reinstall emurun, or pass the launcher's path (shim add --launcher)");
 }
 
 } // namespace emurun

@@ -32,6 +32,11 @@ rc=$?
 [ $rc -eq 7 ] || { echo "FAIL: exit code through the consumer: $rc"; failures=1; }
 [ "$(stat -c %i "$t/shims/tool")" = "$(stat -c %i "$t/prefix/bin/emurun")" ] ||
     echo "note: the shim is a copy, not a hard link, of the installed emurun"
+# The installed `emurun shim add` (run by emurun_add_shim) links the installed launcher.
+launcher=$t/prefix/libexec/emurun/emurun-shim
+[ -x "$launcher" ] || { echo "FAIL: $launcher not installed"; failures=1; }
+cmp -s "$launcher" "$t/build/emurun-shims/probe" ||
+    { echo "FAIL: emurun_add_shim's shim is not the installed launcher"; failures=1; }
 [ $failures -eq 0 ] || { echo "files in $t"; exit 1; }
 rm -rf "$t"
 echo "consumer: built against the installed package and ran a shimmed tool"

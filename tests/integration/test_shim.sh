@@ -1,7 +1,8 @@
 #!/bin/bash
-# Shim fidelity: a shim runs a foreign tool exactly as if it were native — argv[0] as invoked,
-# arguments byte for byte, env, stdin/stdout, exit codes, signals, cwd, PATH lookup, env -i,
-# nested shims, a moved shim dir — and bad input fails at creation with a precise message.
+# Shim fidelity: a shim (the small static launcher emurun-shim) runs a foreign tool exactly as
+# if it were native — argv[0] as invoked, arguments byte for byte, env, stdin/stdout, exit codes,
+# signals, cwd, PATH lookup, env -i, nested shims, a moved shim dir — bad input fails at creation
+# with a precise message, and a broken sidecar or emulator is named by the launcher.
 set -u
 probe=$EMURUN_FIXTURE_DIR/aarch64/probe
 probe2=$EMURUN_FIXTURE_DIR/ppc64le/probe
@@ -21,7 +22,8 @@ expect() { # name expected actual
 
 s=$t/shims
 "$EMURUN" shim add probe --target "$probe" --dir "$s" >/dev/null || { echo "FAIL: shim add"; exit 1; }
-"$EMURUN" shim add probe2 --target "$probe2" --arch ppc64el --env SHIM_VAR=set --dir "$s" >/dev/null ||
+"$EMURUN" shim add probe2 --target "$probe2" --arch ppc64el --env SHIM_VAR=set \
+    --env 'SHIM_Q=a "b" \ é/x' --dir "$s" >/dev/null ||
     { echo "FAIL: shim add probe2"; exit 1; }
 
 expect "runs emulated" aarch64 "$("$s/probe" uname)"
@@ -40,7 +42,7 @@ for code in 0 3 255; do
     expect "exit $code" $code $?
 done
 for sig in SEGV:139 ABRT:134 KILL:137; do
-    "$s/probe" signal "${sig%:*}" 2>/dev/null
+    { "$s/probe" signal "${sig%:*}"; } 2>/dev/null
     expect "signal ${sig%:*}" "${sig#*:}" $?
 done
 mkdir -p "$t/some where"
@@ -61,10 +63,46 @@ case "$exe" in */qemu-aarch64*) ;; *) fail "pid $pid runs $exe, not qemu-aarch64
 exec 3>&-
 wait $pid
 
-# A hard link of emurun when on the same file system: no copy, no startup cost of its own.
-if [ "$(stat -c %d "$EMURUN")" = "$(stat -c %d "$s")" ]; then
-    expect "shim is a hard link of emurun" "$(stat -c %i "$EMURUN")" "$(stat -c %i "$s/probe")"
+# The shim is the small static launcher (built beside emurun), not emurun: no dynamic loader,
+# no libstdc++ on the hot path; a hard link on the same file system, else a small copy.
+launcher=$(dirname "$EMURUN")/emurun-shim
+cmp -s "$launcher" "$s/probe" || fail "shim is not a copy of $launcher"
+if [ "$(stat -c %d "$launcher")" = "$(stat -c %d "$s")" ]; then
+    expect "shim is a hard link of the launcher" "$(stat -c %i "$launcher")" "$(stat -c %i "$s/probe")"
 fi
+size=$(stat -c %s "$s/probe")
+[ "$size" -lt 1048576 ] || fail "shim launcher is $size bytes, want < 1 MiB"
+[[ "$("$EMURUN" inspect "$s/probe")" == *static* ]] || fail "shim launcher is not static"
+expect "JSON escapes in --env reach the tool" 'a "b" \ é/x' "$("$s/probe2" env SHIM_Q)"
+
+# Launcher failures: exit 125, "emurun-shim: SHIM: ..." naming the culprit, and never a hang.
+e=$t/errs
+mkdir -p "$e/.emurun-shims"
+launch_err() { # name expected-substring shim-name [sidecar-text]
+    local name=$1 want=$2 shim=$e/$3 err rc
+    cp "$launcher" "$shim"
+    [ $# -lt 4 ] || printf '%s' "$4" >"$e/.emurun-shims/$3.json"
+    err=$(timeout 10 "$shim" exit 0 2>&1 >/dev/null)
+    rc=$?
+    [ $rc -eq 125 ] || fail "$name: exit $rc, want 125"
+    [[ "$err" == "emurun-shim: $shim: "*"$want"* ]] || fail "$name: error <$err> lacks <$want>"
+}
+launch_err "no sidecar" "$e/.emurun-shims/lone.json: No such file or directory" lone
+mkfifo "$e/.emurun-shims/fifo.json"
+launch_err "FIFO sidecar" "fifo.json: not a regular file" fifo
+launch_err "bad JSON" "badjson.json: not valid JSON at byte 13" badjson '{"format": 1 "target": "x"}'
+launch_err "future format" "unsupported format (want 1)" format2 '{"format": 2}'
+launch_err "no target" 'missing "target"' notarget '{"format": 1, "native": false}'
+printf '#!/nonexistent/interpreter\n' >"$e/qemu-broken"
+chmod +x "$e/qemu-broken"
+launch_err "exec failure" "execve $e/qemu-broken failed: No such file or directory" badqemu \
+    "{\"format\": 1, \"target\": \"$probe\", \"native\": false, \"emulator\": \"$e/qemu-broken\"}"
+# An emulator that went away is searched again (qemu-aarch64-static, then qemu-aarch64).
+cp "$launcher" "$e/moved-qemu"
+printf '{"format": 1, "target": "%s", "native": false, "emulator": "/gone/qemu-aarch64"}' \
+    "$probe-static" \
+    >"$e/.emurun-shims/moved-qemu.json"
+expect "emulator searched again" aarch64 "$("$e/moved-qemu" uname)"
 
 # A moved shim dir still works (config is found next to the shim, not by absolute path).
 mv "$s" "$t/moved"

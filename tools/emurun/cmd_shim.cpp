@@ -87,7 +87,9 @@ void add_shim(CLI::App& root, Action& action) {
                     "Directory with the target's loader and libraries (repeatable)");
     add->add_option("--env", a->env, "Set K=V whenever the shim runs (repeatable)");
     add->add_option("--cpu", a->cpu, "CPU model for qemu (-cpu)");
-    add->add_option("--launcher", a->launcher, "emurun binary to link (default: this one)");
+    add->add_option("--launcher", a->launcher,
+                    "Shim launcher to link (default: emurun-shim beside emurun, else in "
+                    "../libexec/emurun)");
     add->add_option("--dir", a->dir, "Shim directory (created if missing)")->required();
     add->callback([a, &action] { action = [a] { return shim_add(*a); }; });
     auto* list = sub->add_subcommand("list", "List the shims in a directory");
