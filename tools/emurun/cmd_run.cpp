@@ -3,12 +3,15 @@
 
 #include <emurun/runner.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <poll.h>
 #include <unistd.h>
+#include <utility>
 
 namespace emurun::cli {
 namespace {
@@ -24,27 +27,52 @@ struct RunArgs {
     bool fail_on_flag = false, quiet = false;
 };
 
-// Output streams live, each line prefixed by its step's name when steps run in parallel.
+/// write(2) all of `data` to `fd`, waiting when a non-blocking fd is full. Output is already in
+/// blocks (one per read from the step's pipe), so stdio buffering would only add a copy.
+void write_fully(int fd, std::string_view data) {
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n > 0) {
+            data.remove_prefix(static_cast<std::size_t>(n));
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            pollfd p{fd, POLLOUT, 0};
+            ::poll(&p, 1, -1);
+        } else if (n < 0 && errno != EINTR) {
+            return; // a closed terminal or pipe: the log still has everything
+        }
+    }
+}
+
+// Step output, live: a step's stdout to emurun's stdout and its stderr to emurun's stderr, each
+// chunk in one write. With parallel steps every line is prefixed by its step's name.
 class OutputPrinter {
   public:
     explicit OutputPrinter(bool prefix) : m_prefix(prefix) {}
-    void print(const std::string& step, std::string_view chunk) {
-        std::string out;
-        bool& at_start = m_at_start.try_emplace(step, true).first->second;
-        for (char c : chunk) {
-            if (at_start && m_prefix) {
-                out += "[" + step + "] ";
-            }
-            out += c;
-            at_start = c == '\n';
+    void print(const std::string& step, Stream stream, std::string_view chunk) {
+        const int fd = stream == Stream::err ? STDERR_FILENO : STDOUT_FILENO;
+        if (!m_prefix) {
+            write_fully(fd, chunk);
+            return;
         }
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fflush(stdout);
+        bool& at_start = m_at_start.try_emplace({step, stream}, true).first->second;
+        m_buffer.clear();
+        while (!chunk.empty()) {
+            if (at_start) {
+                m_buffer.append("[").append(step).append("] ");
+            }
+            const auto eol = chunk.find('\n');
+            const std::size_t n = eol == std::string_view::npos ? chunk.size() : eol + 1;
+            m_buffer.append(chunk.substr(0, n));
+            at_start = eol != std::string_view::npos;
+            chunk.remove_prefix(n);
+        }
+        write_fully(fd, m_buffer);
     }
 
   private:
     bool m_prefix;
-    std::map<std::string, bool> m_at_start;
+    std::map<std::pair<std::string, Stream>, bool> m_at_start;
+    std::string m_buffer;
 };
 
 void print_event(const RunEvent& e, bool tty) {
@@ -136,10 +164,15 @@ int run_pipeline(const RunArgs& a) {
     }
     bool tty = ::isatty(STDERR_FILENO) != 0;
     auto printer = std::make_shared<OutputPrinter>(a.jobs > 1);
-    o.on_event = [tty](const RunEvent& e) { print_event(e, tty); };
+    // -q: nothing per step (no output, no start/finish lines); the table and reports have it.
+    o.on_event = [tty, quiet = a.quiet](const RunEvent& e) {
+        if (!quiet || e.kind == RunEvent::Kind::flagged) {
+            print_event(e, tty);
+        }
+    };
     if (!a.quiet) {
-        o.on_output = [printer](const std::string& s, Stream, std::string_view chunk) {
-            printer->print(s, chunk);
+        o.on_output = [printer](const std::string& s, Stream stream, std::string_view chunk) {
+            printer->print(s, stream, chunk);
         };
     }
     Report report = unwrap(Runner(std::move(pipeline), o).run());
@@ -177,7 +210,9 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_option("--markdown", a->markdown, "Also write a Markdown summary here");
     sub->add_option("--log-dir", a->log_dir, "Per-step logs (default emurun-logs)");
     sub->add_flag("--fail-on-flag", a->fail_on_flag, "Exit 3 when a step is flagged");
-    sub->add_flag("-q,--quiet", a->quiet, "Do not stream step output (logs keep it)");
+    sub->add_flag("-q,--quiet", a->quiet,
+                  "Print nothing per step: no step output, no start/finish lines (the logs, "
+                  "the table and the reports keep it all)");
     sub->callback([&action, a] { action = [a] { return run_pipeline(*a); }; });
 }
 
