@@ -1,19 +1,17 @@
 // Safety checks on interpreters, warnings about the environment, and verification through the
 // kernel path.
+#include "process/spawn.hpp"
+
 #include <emurun/binfmt.hpp>
 #include <emurun/elf.hpp>
+#include <emurun/process.hpp>
 
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace emurun {
 namespace {
@@ -121,90 +119,36 @@ BinfmtWarnings binfmt_environment_warnings() {
     return out;
 }
 
-namespace {
-
-struct ProbeRun {
-    int status = -1;    // wait status, -1 if not waited
-    int exec_errno = 0; // errno of a failed execv
-    std::string out;
-};
-
-// TODO(process): use the process module's run function once it is committed.
-ProbeRun run_probe(const std::filesystem::path& probe) {
-    ProbeRun r;
-    int out[2];
-    int err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-        r.exec_errno = errno;
-        return r;
-    }
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        ::dup2(out[1], STDOUT_FILENO);
-        std::string path = probe.string();
-        char arg1[] = "uname";
-        char* argv[] = {path.data(), arg1, nullptr};
-        ::execv(path.c_str(), argv);
-        int e = errno;
-        (void)!::write(err[1], &e, sizeof e);
-        ::_exit(127);
-    }
-    ::close(out[1]);
-    ::close(err[1]);
-    char buf[256];
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    for (;;) {
-        pollfd pfd{out[0], POLLIN, 0};
-        int ready = ::poll(&pfd, 1, 500);
-        if (ready == 0 && std::chrono::steady_clock::now() >= deadline) {
-            ::kill(pid, SIGKILL); // a hung emulator must not hang verify
-            break;
-        }
-        if (ready < 0 && errno != EINTR) {
-            break;
-        }
-        if (ready <= 0) {
-            continue;
-        }
-        ssize_t n = ::read(out[0], buf, sizeof buf);
-        if (n <= 0) {
-            break;
-        }
-        if (r.out.size() < 4096) {
-            r.out.append(buf, static_cast<std::size_t>(n));
-        }
-    }
-    if (::read(err[0], &r.exec_errno, sizeof r.exec_errno) <= 0) {
-        r.exec_errno = 0;
-    }
-    ::close(out[0]);
-    ::close(err[0]);
-    while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {
-    }
-    return r;
-}
-
-} // namespace
-
 BinfmtVerifyResult verify_binfmt(const Arch& arch, const std::filesystem::path& probe) {
+    using namespace std::chrono_literals;
     BinfmtVerifyResult v{arch.name, false, {}};
-    auto r = run_probe(probe);
-    while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == '\r')) {
-        r.out.pop_back();
+    // No PATH search for the probe: a bare name is a file in the working directory.
+    const auto file = probe.has_parent_path() ? probe : std::filesystem::path(".") / probe;
+    // A hung emulator must not hang verify: killed after 30 s.
+    auto r = detail::run_captured(Command{.argv = {probe.string(), "uname"}, .program = file},
+                                  detail::CaptureOptions{.timeout = 30s, .max_output = 4096});
+    if (!r) {
+        v.detail = r.error().message();
+        return v;
     }
-    if (r.exec_errno == ENOEXEC) {
+    while (!r->out.empty() && (r->out.back() == '\n' || r->out.back() == '\r')) {
+        r->out.pop_back();
+    }
+    const auto& status = r->status;
+    if (r->start_errno == ENOEXEC) {
         v.detail = fmt::format("exec {}: {}: the kernel has no handler for {} binaries",
-                               probe.string(), std::strerror(r.exec_errno), arch.name);
-    } else if (r.exec_errno != 0) {
-        v.detail = fmt::format("exec {}: {}", probe.string(), std::strerror(r.exec_errno));
-    } else if (WIFSIGNALED(r.status)) {
-        v.detail = fmt::format("probe died of signal {}", WTERMSIG(r.status));
-    } else if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0 || r.out.empty()) {
-        v.detail = fmt::format("probe exited {} printing '{}'",
-                               WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1, r.out);
+                               probe.string(), std::strerror(ENOEXEC), arch.name);
+    } else if (r->start_error) {
+        v.detail = r->start_error->message();
+    } else if (r->timed_out) {
+        v.detail = "probe still running after 30 s: killed";
+    } else if (status.signal()) {
+        v.detail = fmt::format("probe died of signal {}", *status.signal());
+    } else if (!status.success() || r->out.empty()) {
+        v.detail = fmt::format("probe exited {} printing '{}'", status.code().value_or(-1), r->out);
     } else {
         v.ok = true;
-        v.detail = fmt::format("ran through the kernel's handler, uname says {}", r.out);
+        v.detail = fmt::format("ran through the kernel's handler, uname says {}", r->out);
     }
     return v;
 }

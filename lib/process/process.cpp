@@ -3,7 +3,7 @@
 // signals reach it directly; emurun itself ignores SIGINT and SIGQUIT while it waits (system(3)'s
 // rule) so Ctrl-C ends the child, and emurun then reports the child's fate. The supervised,
 // many-children side lives in process_supervisor*.cpp.
-#include "process/process_exec.hpp"
+#include "process/spawn.hpp"
 
 #include <emurun/process.hpp>
 
@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,16 +83,6 @@ class ForegroundSignals {
     sigset_t m_old_mask{};
 };
 
-Result<int> wait_for(pid_t pid) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            return std::unexpected(system_error("waitpid " + std::to_string(pid), errno));
-        }
-    }
-    return status;
-}
-
 } // namespace
 
 Result<ExitStatus> run_foreground(const Command& cmd) {
@@ -101,32 +90,14 @@ Result<ExitStatus> run_foreground(const Command& cmd) {
     if (!exec) {
         return std::unexpected(exec.error());
     }
-    int error_pipe[2];
-    if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
-        return std::unexpected(system_error("pipe2", errno, "too many open files?"));
-    }
     ForegroundSignals signals;
-    pid_t pid = ::fork();
-    if (pid < 0) {
-        int err = errno;
-        ::close(error_pipe[0]);
-        ::close(error_pipe[1]);
-        return std::unexpected(system_error("fork", err, "too many processes or no memory?"));
+    auto pid = detail::spawn_prepared(**exec, detail::ChildSetup{});
+    if (!pid) {
+        return std::unexpected(detail::exec_failure_error(**exec, pid.error()));
     }
-    if (pid == 0) {
-        ::close(error_pipe[0]);
-        detail::exec_child(**exec, detail::ChildSetup{}, error_pipe[1]);
-    }
-    ::close(error_pipe[1]);
-    detail::ExecFailure failure;
-    long got = detail::read_full(error_pipe[0], &failure, sizeof failure);
-    ::close(error_pipe[0]);
-    auto status = wait_for(pid);
+    auto status = detail::reap(*pid);
     if (!status) {
         return std::unexpected(status.error());
-    }
-    if (got == static_cast<long>(sizeof failure)) {
-        return std::unexpected(detail::exec_failure_error(**exec, failure));
     }
     return ExitStatus::from_wait_status(*status);
 }
@@ -141,7 +112,8 @@ Error exec_replace(const Command& cmd) {
         return detail::exec_failure_error(e, {detail::ExecStage::chdir, errno});
     }
     std::fflush(nullptr); // what emurun printed must come out before the program's output
-    ::execve(e.path.c_str(), e.argv.data(), e.envp.data());
+    ::execve(e.path.c_str(), const_cast<char* const*>(e.argv.data()),
+             const_cast<char* const*>(e.envp.data()));
     return detail::exec_failure_error(e, {detail::ExecStage::execve, errno});
 }
 

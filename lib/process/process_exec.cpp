@@ -1,13 +1,9 @@
-// Preparing a Command before fork and the child's side between fork and exec (reproc's error
-// pipe: a CLOEXEC pipe stays silent when execve succeeds and carries errno when it fails, so
-// "could not start" is told apart from "ran and failed").
+// Preparing a Command before a child is started (PATH search, argv, envp), and the Error for a
+// child that never ran. Starting it is process_spawn.cpp's job.
 #include "process/process_exec.hpp"
 
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,42 +56,12 @@ Result<std::string> resolve_program(const Command& cmd) {
         system_error("execve " + name, ENOENT, "not found as an executable in PATH=" + path));
 }
 
-void point_into(std::vector<std::string>& strings, std::vector<char*>& pointers) {
+void point_into(const std::vector<std::string>& strings, std::vector<const char*>& pointers) {
     pointers.clear();
-    for (auto& s : strings) {
-        pointers.push_back(s.data());
+    for (const auto& s : strings) {
+        pointers.push_back(s.c_str());
     }
     pointers.push_back(nullptr);
-}
-
-[[noreturn]] void report_and_exit(int error_fd, ExecStage stage) {
-    ExecFailure failure{stage, errno};
-    write_all(error_fd, &failure, sizeof failure);
-    ::_exit(127);
-}
-
-bool move_fd(int from, int to) {
-    if (from < 0) {
-        return true;
-    }
-    if (from == to) { // dup2 would keep FD_CLOEXEC set
-        return ::fcntl(to, F_SETFD, 0) == 0;
-    }
-    return ::dup2(from, to) == to;
-}
-
-void reset_signals() {
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigemptyset(&dfl.sa_mask);
-    for (int sig = 1; sig < NSIG; ++sig) {
-        if (sig != SIGKILL && sig != SIGSTOP) {
-            ::sigaction(sig, &dfl, nullptr); // fails harmlessly for glibc-reserved signals
-        }
-    }
-    sigset_t empty;
-    ::sigemptyset(&empty);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
 }
 
 } // namespace
@@ -128,27 +94,6 @@ Result<std::unique_ptr<PreparedExec>> prepare_exec(const Command& cmd) {
     return exec;
 }
 
-void exec_child(const PreparedExec& exec, const ChildSetup& setup, int error_fd) {
-    // Dispositions first, then the mask: a pending signal must not reach emurun's handlers.
-    reset_signals();
-    if (setup.parent_death_signal != 0 &&
-        ::prctl(PR_SET_PDEATHSIG, setup.parent_death_signal) != 0) {
-        report_and_exit(error_fd, ExecStage::prctl);
-    }
-    if (setup.new_process_group && ::setpgid(0, 0) != 0) {
-        report_and_exit(error_fd, ExecStage::setpgid);
-    }
-    if (!move_fd(setup.stdin_fd, 0) || !move_fd(setup.stdout_fd, 1) ||
-        !move_fd(setup.stderr_fd, 2)) {
-        report_and_exit(error_fd, ExecStage::dup2);
-    }
-    if (!exec.cwd.empty() && ::chdir(exec.cwd.c_str()) != 0) {
-        report_and_exit(error_fd, ExecStage::chdir);
-    }
-    ::execve(exec.path.c_str(), exec.argv.data(), exec.envp.data());
-    report_and_exit(error_fd, ExecStage::execve);
-}
-
 Error exec_failure_error(const PreparedExec& exec, const ExecFailure& failure) {
     switch (failure.stage) {
     case ExecStage::chdir:
@@ -161,6 +106,9 @@ Error exec_failure_error(const PreparedExec& exec, const ExecFailure& failure) {
         return system_error("prctl(PR_SET_PDEATHSIG) in the child of " + exec.path, failure.err);
     case ExecStage::fork:
         return system_error("fork for " + exec.path, failure.err, "too many processes?");
+    case ExecStage::setup:
+        return system_error("prepare to start " + exec.path, failure.err,
+                            "too many open files or no memory?");
     case ExecStage::execve:
         break;
     }

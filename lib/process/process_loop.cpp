@@ -1,12 +1,15 @@
 // The Supervisor's poll loop in emurun: one ppoll over every child's stdout, stderr and report
 // pipes, with timers for timeouts and grace periods, on the caller's thread (ninja's model).
 // Why our own loop and not Boost.Process v2 on Asio: each child runs under a supervisor
-// process (see process_supervisor.cpp) that must be set up between fork and exec with
-// async-signal-safe code and that reports rusage itself; the loop then only needs pipes and
-// timers, which ppoll serves with no threads, no SIGCHLD handler and no reactor to own.
+// process (see process_supervisor.cpp), forked without exec (which no Boost launcher can do)
+// and reporting rusage of the whole tree itself; the loop then only needs pipes and timers,
+// which ppoll serves with no threads, no SIGCHLD handler and no reactor to own. The command
+// itself is started by the supervisor through spawn_prepared (Boost's launcher).
 // Output is read non-blocking from every ready pipe in turn, so a child filling stderr while
 // emurun reads stdout never deadlocks.
 #include "process/process_supervisor.hpp"
+#include "process/spawn.hpp"
+#include "process/unique_fd.hpp"
 
 #include <emurun/process.hpp>
 
@@ -23,31 +26,9 @@
 namespace emurun {
 namespace {
 
+using detail::UniqueFd;
+
 using Clock = std::chrono::steady_clock;
-
-/// An owned file descriptor.
-class UniqueFd {
-  public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) : m_fd(fd) {}
-    UniqueFd(UniqueFd&& o) noexcept : m_fd(std::exchange(o.m_fd, -1)) {}
-    UniqueFd& operator=(UniqueFd&& o) noexcept {
-        reset(std::exchange(o.m_fd, -1));
-        return *this;
-    }
-    ~UniqueFd() { reset(); }
-    void reset(int fd = -1) {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-        m_fd = fd;
-    }
-    [[nodiscard]] int get() const { return m_fd; }
-    [[nodiscard]] bool open() const { return m_fd >= 0; }
-
-  private:
-    int m_fd = -1;
-};
 
 enum class Stage { running, term_sent, kill_sent };
 
@@ -188,15 +169,13 @@ Result<void> SupervisorImpl::fork_supervisor(Child& child, const SpawnOptions& o
             return std::unexpected(p->error());
         }
     }
-    pid_t pid = ::fork();
-    if (pid < 0) {
-        return std::unexpected(system_error("fork", errno, "too many processes or no memory?"));
+    const detail::SupervisorFds fds{null_in.get(), out->second.get(), err->second.get(),
+                                    report->second.get(), control->second.get()};
+    auto pid = detail::fork_call([&]() -> int { detail::run_supervisor(*child.exec, fds); });
+    if (!pid) {
+        return std::unexpected(pid.error());
     }
-    if (pid == 0) {
-        detail::run_supervisor(*child.exec, {null_in.get(), out->second.get(), err->second.get(),
-                                             report->second.get(), control->second.get()});
-    }
-    child.supervisor = pid;
+    child.supervisor = *pid;
     child.out = std::move(out->first);
     child.err = std::move(err->first);
     child.report = std::move(report->first);

@@ -5,10 +5,13 @@
 // kill(-pgid) cannot reach it). Linux re-parents such orphans to the nearest ancestor that
 // set PR_SET_CHILD_SUBREAPER. If emurun itself were the subreaper, the orphans of all parallel
 // steps would land in one pile with no record of which step left them. So every child gets
-// its own supervisor, forked from emurun (no exec, hence async-signal-safe code only here):
+// its own supervisor, forked from emurun without exec (fork_call: no Boost.Process launcher
+// can fork without exec). It starts the command with spawn_prepared (Boost's launcher), which
+// allocates: safe in this single-threaded child because glibc's fork leaves malloc usable;
+// everything else here is async-signal-safe.
 //
 //   emurun (poll loop) ──fork──> supervisor (subreaper, ignores INT/QUIT/TERM/HUP/PIPE)
-//                                   └─fork+exec─> command (own process group, PDEATHSIG=KILL)
+//                                   └─spawn_prepared─> command (own group, PDEATHSIG=KILL)
 //                                                   └─ ... grandchildren, daemons
 //
 // - The command's stdout/stderr are emurun's pipes; the supervisor drops its own copies, so
@@ -26,6 +29,7 @@
 // Only the command's pid (= pgid) and the final record travel back; emurun reaps the
 // supervisor itself when the report pipe closes.
 #include "process/process_supervisor.hpp"
+#include "process/spawn.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -217,35 +221,17 @@ void run_supervisor(const PreparedExec& exec, const SupervisorFds& fds) {
     if (!arrange_fds(fds) || (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 && errno != EINVAL)) {
         ::_exit(126);
     }
-    int error_pipe[2];
-    if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
-        ::_exit(126);
-    }
-    pid_t pid = ::fork();
-    int fork_errno = errno;
-    if (pid == 0) {
-        ::close(error_pipe[0]);
-        ChildSetup setup{.new_process_group = true, .parent_death_signal = SIGKILL};
-        exec_child(exec, setup, error_pipe[1]);
-    }
-    ::close(error_pipe[1]);
+    auto started =
+        spawn_prepared(exec, ChildSetup{.new_process_group = true, .parent_death_signal = SIGKILL});
     // Our copies of the command's stdio must go, or the pipes never reach EOF.
     ::close(0);
     ::close(1);
     ::close(2);
-    if (pid < 0) {
-        send_report(SupervisorReport{.kind = ReportKind::exec_failed,
-                                     .failure = ExecFailure{ExecStage::fork, fork_errno}});
+    if (!started) { // a failed child was reaped by spawn_prepared
+        send_report(SupervisorReport{.kind = ReportKind::exec_failed, .failure = started.error()});
         ::_exit(0);
     }
-    ::setpgid(pid, pid); // also done by the child; whichever runs first wins the race
-    ExecFailure failure;
-    if (read_full(error_pipe[0], &failure, sizeof failure) == sizeof failure) {
-        ::wait4(pid, nullptr, 0, nullptr);
-        send_report(SupervisorReport{.kind = ReportKind::exec_failed, .failure = failure});
-        ::_exit(0);
-    }
-    ::close(error_pipe[0]);
+    const pid_t pid = *started; // it has exec'd, so it already leads its own process group
     send_report(SupervisorReport{.kind = ReportKind::started, .pid = pid});
     SupervisorReport done{.kind = ReportKind::finished, .pid = pid};
     done.wait_status = wait_command(pid);

@@ -35,7 +35,8 @@ struct SupervisorFds {
 
 /// Runs in the child of fork() in emurun and never returns: becomes a child subreaper, starts
 /// `exec` in its own process group, relays signals asked for on the control pipe, and once the
-/// command ended kills and reaps everything left below it, then reports. Async-signal-safe.
+/// command ended kills and reaps everything left below it, then reports. Async-signal-safe but
+/// for the start of the command (spawn_prepared; see process_supervisor.cpp).
 [[noreturn]] void run_supervisor(const PreparedExec& exec, const SupervisorFds& fds);
 
 } // namespace emurun::detail

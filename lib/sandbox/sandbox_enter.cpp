@@ -1,5 +1,7 @@
 // Entering the sandbox: user + mount namespace, id maps, private binfmt_misc, registration,
 // exec. Runs in a single-threaded process (unshare(CLONE_NEWUSER) refuses multithreaded ones).
+#include "process/spawn.hpp"
+
 #include <emurun/sandbox.hpp>
 
 #include <spdlog/spdlog.h>
@@ -13,7 +15,6 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace emurun {
@@ -182,15 +183,7 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
 Result<void> probe_sandbox() {
     // Everything the child needs is prepared here: after fork only async-signal-safe calls.
     const std::string uid_map = id_map_line(0, ::geteuid());
-    std::array<int, 2> fds{};
-    if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
-        return std::unexpected(system_error("pipe2", errno));
-    }
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        return std::unexpected(system_error("fork", errno));
-    }
-    if (pid == 0) {
+    auto run = detail::run_forked([&](int report_fd) {
         std::array<int, 2> res{0, 0}; // step, errno
         if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
             res = {1, errno};
@@ -202,18 +195,18 @@ Result<void> probe_sandbox() {
         } else if (::mount("binfmt_misc", k_mount_point, "binfmt_misc", 0, nullptr) != 0) {
             res = {4, errno};
         }
-        [[maybe_unused]] auto n = ::write(fds[1], res.data(), sizeof res);
-        ::_exit(0);
+        [[maybe_unused]] auto n = ::write(report_fd, res.data(), sizeof res);
+        return 0;
+    });
+    if (!run) {
+        return std::unexpected(run.error());
     }
-    ::close(fds[1]);
     std::array<int, 2> res{-1, 0};
-    const ssize_t n = ::read(fds[0], res.data(), sizeof res);
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (n != sizeof res) {
-        return fail("probe the sandbox", "the probe process died before reporting");
+    if (run->report.size() != sizeof res) {
+        return fail("probe the sandbox",
+                    "the probe process ended before reporting (" + run->status.describe() + ")");
     }
+    std::memcpy(res.data(), run->report.data(), sizeof res);
     static constexpr std::array<const char*, 5> k_steps{
         "", "unshare(CLONE_NEWUSER|CLONE_NEWNS) failed", "write /proc/self/uid_map failed",
         "mount --make-rprivate / failed", "mount binfmt_misc in a user namespace failed"};
