@@ -1,9 +1,13 @@
 // binfmt: the kernel's syntax, entry files, plans and persistence formats (pure; no mount).
 #include <emurun/binfmt.hpp>
 
+#include "testdir.hpp"
+
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using namespace emurun;
@@ -278,4 +282,47 @@ TEST_CASE("binfmt interpreter checks refuse writable interpreters") {
     auto r = check_binfmt_interpreter("/bin/sh", flags, w);
     REQUIRE(r.has_value());
     CHECK(w.size() == 1);
+}
+
+namespace {
+
+// An executable file at testdir()/rel with `mode`, in a directory with `dir_mode`.
+std::filesystem::path interpreter_file(const std::string& rel, mode_t mode, mode_t dir_mode) {
+    auto path = test::write_file(rel, "#!/bin/sh\n");
+    REQUIRE(::chmod(path.c_str(), mode) == 0);
+    REQUIRE(::chmod(path.parent_path().c_str(), dir_mode) == 0);
+    return path;
+}
+
+// The reason an interpreter is refused, or "" when it is accepted.
+std::string refusal(const std::filesystem::path& interp) {
+    BinfmtWarnings w;
+    auto r = check_binfmt_interpreter(interp, {}, w);
+    return r ? std::string() : r.error().message();
+}
+
+} // namespace
+
+TEST_CASE("binfmt interpreter checks: files and directories others can write to") {
+    // chmod sets exact modes, whatever the umask.
+    auto ok = interpreter_file("safe/qemu-ok", 0755, 0755);
+    CHECK(refusal(ok).empty());
+
+    auto world = interpreter_file("safe/qemu-world", 0757, 0755);
+    CHECK(refusal(world).find("writable by group or others (mode 757)") != std::string::npos);
+    auto group = interpreter_file("safe/qemu-group", 0775, 0755);
+    CHECK(refusal(group).find("writable by group or others (mode 775)") != std::string::npos);
+    CHECK(refusal(group).find("chmod go-w") != std::string::npos);
+
+    auto in_open = interpreter_file("open/qemu-x", 0755, 0777);
+    CHECK(refusal(in_open).find("is writable by others without the sticky bit") !=
+          std::string::npos);
+    // Through a link in a safe directory: the directory of the real file counts too.
+    auto link = ok.parent_path() / "qemu-link";
+    std::filesystem::create_symlink(in_open, link);
+    CHECK(refusal(link).find("open is writable by others without the sticky bit") !=
+          std::string::npos);
+    // A sticky directory (like /tmp) is fine: others cannot replace a file they do not own.
+    auto sticky = interpreter_file("sticky/qemu-x", 0755, 01777);
+    CHECK(refusal(sticky).empty());
 }

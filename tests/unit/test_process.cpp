@@ -1,5 +1,6 @@
 #include <emurun/process.hpp>
 
+#include "skip.hpp"
 #include "testdir.hpp"
 
 #include <doctest/doctest.h>
@@ -271,11 +272,11 @@ bool subreaper_supported() {
            WEXITSTATUS(status) == 0;
 }
 
-TEST_CASE("process: timeout kills a SIGTERM-ignoring grandchild and a setsid daemon") {
+TEST_CASE("process: timeout kills a SIGTERM-ignoring grandchild and a setsid daemon" *
+          emurun::test::may_skip()) {
     if (!subreaper_supported()) {
-        MESSAGE("skipped: PR_SET_CHILD_SUBREAPER is not supported here (qemu-user?): leftovers "
-                "that left the process group cannot be caught");
-        return;
+        EMURUN_SKIP("PR_SET_CHILD_SUBREAPER is not supported here (qemu-user?): leftovers that "
+                    "left the process group cannot be caught");
     }
     auto dir = emurun::test::testdir("timeout");
     Supervisor sup;
@@ -345,10 +346,9 @@ TEST_CASE("process: parallel children finish in any order; stop_all") {
     }
 }
 
-TEST_CASE("process: 1 GiB on both streams (set EMURUN_BIG_TESTS=1)") {
+TEST_CASE("process: 1 GiB on both streams (set EMURUN_BIG_TESTS=1)" * emurun::test::may_skip()) {
     if (std::getenv("EMURUN_BIG_TESTS") == nullptr) {
-        MESSAGE("skipped: 2 GiB through pipes takes seconds; set EMURUN_BIG_TESTS=1 to run it");
-        return;
+        EMURUN_SKIP("2 GiB through pipes takes seconds; set EMURUN_BIG_TESTS=1 to run it");
     }
     constexpr long long k_size = 1LL << 30;
     std::uint64_t seen = 0;

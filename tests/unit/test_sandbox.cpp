@@ -1,3 +1,4 @@
+#include "skip.hpp"
 #include "testdir.hpp"
 
 #include <emurun/qemu.hpp>
@@ -64,11 +65,10 @@ TEST_CASE("sandbox: the emurun executable comes from the spec, then $EMURUN_EXE"
     ::unsetenv("EMURUN_EXE");
 }
 
-TEST_CASE("sandbox: plan registers each arch with F and P and its emulator") {
+TEST_CASE("sandbox: plan registers each arch with F and P and its emulator" * test::may_skip()) {
     const Arch* a = arch("aarch64");
     if (!have_emulator(*a)) {
-        MESSAGE("skipped: no qemu-aarch64 emulator installed");
-        return;
+        EMURUN_SKIP("no qemu-aarch64 emulator installed");
     }
     SandboxSpec spec;
     spec.arches = {a};
@@ -85,13 +85,12 @@ TEST_CASE("sandbox: plan registers each arch with F and P and its emulator") {
     CHECK(e.magic == a->magic);
 }
 
-TEST_CASE("sandbox: several arches share one merged loader prefix") {
+TEST_CASE("sandbox: several arches share one merged loader prefix" * test::may_skip()) {
     const Arch* a = arch("aarch64");
     const Arch* p = arch("ppc64le");
     if (!have_emulator(*a) || !have_emulator(*p) || !fs::exists("/usr/aarch64-linux-gnu/lib") ||
         !fs::exists("/usr/powerpc64le-linux-gnu/lib")) {
-        MESSAGE("skipped: needs qemu-aarch64, qemu-ppc64le and both cross sysroots in /usr");
-        return;
+        EMURUN_SKIP("needs qemu-aarch64, qemu-ppc64le and both cross sysroots in /usr");
     }
     SandboxSpec spec;
     spec.arches = {a, p};
@@ -113,11 +112,10 @@ TEST_CASE("sandbox: several arches share one merged loader prefix") {
     CHECK(plan->env[1].first == "X");
 }
 
-TEST_CASE("sandbox: a sysroot of no requested arch is a named error") {
+TEST_CASE("sandbox: a sysroot of no requested arch is a named error" * test::may_skip()) {
     const Arch* a = arch("aarch64");
     if (!have_emulator(*a) || !fs::exists("/usr/s390x-linux-gnu/lib/libc.so.6")) {
-        MESSAGE("skipped: needs qemu-aarch64 and the s390x cross libc");
-        return;
+        EMURUN_SKIP("needs qemu-aarch64 and the s390x cross libc");
     }
     SandboxSpec spec;
     spec.arches = {a};
@@ -136,7 +134,7 @@ TEST_CASE("sandbox: no arch is an error, not an empty sandbox") {
     CHECK(plan.error().why == "no arch requested");
 }
 
-TEST_CASE("sandbox: the probe agrees with the kernel") {
+TEST_CASE("sandbox: the probe agrees with the kernel" * test::may_skip()) {
     struct utsname u {};
     REQUIRE(::uname(&u) == 0);
     int major = 0;
@@ -148,8 +146,7 @@ TEST_CASE("sandbox: the probe agrees with the kernel") {
     // run) the emulator's own threads make every process so, its forked children too.
     auto threads = std::distance(fs::directory_iterator("/proc/self/task"), {});
     if (threads > 1) {
-        MESSAGE("skipped: " << threads << " threads here (qemu-user's own?): no user namespace");
-        return;
+        EMURUN_SKIP(threads << " threads here (qemu-user's own?): no user namespace");
     }
     auto r = probe_sandbox();
     if (major > 6 || (major == 6 && minor >= 7)) {

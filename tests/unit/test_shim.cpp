@@ -1,3 +1,4 @@
+#include "skip.hpp"
 #include "testdir.hpp"
 
 #include <emurun/arch.hpp>
@@ -62,10 +63,9 @@ TEST_CASE("shim: bad targets are named in the error") {
     CHECK_FALSE(fs::exists(dir / "t"));
 }
 
-TEST_CASE("shim: wrong --arch and missing libraries fail at creation") {
+TEST_CASE("shim: wrong --arch and missing libraries fail at creation" * test::may_skip()) {
     if (!have_aarch64() || !find_arch("ppc64le")) {
-        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
-        return;
+        EMURUN_SKIP("no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
     }
     fs::path l = launcher();
     ::chmod(l.c_str(), 0755);
@@ -87,10 +87,9 @@ TEST_CASE("shim: wrong --arch and missing libraries fail at creation") {
     CHECK_FALSE(fs::exists(dir / "p"));
 }
 
-TEST_CASE("shim: add, read back, list, command line, remove") {
+TEST_CASE("shim: add, read back, list, command line, remove" * test::may_skip()) {
     if (!have_aarch64()) {
-        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
-        return;
+        EMURUN_SKIP("no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
     }
     fs::path l = launcher();
     ::chmod(l.c_str(), 0755);
@@ -128,10 +127,9 @@ TEST_CASE("shim: add, read back, list, command line, remove") {
     CHECK_FALSE(remove_shim(dir, "probe"));
 }
 
-TEST_CASE("shim: a file that is not a shim is never replaced") {
+TEST_CASE("shim: a file that is not a shim is never replaced" * test::may_skip()) {
     if (!have_aarch64()) {
-        MESSAGE("skipped: no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
-        return;
+        EMURUN_SKIP("no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
     }
     fs::path l = launcher();
     ::chmod(l.c_str(), 0755);
@@ -146,10 +144,9 @@ TEST_CASE("shim: a file that is not a shim is never replaced") {
     CHECK(content == "mine");
 }
 
-TEST_CASE("shim: paths inside the shim dir survive moving it") {
+TEST_CASE("shim: paths inside the shim dir survive moving it" * test::may_skip()) {
     if (!have_aarch64() || !fs::exists("/usr/aarch64-linux-gnu/lib")) {
-        MESSAGE("skipped: no aarch64 fixture, emulator or /usr/aarch64-linux-gnu");
-        return;
+        EMURUN_SKIP("no aarch64 fixture, emulator or /usr/aarch64-linux-gnu");
     }
     fs::path l = launcher();
     ::chmod(l.c_str(), 0755);

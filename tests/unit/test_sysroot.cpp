@@ -1,3 +1,4 @@
+#include "skip.hpp"
 #include "testdir.hpp"
 
 #include <emurun/sysroot.hpp>
@@ -6,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
+#include <string>
 
 namespace fs = std::filesystem;
 using namespace emurun;
@@ -15,12 +18,14 @@ const Arch& arch(const char* name) {
     return **find_arch(name);
 }
 
-bool have(const fs::path& p) {
-    if (fs::exists(p)) {
-        return true;
+/// The first of `paths` that does not exist, or empty when all do: the reason to skip.
+std::string missing_of(std::initializer_list<fs::path> paths) {
+    for (const auto& p : paths) {
+        if (!fs::exists(p)) {
+            return p.string() + " missing (install the cross compilers: tools/install-deps)";
+        }
     }
-    MESSAGE("skipped: " << p << " missing (install the cross compilers: tools/install-deps)");
-    return false;
+    return {};
 }
 
 /// A sysroot with only the aarch64 loader and libc copied from Debian's cross packages.
@@ -43,10 +48,10 @@ TEST_CASE("sysroot: guesses Debian packages by name and policy") {
     CHECK(guess_package("weird", arch("s390x")).empty());
 }
 
-TEST_CASE("sysroot: resolves a dynamic C++ fixture in Debian's cross sysroot") {
+TEST_CASE("sysroot: resolves a dynamic C++ fixture in Debian's cross sysroot" * test::may_skip()) {
     auto bin = test::fixture("aarch64/hello");
-    if (!have(bin) || !have("/usr/aarch64-linux-gnu/lib/libstdc++.so.6")) {
-        return;
+    if (auto why = missing_of({bin, "/usr/aarch64-linux-gnu/lib/libstdc++.so.6"}); !why.empty()) {
+        EMURUN_SKIP(why);
     }
     auto elf = read_elf(bin);
     REQUIRE(elf.has_value());
@@ -67,10 +72,13 @@ TEST_CASE("sysroot: resolves a dynamic C++ fixture in Debian's cross sysroot") {
     }
 }
 
-TEST_CASE("sysroot: missing libraries are named with their package, wrong-arch ones skipped") {
+TEST_CASE("sysroot: missing libraries are named with their package, wrong-arch ones skipped" *
+          test::may_skip()) {
     auto bin = test::fixture("aarch64/hello");
-    if (!have(bin) || !have("/usr/powerpc64le-linux-gnu/lib/libstdc++.so.6")) {
-        return;
+    if (auto why = missing_of({bin, "/usr/aarch64-linux-gnu/lib/libc.so.6",
+                               "/usr/powerpc64le-linux-gnu/lib/libstdc++.so.6"});
+        !why.empty()) {
+        EMURUN_SKIP(why);
     }
     auto root = partial_sysroot("partial");
     // A ppc64le libstdc++ where an aarch64 one is looked for must not count.
@@ -87,10 +95,10 @@ TEST_CASE("sysroot: missing libraries are named with their package, wrong-arch o
     CHECK(msg.find(root.string()) != std::string::npos);
 }
 
-TEST_CASE("sysroot: an empty sysroot misses the interpreter first") {
+TEST_CASE("sysroot: an empty sysroot misses the interpreter first" * test::may_skip()) {
     auto bin = test::fixture("aarch64/probe");
-    if (!have(bin)) {
-        return;
+    if (auto why = missing_of({bin}); !why.empty()) {
+        EMURUN_SKIP(why);
     }
     auto map = resolve_libraries(bin, *read_elf(bin), {test::testdir("empty-root")});
     auto missing = map.missing();
@@ -104,10 +112,11 @@ TEST_CASE("sysroot: one arch with one sysroot uses it directly as QEMU_LD_PREFIX
     CHECK(*p == "/usr/aarch64-linux-gnu");
 }
 
-TEST_CASE("sysroot: a merged prefix serves several arches without collisions") {
-    if (!have("/usr/aarch64-linux-gnu/lib/libc.so.6") ||
-        !have("/usr/powerpc64le-linux-gnu/lib/libc.so.6")) {
-        return;
+TEST_CASE("sysroot: a merged prefix serves several arches without collisions" * test::may_skip()) {
+    if (auto why = missing_of(
+            {"/usr/aarch64-linux-gnu/lib/libc.so.6", "/usr/powerpc64le-linux-gnu/lib/libc.so.6"});
+        !why.empty()) {
+        EMURUN_SKIP(why);
     }
     auto cache = test::testdir("merged");
     std::vector<ArchSysroots> spec{{&arch("aarch64"), {"/usr/aarch64-linux-gnu"}},
