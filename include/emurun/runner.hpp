@@ -1,5 +1,6 @@
 // Running a pipeline: the top of the module stack (pipeline + report + process + launch +
-// sandbox). Steps run in parallel under one Supervisor; the result is a Report.
+// sandbox). Steps run in parallel under one Supervisor (or any CommandRunner); the result is a
+// Report.
 #pragma once
 
 #include <emurun/error.hpp>
@@ -10,6 +11,7 @@
 #include <emurun/report.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -97,13 +99,47 @@ struct RunnerOptions {
     std::function<void(const std::string& step, Stream, std::string_view)> on_output;
 };
 
+/// The seam under the Runner (ninja's CommandRunner): how step commands are started, waited
+/// for and stopped, and the clock the run is timed with. Runner::run() uses one that serves a
+/// Supervisor (real processes, process.hpp); a library user may plug in another (to run steps
+/// elsewhere, or to dry-run a pipeline), and emurun's unit tests plug in a fake with scripted
+/// results on a virtual clock, so the scheduling rules are tested without processes. Public
+/// because it is made of public types only (Command, SpawnOptions, ChildResult). The Runner
+/// calls it from one thread.
+class EMURUN_EXPORT CommandRunner {
+  public:
+    virtual ~CommandRunner() = default;
+    /// Start `cmd` (as Supervisor::spawn). An error means it never started: the step fails
+    /// with the error's message.
+    [[nodiscard]] virtual Result<ChildId> spawn(const Command& cmd,
+                                                const SpawnOptions& options) = 0;
+    /// Wait until at least one command ended or `timeout` passed (as Supervisor::wait_any);
+    /// the ended ones, maybe none. An error ends the run.
+    [[nodiscard]] virtual Result<std::vector<ChildResult>>
+    wait_any(std::chrono::milliseconds timeout) = 0;
+    /// The run was interrupted: stop every running command. wait_any() still reports them,
+    /// with ChildResult::stopped set.
+    virtual void stop_all() = 0;
+    /// With RunnerOptions::handle_signals, SIGINT and SIGTERM are blocked while the run goes
+    /// on, and wait_any() must wait with this mask installed (as ppoll does) for a signal to
+    /// reach the run's handler.
+    virtual void set_wait_sigmask(const sigset_t& mask) = 0;
+    /// The clock of the run: elapsed time, ETA, the progress interval, the report's wall.
+    [[nodiscard]] virtual std::chrono::steady_clock::time_point now() const {
+        return std::chrono::steady_clock::now();
+    }
+};
+
 /// Runs a Pipeline and produces its Report.
 class Runner {
   public:
     EMURUN_EXPORT Runner(Pipeline pipeline, RunnerOptions options);
-    /// Run every step (of the shard). Errors only for emurun's own failures (log dir cannot
-    /// be created, poll fails); steps that fail are results in the report.
+    /// Run every step (of the shard) as real processes, under one Supervisor. Errors only for
+    /// emurun's own failures (log dir cannot be created, poll fails); steps that fail are
+    /// results in the report.
     [[nodiscard]] EMURUN_EXPORT Result<Report> run();
+    /// The same with the step commands started by `commands`.
+    [[nodiscard]] EMURUN_EXPORT Result<Report> run(CommandRunner& commands);
     /// The exit code for a finished run: 0; 1 if a step failed; 124 if the only failures are
     /// timeouts; 3 if flagged under fail_on_flag; 128+N when interrupted by signal N.
     [[nodiscard]] EMURUN_EXPORT static int exit_code(const Report& report, bool fail_on_flag);

@@ -1,5 +1,6 @@
-// The step runner: schedules ready steps by priority on one Supervisor, measures, flags,
-// handles SIGINT/SIGTERM by stopping every step and finishing the report.
+// The step runner: schedules ready steps by priority on a CommandRunner (one Supervisor unless
+// the caller brings another), measures, flags, handles SIGINT/SIGTERM by stopping every step
+// and finishing the report.
 #include "runner/runner_internal.hpp"
 
 #include <emurun/arch.hpp>
@@ -20,14 +21,15 @@ extern "C" void note_signal(int sig) {
     g_signal = sig;
 }
 
-// Blocks SIGINT/SIGTERM outside the Supervisor's ppoll (ninja's pattern); restores on exit.
+// Blocks SIGINT/SIGTERM outside the CommandRunner's wait (ninja's pattern: the Supervisor unblocks
+// them in its ppoll); restores on exit.
 class SignalScope {
   public:
-    SignalScope(bool enable, Supervisor& supervisor) : m_enabled(enable) {
+    SignalScope(bool enable, CommandRunner& commands) : m_enabled(enable) {
+        g_signal = 0; // a signal an earlier run in this process took is not this run's
         if (!enable) {
             return;
         }
-        g_signal = 0;
         struct sigaction sa {};
         sa.sa_handler = note_signal;
         sigemptyset(&sa.sa_mask);
@@ -41,7 +43,7 @@ class SignalScope {
         sigset_t wait_mask = m_old_mask;
         sigdelset(&wait_mask, SIGINT);
         sigdelset(&wait_mask, SIGTERM);
-        supervisor.set_wait_sigmask(wait_mask);
+        commands.set_wait_sigmask(wait_mask);
     }
     ~SignalScope() {
         if (m_enabled) {
@@ -73,11 +75,28 @@ double seconds(auto d) {
     return std::chrono::duration<double>(d).count();
 }
 
+// The real CommandRunner: one Supervisor, the steady clock.
+class SupervisorRunner final : public CommandRunner {
+  public:
+    Result<ChildId> spawn(const Command& cmd, const SpawnOptions& options) override {
+        return m_supervisor.spawn(cmd, options);
+    }
+    Result<std::vector<ChildResult>> wait_any(std::chrono::milliseconds timeout) override {
+        return m_supervisor.wait_any(timeout);
+    }
+    void stop_all() override { m_supervisor.stop_all(); }
+    void set_wait_sigmask(const sigset_t& mask) override { m_supervisor.set_wait_sigmask(mask); }
+
+  private:
+    Supervisor m_supervisor;
+};
+
 enum class State { pending, running, done };
 
 class Execution {
   public:
-    Execution(const Pipeline& p, const RunnerOptions& o) : m_p(p), m_o(o) {
+    Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands)
+        : m_p(p), m_o(o), m_commands(commands), m_t0(commands.now()) {
         if (o.previous) {
             m_history = o.previous->history();
         }
@@ -96,12 +115,12 @@ class Execution {
     void collect(const ChildResult& c);
     void progress();
     void emit(RunEvent::Kind kind, const StepResult* step, const Flag* flag = nullptr);
-    double elapsed() const { return seconds(Clock::now() - m_t0); }
+    double elapsed() const { return seconds(m_commands.now() - m_t0); }
     double remaining_expected() const;
 
     const Pipeline& m_p;
     const RunnerOptions& m_o;
-    Supervisor m_sup;
+    CommandRunner& m_commands;
     History m_history;
     std::vector<std::size_t> m_order;
     std::vector<State> m_state;
@@ -109,8 +128,8 @@ class Execution {
     std::map<ChildId, std::size_t> m_running;
     std::map<std::size_t, StepResult> m_results;
     Report m_report;
-    Clock::time_point m_t0 = Clock::now();
-    Clock::time_point m_last_progress{};
+    Clock::time_point m_t0;
+    std::optional<Clock::time_point> m_last_progress; // none yet: the first one is due
     bool m_stopping = false;
 };
 
@@ -172,7 +191,7 @@ void Execution::start(std::size_t i) {
     const Step& step = m_p.steps[i];
     StepResult r = blank(i);
     m_state[i] = State::running;
-    m_started[i] = Clock::now();
+    m_started[i] = m_commands.now();
     std::error_code ec;
     std::filesystem::remove(r.log, ec);
     auto cmd = detail::step_command(step, m_o.emulators);
@@ -189,7 +208,7 @@ void Execution::start(std::size_t i) {
             m_o.on_output(name, s, chunk);
         };
     }
-    auto id = cmd ? m_sup.spawn(*cmd, so) : std::unexpected(cmd.error());
+    auto id = cmd ? m_commands.spawn(*cmd, so) : std::unexpected(cmd.error());
     if (!id) {
         r.status = StepStatus::failed;
         r.message = id.error().message();
@@ -244,7 +263,7 @@ double Execution::remaining_expected() const {
     for (std::size_t i = 0; i < m_p.steps.size(); ++i) {
         auto it = m_history.find(m_p.steps[i].name);
         double expected = it == m_history.end() ? 0 : it->second;
-        double so_far = m_state[i] == State::running ? seconds(Clock::now() - m_started[i]) : 0;
+        double so_far = m_state[i] == State::running ? seconds(m_commands.now() - m_started[i]) : 0;
         remaining += m_state[i] == State::done ? 0 : std::max(0.0, expected - so_far);
     }
     return remaining;
@@ -272,10 +291,10 @@ void Execution::emit(RunEvent::Kind kind, const StepResult* step, const Flag* fl
 
 // Rule (d) while running: elapsed plus the expected rest, spread over the job slots.
 void Execution::progress() {
-    if (Clock::now() - m_last_progress < std::chrono::seconds(1)) {
+    if (m_last_progress && m_commands.now() - *m_last_progress < std::chrono::seconds(1)) {
         return;
     }
-    m_last_progress = Clock::now();
+    m_last_progress = m_commands.now();
     double projected = projected_total(elapsed(), remaining_expected(), m_o.jobs);
     bool already =
         std::ranges::any_of(m_report.flags, [](const Flag& f) { return f.rule == "job_limit"; });
@@ -302,18 +321,18 @@ Result<Report> Execution::run() {
         m_report.shard_index = m_o.shard->index;
         m_report.shard_count = m_o.shard->count;
     }
-    SignalScope signals(m_o.handle_signals, m_sup);
+    SignalScope signals(m_o.handle_signals, m_commands);
     while (true) {
         if (g_signal != 0 && !m_stopping) {
             m_stopping = true;
             m_report.interrupted_by = static_cast<int>(g_signal);
-            m_sup.stop_all();
+            m_commands.stop_all();
         }
         launch_ready();
         if (m_running.empty()) {
             break;
         }
-        auto done = m_sup.wait_any(std::chrono::milliseconds(250));
+        auto done = m_commands.wait_any(std::chrono::milliseconds(250));
         if (!done) {
             return std::unexpected(done.error());
         }
@@ -348,6 +367,11 @@ Runner::Runner(Pipeline pipeline, RunnerOptions options)
     : m_pipeline(std::move(pipeline)), m_options(std::move(options)) {}
 
 Result<Report> Runner::run() {
+    SupervisorRunner supervisor;
+    return run(supervisor);
+}
+
+Result<Report> Runner::run(CommandRunner& commands) {
     if (m_options.jobs < 1) {
         return fail("run " + m_pipeline.name, "jobs must be at least 1");
     }
@@ -356,7 +380,7 @@ Result<Report> Runner::run() {
         History h = m_options.previous ? m_options.previous->history() : History{};
         selected = select_shard(m_pipeline, *m_options.shard, h);
     }
-    Execution e(selected, m_options);
+    Execution e(selected, m_options, commands);
     return e.run();
 }
 
