@@ -1,0 +1,254 @@
+// plan_launch on hand-made ELF images (elf_builder.hpp) and a fake qemu dir: native vs foreign,
+// static vs dynamic, sysroot selection, and the errors for what is missing.
+#include "elf_builder.hpp"
+#include "testdir.hpp"
+
+#include <emurun/launch.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace emurun;
+using emurun::test::why;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+// An arch that needs emulation on this host (under the dogfood run the host is aarch64).
+const Arch& foreign() {
+    for (const char* name : {"s390x", "ppc64le", "riscv64", "aarch64"}) {
+        const Arch& a = **find_arch(name);
+        if (!runs_natively(a)) {
+            return a;
+        }
+    }
+    FAIL("no foreign arch among s390x, ppc64le, riscv64, aarch64");
+    throw;
+}
+
+test::ElfSpec spec_for(const Arch& a, std::string interp = {}, Strings needed = {}) {
+    test::ElfSpec s;
+    s.elf_class = a.elf_class;
+    s.elf_data = a.elf_data;
+    s.machine = a.e_machine;
+    s.flags = a.e_flags_value;
+    s.type = needed.empty() && interp.empty() ? 2 : 3;
+    s.dynamic = !interp.empty() || !needed.empty();
+    s.interp = std::move(interp);
+    s.needed = std::move(needed);
+    return s;
+}
+
+// Writes the image of `spec` to testdir()/rel with `mode`.
+fs::path write_elf(const std::string& rel, const test::ElfSpec& spec, mode_t mode = 0755) {
+    auto bytes = test::build_elf(spec).bytes;
+    auto p = test::write_file(rel, std::string(bytes.begin(), bytes.end()));
+    REQUIRE(::chmod(p.c_str(), mode) == 0);
+    return p;
+}
+
+// A static program of `a` and a directory with a (static) qemu for it.
+struct Foreign {
+    fs::path program;
+    fs::path qemu_dir;
+    fs::path qemu;
+};
+
+Foreign foreign_static(const std::string& dir) {
+    const Arch& a = foreign();
+    Foreign f;
+    f.program = write_elf(dir + "/prog", spec_for(a));
+    f.qemu_dir = test::testdir(dir + "/qemu");
+    f.qemu = write_elf(dir + "/qemu/qemu-" + a.qemu + "-static", spec_for(*host_arch()));
+    return f;
+}
+
+LaunchRequest request(const fs::path& program, const fs::path& qemu_dir = {}) {
+    LaunchRequest r;
+    r.program = program;
+    r.emulators = EmulatorSearch{{qemu_dir}, false, true}; // never the machine's own qemu
+    return r;
+}
+
+// A sysroot for `a` with the loader `interp` and libc.so.6 in lib/<triplet>.
+fs::path fake_sysroot(const std::string& dir, const Arch& a, const std::string& interp) {
+    write_elf(dir + interp, spec_for(a));
+    auto libc = spec_for(a);
+    libc.type = 3; // ET_DYN
+    libc.dynamic = true;
+    libc.soname = "libc.so.6";
+    write_elf(dir + "/lib/" + a.triplet + "/libc.so.6", libc);
+    return test::testdir(dir);
+}
+
+bool has_note(const LaunchPlan& p, const std::string& part) {
+    return std::ranges::any_of(p.notes,
+                               [&](const auto& n) { return n.find(part) != std::string::npos; });
+}
+
+} // namespace
+
+TEST_CASE("launch: a program of the host's arch runs natively, even with libraries missing") {
+    REQUIRE(host_arch() != nullptr);
+    auto prog =
+        write_elf("native/prog", spec_for(*host_arch(), "/lib/ld-none.so.1", {"libnowhere.so.9"}));
+    auto req = request(prog);
+    req.args = {"x", "y z"};
+    req.env = {{"A", "1"}};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->mode == LaunchMode::native);
+    CHECK(plan->arch == host_arch());
+    CHECK(plan->exe == prog);
+    CHECK(plan->argv == Strings{prog.string(), "x", "y z"});
+    CHECK(plan->env_set == std::map<std::string, std::string>{{"A", "1"}});
+    CHECK_FALSE(plan->emulator.has_value());
+    CHECK_FALSE(plan->ld_prefix.has_value());
+}
+
+TEST_CASE("launch: a static foreign program runs under its emulator, without a sysroot") {
+    auto f = foreign_static("static");
+    auto req = request(f.program, f.qemu_dir);
+    req.args = {"--flag"};
+    req.argv0 = "tool";
+    req.cpu = "max";
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->mode == LaunchMode::qemu);
+    CHECK(plan->arch == &foreign());
+    CHECK(plan->program == f.program);
+    CHECK(plan->exe == f.qemu);
+    CHECK(plan->argv ==
+          Strings{f.qemu.string(), "-cpu", "max", "-0", "tool", f.program.string(), "--flag"});
+    REQUIRE(plan->emulator.has_value());
+    CHECK(plan->emulator->is_static);
+    CHECK(has_note(*plan, "(static)"));
+    CHECK_FALSE(plan->ld_prefix.has_value());
+    CHECK_FALSE(plan->env_set.contains("QEMU_LD_PREFIX"));
+}
+
+TEST_CASE("launch: the explicit arch must be the file's") {
+    auto f = foreign_static("wrong-arch");
+    auto req = request(f.program, f.qemu_dir);
+    req.arch = host_arch();
+    auto plan = plan_launch(req);
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().what == "cannot run " + f.program.string() + " as " + host_arch()->name);
+    CHECK(plan.error().why == "the file is a " + foreign().name + " program");
+    CHECK(plan.error().hint == "drop --arch or use --arch " + foreign().name);
+    req.arch = &foreign();
+    CHECK(plan_launch(req).has_value());
+}
+
+TEST_CASE("launch: no emulator for a foreign program is a named error") {
+    auto f = foreign_static("no-qemu");
+    auto plan = plan_launch(request(f.program, test::testdir("no-qemu/empty")));
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().message().find("no emulator for " + foreign().name) != std::string::npos);
+    CHECK(plan.error().message().find("qemu-" + foreign().qemu) != std::string::npos);
+    // With a registered handler (sandbox, host mode) no emulator is needed: the program is
+    // executed itself.
+    auto req = request(f.program, test::testdir("no-qemu/empty"));
+    req.use_binfmt = true;
+    auto binfmt = plan_launch(req);
+    REQUIRE_MESSAGE(binfmt.has_value(), why(binfmt));
+    CHECK(binfmt->mode == LaunchMode::binfmt);
+    CHECK(binfmt->exe == f.program);
+    CHECK(binfmt->argv == Strings{f.program.string()});
+}
+
+TEST_CASE("launch: a dynamic foreign program gets QEMU_LD_PREFIX from the sysroot that has it") {
+    const Arch& a = foreign();
+    auto f = foreign_static("dynamic");
+    auto prog = write_elf("dynamic/dyn", spec_for(a, "/lib/ld-fake.so.1", {"libc.so.6"}));
+    // The first sysroot holds the same names for another arch: they do not count.
+    const Arch& other = *host_arch();
+    auto wrong = fake_sysroot("dynamic/wrong", other, "/lib/ld-fake.so.1");
+    fs::create_directories(wrong / "lib" / a.triplet);
+    fs::copy_file(wrong / "lib" / other.triplet / "libc.so.6",
+                  wrong / "lib" / a.triplet / "libc.so.6");
+    auto right = fake_sysroot("dynamic/right", a, "/lib/ld-fake.so.1");
+    auto req = request(prog, f.qemu_dir);
+    req.sysroots = {wrong, right};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->mode == LaunchMode::qemu);
+    CHECK(plan->ld_prefix == right);
+    CHECK(plan->env_set.at("QEMU_LD_PREFIX") == right.string());
+    CHECK(has_note(*plan, "QEMU_LD_PREFIX=" + right.string()));
+    CHECK(plan->argv == Strings{f.qemu.string(), "-0", prog.string(), prog.string()});
+}
+
+TEST_CASE("launch: missing loader and libraries are named, with their package") {
+    const Arch& a = foreign();
+    auto f = foreign_static("missing");
+    auto prog = write_elf("missing/dyn", spec_for(a, "/lib/ld-fake.so.1", {"libz.so.1"}));
+    auto req = request(prog, f.qemu_dir);
+    req.sysroots = {test::testdir("missing/empty-root")};
+    auto plan = plan_launch(req);
+    REQUIRE_FALSE(plan.has_value());
+    const std::string msg = plan.error().message();
+    CHECK(msg.find("/lib/ld-fake.so.1") != std::string::npos);
+    CHECK(msg.find("libz.so.1") != std::string::npos);
+    CHECK(msg.find("zlib1g:" + a.debian) != std::string::npos);
+    // A loader alone is not enough: libz is still named.
+    auto root = fake_sysroot("missing/partial", a, "/lib/ld-fake.so.1");
+    req.sysroots = {root};
+    plan = plan_launch(req);
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().message().find("libz.so.1") != std::string::npos);
+    CHECK(plan.error().message().find("/lib/ld-fake.so.1 (needed") == std::string::npos);
+}
+
+TEST_CASE("launch: what is not a runnable program is refused with the reason") {
+    auto text = test::write_file("refuse/text", "just words\n");
+    ::chmod(text.c_str(), 0755);
+    auto plan = plan_launch(request(text));
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().hint == "emurun runs ELF programs and #! scripts");
+
+    auto odd = spec_for(*host_arch());
+    odd.machine = 0x1234;
+    plan = plan_launch(request(write_elf("refuse/odd", odd)));
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().why.find("ELF machine 4660") != std::string::npos);
+    CHECK(plan.error().why.find("is not in emurun's table") != std::string::npos);
+
+    auto unexec = write_elf("refuse/unexec", spec_for(*host_arch()), 0644);
+    plan = plan_launch(request(unexec));
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().why == "not executable");
+    CHECK(plan.error().hint == "chmod +x " + unexec.string());
+
+    plan = plan_launch(request(test::testdir("refuse/dir")));
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().why == "is a directory");
+
+    auto none = test::testdir("refuse") / "none";
+    plan = plan_launch(request(none));
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().what.starts_with("stat " + none.string()));
+    CHECK(plan.error().why == "No such file or directory");
+}
+
+TEST_CASE("launch: a #! script runs natively, with a note about what it starts") {
+    auto script = test::write_file("script/run.sh", "#!/bin/sh\nexit 0\n");
+    ::chmod(script.c_str(), 0755);
+    auto f = foreign_static("script"); // an emulator is there, and not used
+    auto req = request(script, f.qemu_dir);
+    req.args = {"a"};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->mode == LaunchMode::native);
+    CHECK(plan->arch == nullptr);
+    CHECK(plan->exe == script);
+    CHECK(plan->argv == Strings{script.string(), "a"});
+    CHECK(has_note(*plan, "#! script"));
+}
