@@ -87,7 +87,10 @@ static void self_exe(char* buf, size_t size) {
 static size_t read_sidecar(const char* path, char* buf, size_t size) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
-        die(path, strerror(errno), "not an emurun shim? create it with 'emurun shim add'");
+        const int err = errno;
+        die(path, strerror(err),
+            err == ENOENT ? "not an emurun shim? create it with 'emurun shim add'"
+                          : "check the sidecar's permissions, or recreate the shim");
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

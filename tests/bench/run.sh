@@ -1,0 +1,154 @@
+#!/bin/bash
+# The start-up and runner benchmark (issue 15's table), measured side by side in one run:
+# every variant of a group runs once per round, the order rotated each round so drift and
+# noise hit all alike; one warm-up round is not counted; each row is the median of the
+# per-round ratios A/B, with their min and max, and the median time per run of A and B.
+# Needs a build with fixtures and helpers (tools/build) and qemu-user(-static).
+# Usage: tests/bench/run.sh [BUILD_DIR] [ROUNDS]        (default: build, 5 counted rounds)
+#   BENCH_STEPS_BIG=5000 BENCH_REPS=20 BENCH_BIG_RSS=1   to change sizes (defaults shown)
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+rounds=${2:-5}
+reps=${BENCH_REPS:-20}          # runs per sample for the start-up rows
+steps_big=${BENCH_STEPS_BIG:-5000}
+emurun=$build/bin/emurun
+H=$build/tests/helpers
+ps=$build/tests/fixtures/aarch64/probe-static
+pd=$build/tests/fixtures/aarch64/probe
+sr=/usr/aarch64-linux-gnu
+qs=/usr/bin/qemu-aarch64-static
+for f in "$emurun" "$H/repeat" "$H/print_bytes" "$ps" "$pd" "$qs"; do
+    [ -x "$f" ] || { echo "run.sh: missing $f (build first: tools/build; tools/install-deps)" >&2; exit 2; }
+done
+[ "$rounds" -ge 5 ] || { echo "run.sh: ROUNDS must be >= 5" >&2; exit 2; }
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+
+# --- set-up ------------------------------------------------------------------------------------
+"$emurun" shim add ps --target "$ps" --dir "$t/shims" >/dev/null
+"$emurun" shim add pd --target "$pd" --sysroot "$sr" --dir "$t/shims" >/dev/null
+# The loader prefix emurun builds for SR (a dir of symlinks): every dynamic variant uses it, so
+# the rows compare launchers, not qemu's path lookups under two different prefixes.
+lp=$("$emurun" shim list --dir "$t/shims" --json | sed -n 's/^ *"ld_prefix": "\(.*\)",*$/\1/p' | head -n1)
+[ -d "$lp" ] || { echo "run.sh: no loader prefix for $pd (got '$lp')" >&2; exit 2; }
+printf '#!/bin/sh\nexec %s -L %s %s "$@"\n' "$qs" "$lp" "$pd" >"$t/wrapper"
+chmod +x "$t/wrapper"
+pipeline() { # FILE N: N steps running `true`
+    { printf '{"name": "bench", "steps": ['
+      for ((i = 0; i < $2; i++)); do
+          printf '%s{"name": "s%d", "argv": ["/bin/true"]}' "$([ $i -gt 0 ] && echo ,)" "$i"
+      done
+      printf ']}\n'; } >"$1"
+}
+pipeline "$t/p500.json" 500
+pipeline "$t/pbig.json" "$steps_big"
+cat >"$t/loop.sh" <<'EOF'
+# what emurun run replaces: a bash loop running each step with its output in a log
+n=$1 logs=$2
+mkdir -p "$logs"
+for ((i = 0; i < n; i++)); do /bin/true >"$logs/s$i.log" 2>&1; done
+EOF
+sandbox_ok=0
+"$emurun" sandbox --arch aarch64 -- "$ps" exit 0 >/dev/null 2>&1 && sandbox_ok=1
+
+# --- variants: each prints "WALL_NS CPU_NS MAXRSS_KIB" for one sample ---------------------------
+v_qemu_s() { "$H/repeat" "$reps" "$qs" "$ps" exit 0; }
+v_qemu_d() { "$H/repeat" "$reps" "$qs" -L "$lp" "$pd" exit 0; }
+v_exec_s() { "$H/repeat" "$reps" "$emurun" exec -- "$ps" exit 0; }
+v_exec_d() { "$H/repeat" "$reps" "$emurun" exec --sysroot "$sr" -- "$pd" exit 0; }
+v_shim_s() { "$H/repeat" "$reps" "$t/shims/ps" exit 0; }
+v_shim_d() { "$H/repeat" "$reps" "$t/shims/pd" exit 0; }
+v_wrap_d() { "$H/repeat" "$reps" "$t/wrapper" exit 0; }
+v_sandbox() { "$emurun" sandbox --arch aarch64 -- "$H/repeat" "$reps" "$ps" exit 0; }
+run_steps() { # PIPELINE: emurun run -j1 -q in a fresh dir
+    rm -rf "$t/run" && mkdir -p "$t/run" && cd "$t/run"
+    # sh only to drop emurun's table; the loop it is compared with pays a bash start too
+    "$H/repeat" 1 sh -c 'exec "$0" run "$1" -j 1 -q --report r.json --log-dir logs >/dev/null' \
+        "$emurun" "$1"
+    cd "$t"
+}
+loop_steps() { rm -rf "$t/loop"; "$H/repeat" 1 bash "$t/loop.sh" "$1" "$t/loop"; }
+v_run500() { run_steps "$t/p500.json"; }
+v_loop500() { loop_steps 500; }
+v_runbig() { run_steps "$t/pbig.json"; }
+v_loopbig() { loop_steps "$steps_big"; }
+
+declare -A sample
+# measure ROUNDS VARIANT...: warm-up round 0, then ROUNDS counted rounds, order rotated.
+measure() {
+    local n=$1
+    shift
+    local k=$# vs=("$@") r i
+    for ((r = 0; r <= n; r++)); do
+        for ((i = 0; i < k; i++)); do
+            local v=${vs[$(((i + r) % k))]}
+            sample[$v,$r]=$("$v" | tail -n1)
+        done
+    done
+}
+# stats: min, median, max of the numbers on stdin
+stats() { sort -g | awk '{ a[NR] = $1 } END { m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f %.3f %.3f\n", a[1], m, a[NR] }'; }
+# per_run_ms VARIANT PER: median wall per run in ms
+per_run_ms() {
+    local r
+    for ((r = 1; r <= rounds; r++)); do echo "${sample[$1,$r]%% *} $2" | awk '{ print $1 / $2 / 1e6 }'; done |
+        stats | awk '{ print $2 }'
+}
+# ratios A B FIELD: the per-round ratios of field FIELD (1 wall, 2 cpu) of A's and B's samples
+ratios() {
+    local r
+    for ((r = 1; r <= rounds; r++)); do
+        echo "${sample[$1,$r]} ${sample[$2,$r]}" | awk -v f="$3" '{ print $f / $(f + 3) }'
+    done
+}
+# row LABEL GOAL A B PER_A PER_B
+row() {
+    local lo med hi cpu
+    read -r lo med hi < <(ratios "$3" "$4" 1 | stats)
+    cpu=$(ratios "$3" "$4" 2 | stats | awk '{ print $2 }')
+    printf '| %s | %s | **%s** | %s–%s | %s | %s / %s ms |\n' "$1" "$2" "$med" "$lo" "$hi" "$cpu" \
+        "$(per_run_ms "$3" "$5")" "$(per_run_ms "$4" "$6")"
+}
+
+echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(uname -r);" \
+    "$rounds counted rounds after 1 warm-up, $reps runs per start-up sample;" \
+    "SR = $sr, P = emurun's loader prefix for it; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+measure "$rounds" v_qemu_s v_qemu_d v_exec_s v_exec_d v_shim_s v_shim_d v_wrap_d
+[ $sandbox_ok = 1 ] && measure "$rounds" v_sandbox v_qemu_s
+measure "$rounds" v_run500 v_loop500 v_runbig v_loopbig
+echo
+echo "| what (A / B) | goal | wall ratio, median | min–max | CPU ratio, median | A / B wall per run |"
+echo "|---|---|---|---|---|---|"
+row '`emurun exec` / `qemu-aarch64-static`, static program' '≤ 1.05' v_exec_s v_qemu_s "$reps" "$reps"
+row '`emurun exec --sysroot SR` / `qemu-aarch64-static -L P`, dynamic' '≤ 1.05' v_exec_d v_qemu_d "$reps" "$reps"
+row 'shim / `qemu-aarch64-static`, static program' '≤ 1.03' v_shim_s v_qemu_s "$reps" "$reps"
+row 'shim / `qemu-aarch64-static -L P`, dynamic' '≤ 1.03' v_shim_d v_qemu_d "$reps" "$reps"
+row 'shim / `#!/bin/sh` + `exec qemu-aarch64-static -L P target "$@"`, dynamic' '≤ 0.85' v_shim_d v_wrap_d "$reps" "$reps"
+if [ $sandbox_ok = 1 ]; then
+    row 'sandbox (kernel binfmt, static qemu) / `qemu-aarch64-static`, per exec' '≤ 1.03' v_sandbox v_qemu_s "$reps" "$reps"
+else
+    echo '| sandbox / direct qemu | ≤ 1.03 | n/a: `emurun sandbox` does not work here (see `emurun doctor`) | | | |'
+fi
+row '`emurun run -j1 -q`, 500 × `true` / bash loop, output to a log each' '≤ 1.15' v_run500 v_loop500 500 500
+row "\`emurun run -j1 -q\`, $steps_big × \`true\` / bash loop" '≤ 1.15' v_runbig v_loopbig "$steps_big" "$steps_big"
+linear=$(awk -v n="$steps_big" 'BEGIN { printf "%.1f", n / 500 * 1.05 }')
+row "\`emurun run -j1 -q\`, $steps_big steps / 500 steps (linear)" "≤ $linear" v_runbig v_run500 1 1
+
+# Max RSS of emurun while a step writes 1 GiB to each stream (3 runs; not a ratio).
+if [ "${BENCH_BIG_RSS:-1}" = 1 ] && [ "$(df -Pk "$t" | awk 'NR == 2 { print $4 }')" -gt 3000000 ]; then
+    gib=$((1024 * 1024 * 1024))
+    printf '{"name": "big", "steps": [{"name": "flood", "argv": ["%s", "%d", "%d"]}]}\n' \
+        "$H/print_bytes" "$gib" "$gib" >"$t/big.json"
+    rss=$(for i in 1 2 3; do
+        rm -rf "$t/run" && mkdir -p "$t/run" && cd "$t/run"
+        "$H/repeat" 1 sh -c 'exec "$0" run "$1" -q --report r.json --log-dir logs >/dev/null' \
+            "$emurun" "$t/big.json" | awk '{ print $3 / 1024 }'
+        cd "$t" && rm -rf "$t/run"
+    done | stats)
+    read -r lo med hi <<<"$rss"
+    echo "| max RSS of emurun (and its step) while a step writes 1 GiB to each stream | ≤ 16 MiB | **$med MiB** | $lo–$hi | | 3 runs |"
+else
+    echo '| max RSS with 1 GiB streams | ≤ 16 MiB | not run: BENCH_BIG_RSS=0, or less than 3 GB free in TMPDIR | | | |'
+fi
+echo '| hybrid (cross compilers + emulated tests) / full emulation, zlib | ≥ 8× | not run here: needs a foreign Debian root and a fully emulated build (tens of minutes) | | | |'
