@@ -70,6 +70,16 @@ cmp -s "$launcher" "$s/probe" || fail "shim is not a copy of $launcher"
 if [ "$(stat -c %d "$launcher")" = "$(stat -c %d "$s")" ]; then
     expect "shim is a hard link of the launcher" "$(stat -c %i "$launcher")" "$(stat -c %i "$s/probe")"
 fi
+# Across file systems the launcher is copied (small now), executable, and runs.
+if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$launcher")" ] &&
+    ! findmnt -no OPTIONS /dev/shm | grep -qw noexec; then
+    x=$(mktemp -d /dev/shm/emurun-shim.XXXXXX)
+    "$EMURUN" shim add probe --target "$probe" --dir "$x" >/dev/null || fail "shim add across file systems"
+    cmp -s "$launcher" "$x/probe" || fail "the shim across file systems is not a copy of the launcher"
+    expect "copied shim mode" 755 "$(stat -c %a "$x/probe")"
+    expect "copied shim runs" aarch64 "$("$x/probe" uname)"
+    rm -rf "$x"
+fi
 size=$(stat -c %s "$s/probe")
 [ "$size" -lt 1048576 ] || fail "shim launcher is $size bytes, want < 1 MiB"
 [[ "$("$EMURUN" inspect "$s/probe")" == *static* ]] || fail "shim launcher is not static"
