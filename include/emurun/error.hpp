@@ -6,6 +6,7 @@
 #include <expected>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace emurun {
 
@@ -30,4 +31,26 @@ inline std::unexpected<Error> fail(std::string what, std::string why, std::strin
     return std::unexpected<Error>(Error{std::move(what), std::move(why), std::move(hint)});
 }
 
+namespace detail {
+/// EMURUN_TRY's last step: the value moved out of a successful Result (nothing for void).
+template <class T> T take_value(Result<T>& r) {
+    return std::move(*r);
+}
+inline void take_value(Result<void>& /*unused*/) {}
+} // namespace detail
+
 } // namespace emurun
+
+/// Propagate a failure, else yield the value: `auto elf = EMURUN_TRY(read_elf(p));` returns
+/// the Error from the enclosing function (whose Result may hold any type) when read_elf
+/// fails; `EMURUN_TRY(check(x));` does the same for a Result<void>. A GNU statement
+/// expression (GCC and Clang): use it as a whole initializer or statement, not inside a larger
+/// expression that builds temporaries.
+#define EMURUN_TRY(...)                                                                            \
+    __extension__({                                                                                \
+        auto emurun_try_result_ = (__VA_ARGS__);                                                   \
+        if (!emurun_try_result_) {                                                                 \
+            return std::unexpected(std::move(emurun_try_result_.error()));                         \
+        }                                                                                          \
+        ::emurun::detail::take_value(emurun_try_result_);                                          \
+    })

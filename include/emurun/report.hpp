@@ -133,8 +133,12 @@ EMURUN_EXPORT void apply_flags(Report& report, const FlagRules& rules, const Rep
 /// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines.
 [[nodiscard]] EMURUN_EXPORT Result<Report> merge_reports(std::span<const Report> reports);
 
-/// Write `content` to `file` atomically: temporary file in the same directory, fsync, rename.
-[[nodiscard]] EMURUN_EXPORT Result<void> write_file_atomic(const std::filesystem::path& file,
-                                                           std::string_view content);
+/// Write to_junit(report) to `file` atomically, as Report::save does: a temporary file in the
+/// same directory, fsync, rename; on failure (full disk) the old file is left whole.
+[[nodiscard]] EMURUN_EXPORT Result<void> save_junit(const Report& report,
+                                                    const std::filesystem::path& file);
+/// Write to_markdown(report) to `file` atomically, likewise.
+[[nodiscard]] EMURUN_EXPORT Result<void> save_markdown(const Report& report,
+                                                       const std::filesystem::path& file);
 
 } // namespace emurun

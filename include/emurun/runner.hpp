@@ -34,7 +34,7 @@ struct TimeoutMultiplier {
 [[nodiscard]] EMURUN_EXPORT Result<TimeoutMultiplier>
 parse_timeout_multiplier(std::string_view text, const std::filesystem::path& calibration_file);
 
-/// $XDG_CACHE_HOME/emurun/calibration.json (or ~/.cache/emurun/calibration.json).
+/// calibration.json in cache_dir() (sysroot.hpp): $XDG_CACHE_HOME/emurun/calibration.json, ...
 [[nodiscard]] EMURUN_EXPORT std::filesystem::path default_calibration_file();
 /// Slowdown factors by arch from a calibration file ({"arches": {"aarch64": {"slowdown": 9.1,
 /// ...}}}). A missing file is an error that says to run `emurun calibrate`.

@@ -66,7 +66,8 @@ struct ArchSysroots {
 [[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
 make_ld_prefix(const std::vector<ArchSysroots>& arches, const std::filesystem::path& cache_dir);
 
-/// $XDG_CACHE_HOME/emurun (or ~/.cache/emurun, or /tmp/emurun-<uid>).
+/// emurun's cache directory, first match: $EMURUN_CACHE_DIR; $XDG_CACHE_HOME/emurun (when
+/// absolute); $HOME/.cache/emurun (when HOME is writable); /tmp/emurun-<uid>.
 [[nodiscard]] EMURUN_EXPORT std::filesystem::path cache_dir();
 
 } // namespace emurun

@@ -1,4 +1,5 @@
 // Loading a pipeline from JSON: every error names the file, the place and the problem.
+#include "util/file.hpp"
 #include "util/json.hpp"
 
 #include <emurun/arch.hpp>
@@ -10,8 +11,8 @@
 namespace emurun {
 namespace {
 
-using detail::Json;
-using detail::Place;
+using util::Json;
+using util::Place;
 namespace fs = std::filesystem;
 
 Result<Duration> get_duration(const Json& value, const Place& at) {
@@ -25,18 +26,18 @@ Result<Duration> get_duration(const Json& value, const Place& at) {
         }
         d = *parsed;
     } else {
-        return at.fail("expected a duration like \"90s\", got " + detail::describe(value));
+        return at.fail("expected a duration like \"90s\", got " + util::describe(value));
     }
     if (d.count() <= 0) {
-        return at.fail("must be longer than 0, got " + detail::describe(value));
+        return at.fail("must be longer than 0, got " + util::describe(value));
     }
     return d;
 }
 
 Result<std::vector<fs::path>> get_paths(const Json& value, const Place& at, const fs::path& base) {
-    EMURUN_TRY(list, detail::get_string_list(value, at));
+    auto list = EMURUN_TRY(util::get_string_list(value, at));
     std::vector<fs::path> out;
-    for (const auto& s : *list) {
+    for (const auto& s : list) {
         out.push_back((base / s).lexically_normal());
     }
     return out;
@@ -44,33 +45,33 @@ Result<std::vector<fs::path>> get_paths(const Json& value, const Place& at, cons
 
 Result<void> get_env(const Json& value, const Place& at, EnvMap& into) {
     if (!value.is_object()) {
-        return at.fail("expected an object of strings, got " + detail::describe(value));
+        return at.fail("expected an object of strings, got " + util::describe(value));
     }
     for (const auto& [k, v] : value.items()) {
         if (k.empty() || k.find('=') != std::string::npos) {
             return at.fail("invalid variable name \"" + k + "\"");
         }
-        EMURUN_TRY(s, detail::get_string(v, at.key(k)));
-        into[k] = *s;
+        auto s = EMURUN_TRY(util::get_string(v, at.key(k)));
+        into[k] = s;
     }
     return {};
 }
 
 Result<void> get_arch_and_mode(const Json& obj, const Place& at, StepDefaults& into) {
     if (obj.contains("arch")) {
-        EMURUN_TRY(name, detail::get_string(obj["arch"], at.key("arch")));
-        auto arch = find_arch(*name);
+        auto name = EMURUN_TRY(util::get_string(obj["arch"], at.key("arch")));
+        auto arch = find_arch(name);
         if (!arch) {
-            return at.key("arch").fail("unknown architecture \"" + *name + "\"", arch.error().hint);
+            return at.key("arch").fail("unknown architecture \"" + name + "\"", arch.error().hint);
         }
         into.arch = (*arch)->name;
     }
     if (obj.contains("emulation")) {
-        EMURUN_TRY(mode, detail::get_string(obj["emulation"], at.key("emulation")));
-        auto m = emulation_from(*mode);
+        auto mode = EMURUN_TRY(util::get_string(obj["emulation"], at.key("emulation")));
+        auto m = emulation_from(mode);
         if (!m) {
             return at.key("emulation")
-                .fail("expected native, exec, sandbox or host, got \"" + *mode + "\"");
+                .fail("expected native, exec, sandbox or host, got \"" + mode + "\"");
         }
         into.emulation = *m;
     }
@@ -80,25 +81,25 @@ Result<void> get_arch_and_mode(const Json& obj, const Place& at, StepDefaults& i
 // Keys shared by "defaults" and steps; a step's values overlay the defaults it starts from.
 Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
                         StepDefaults& into) {
-    EMURUN_TRY(am, get_arch_and_mode(obj, at, into));
+    EMURUN_TRY(get_arch_and_mode(obj, at, into));
     if (obj.contains("sysroots")) {
-        EMURUN_TRY(p, get_paths(obj["sysroots"], at.key("sysroots"), base));
-        into.sysroots = *p;
+        auto p = EMURUN_TRY(get_paths(obj["sysroots"], at.key("sysroots"), base));
+        into.sysroots = p;
     }
     if (obj.contains("shim_dirs")) {
-        EMURUN_TRY(p, get_paths(obj["shim_dirs"], at.key("shim_dirs"), base));
-        into.shim_dirs = *p;
+        auto p = EMURUN_TRY(get_paths(obj["shim_dirs"], at.key("shim_dirs"), base));
+        into.shim_dirs = p;
     }
     if (obj.contains("env")) {
-        EMURUN_TRY(e, get_env(obj["env"], at.key("env"), into.env));
+        EMURUN_TRY(get_env(obj["env"], at.key("env"), into.env));
     }
     if (obj.contains("cwd")) {
-        EMURUN_TRY(cwd, detail::get_string(obj["cwd"], at.key("cwd")));
-        into.cwd = (base / *cwd).lexically_normal();
+        auto cwd = EMURUN_TRY(util::get_string(obj["cwd"], at.key("cwd")));
+        into.cwd = (base / cwd).lexically_normal();
     }
     if (obj.contains("timeout")) {
-        EMURUN_TRY(t, get_duration(obj["timeout"], at.key("timeout")));
-        into.timeout = *t;
+        auto t = EMURUN_TRY(get_duration(obj["timeout"], at.key("timeout")));
+        into.timeout = t;
     }
     return {};
 }
@@ -109,50 +110,50 @@ Result<std::vector<std::string>> get_argv(const Json& obj, const Place& at, bool
     }
     const Json& argv = obj["argv"];
     if (shell) {
-        EMURUN_TRY(script, detail::get_string(argv, at.key("argv")));
-        return std::vector<std::string>{"/bin/sh", "-c", *script};
+        auto script = EMURUN_TRY(util::get_string(argv, at.key("argv")));
+        return std::vector<std::string>{"/bin/sh", "-c", script};
     }
     if (argv.is_string()) {
         return at.key("argv").fail("expected an array of strings, got a string",
                                    "split it into arguments, or set \"shell\": true");
     }
-    EMURUN_TRY(list, detail::get_string_list(argv, at.key("argv")));
-    if (list->empty() || list->front().empty()) {
-        return at.key("argv").fail("expected a non-empty command, got " + detail::describe(argv));
+    auto list = EMURUN_TRY(util::get_string_list(argv, at.key("argv")));
+    if (list.empty() || list.front().empty()) {
+        return at.key("argv").fail("expected a non-empty command, got " + util::describe(argv));
     }
-    return *list;
+    return list;
 }
 
 Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
-    EMURUN_TRY(name, obj.contains("name") ? detail::get_string(obj["name"], at.key("name"))
-                                          : at.fail("missing required key \"name\""));
-    if (name->empty()) {
+    auto name = EMURUN_TRY(obj.contains("name") ? util::get_string(obj["name"], at.key("name"))
+                                                : at.fail("missing required key \"name\""));
+    if (name.empty()) {
         return at.key("name").fail("must not be empty");
     }
-    step.name = *name;
+    step.name = name;
     if (obj.contains("kind")) {
-        EMURUN_TRY(kind, detail::get_string(obj["kind"], at.key("kind")));
-        auto k = step_kind_from(*kind);
+        auto kind = EMURUN_TRY(util::get_string(obj["kind"], at.key("kind")));
+        auto k = step_kind_from(kind);
         if (!k) {
-            return at.key("kind").fail("expected configure, build, test or other, got \"" + *kind +
+            return at.key("kind").fail("expected configure, build, test or other, got \"" + kind +
                                        "\"");
         }
         step.kind = *k;
     }
     if (obj.contains("shell")) {
-        EMURUN_TRY(shell, detail::get_bool(obj["shell"], at.key("shell")));
-        step.shell = *shell;
+        auto shell = EMURUN_TRY(util::get_bool(obj["shell"], at.key("shell")));
+        step.shell = shell;
     }
-    EMURUN_TRY(argv, get_argv(obj, at, step.shell));
-    step.argv = *argv;
+    auto argv = EMURUN_TRY(get_argv(obj, at, step.shell));
+    step.argv = argv;
     if (obj.contains("budget")) {
-        EMURUN_TRY(b, get_duration(obj["budget"], at.key("budget")));
-        step.budget = *b;
+        auto b = EMURUN_TRY(get_duration(obj["budget"], at.key("budget")));
+        step.budget = b;
     }
     for (auto [key, list] : {std::pair{"needs", &step.needs}, std::pair{"tags", &step.tags}}) {
         if (obj.contains(key)) {
-            EMURUN_TRY(l, detail::get_string_list(obj[key], at.key(key)));
-            *list = *l;
+            auto l = EMURUN_TRY(util::get_string_list(obj[key], at.key(key)));
+            *list = l;
         }
     }
     return {};
@@ -160,14 +161,14 @@ Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
 
 Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defaults,
                       const fs::path& base) {
-    EMURUN_TRY(keys, detail::check_object(obj, at,
-                                          {"name", "kind", "argv", "shell", "cwd", "env", "arch",
-                                           "emulation", "sysroots", "shim_dirs", "timeout",
-                                           "budget", "needs", "tags"}));
+    EMURUN_TRY(
+        util::check_object(obj, at,
+                           {"name", "kind", "argv", "shell", "cwd", "env", "arch", "emulation",
+                            "sysroots", "shim_dirs", "timeout", "budget", "needs", "tags"}));
     Step step;
-    EMURUN_TRY(fields, get_step_fields(obj, at, step));
+    EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
-    EMURUN_TRY(common, get_common(obj, at, base, merged));
+    EMURUN_TRY(get_common(obj, at, base, merged));
     step.arch = merged.arch;
     step.sysroots = merged.sysroots;
     step.shim_dirs = merged.shim_dirs;
@@ -203,7 +204,7 @@ Result<void> check_names(const Pipeline& p, const Place& steps_at) {
         for (std::size_t j = 0; j < p.steps[i].needs.size(); ++j) {
             const auto& need = p.steps[i].needs[j];
             if (!seen.contains(need)) {
-                auto near = detail::closest_match(need, names);
+                auto near = util::closest_match(need, names);
                 return steps_at.index(i).key("needs").index(j).fail(
                     "unknown step \"" + need + "\"",
                     near ? "did you mean \"" + *near + "\"?" : std::string{});
@@ -267,10 +268,10 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
         return d;
     }
     const Json& obj = root["defaults"];
-    EMURUN_TRY(keys, detail::check_object(
-                         obj, at.key("defaults"),
-                         {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout"}));
-    EMURUN_TRY(common, get_common(obj, at.key("defaults"), base, d));
+    EMURUN_TRY(util::check_object(
+        obj, at.key("defaults"),
+        {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout"}));
+    EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;
 }
 
@@ -278,38 +279,38 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
 
 Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
                                  const std::filesystem::path& base_dir) {
-    EMURUN_TRY(root, detail::parse_json_text(text, source));
+    auto root = EMURUN_TRY(util::parse_json_text(text, source));
     Place at(source);
-    EMURUN_TRY(keys, detail::check_object(*root, at, {"name", "description", "defaults", "steps"}));
+    EMURUN_TRY(util::check_object(root, at, {"name", "description", "defaults", "steps"}));
     Pipeline p;
     p.source = source;
-    EMURUN_TRY(name, root->contains("name") ? detail::get_string((*root)["name"], at.key("name"))
-                                            : at.fail("missing required key \"name\""));
-    p.name = *name;
-    EMURUN_TRY(defaults, get_defaults(*root, at, base_dir));
-    p.defaults = *defaults;
-    if (!root->contains("steps")) {
+    auto name = EMURUN_TRY(root.contains("name") ? util::get_string(root["name"], at.key("name"))
+                                                 : at.fail("missing required key \"name\""));
+    p.name = name;
+    auto defaults = EMURUN_TRY(get_defaults(root, at, base_dir));
+    p.defaults = defaults;
+    if (!root.contains("steps")) {
         return at.fail("missing required key \"steps\"");
     }
-    const Json& steps = (*root)["steps"];
+    const Json& steps = root["steps"];
     if (!steps.is_array() || steps.empty()) {
         return at.key("steps").fail("expected a non-empty array of steps, got " +
-                                    detail::describe(steps));
+                                    util::describe(steps));
     }
     for (std::size_t i = 0; i < steps.size(); ++i) {
-        EMURUN_TRY(step, get_step(steps[i], at.key("steps").index(i), p.defaults, base_dir));
-        p.steps.push_back(std::move(*step));
+        auto step = EMURUN_TRY(get_step(steps[i], at.key("steps").index(i), p.defaults, base_dir));
+        p.steps.push_back(std::move(step));
     }
-    EMURUN_TRY(names, check_names(p, at.key("steps")));
-    EMURUN_TRY(cycles, check_cycles(p, at.key("steps")));
+    EMURUN_TRY(check_names(p, at.key("steps")));
+    EMURUN_TRY(check_cycles(p, at.key("steps")));
     return p;
 }
 
 Result<Pipeline> Pipeline::load(const std::filesystem::path& file) {
-    EMURUN_TRY(text, detail::read_text_file(file));
+    auto text = EMURUN_TRY(util::read_file(file));
     std::error_code ec;
     fs::path abs = fs::absolute(file, ec);
-    return parse(*text, file.string(), ec ? fs::current_path() : abs.parent_path());
+    return parse(text, file.string(), ec ? fs::current_path() : abs.parent_path());
 }
 
 } // namespace emurun

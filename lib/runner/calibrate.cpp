@@ -1,12 +1,12 @@
 // Timeout multipliers: parsing, and calibration by running one workload natively and emulated.
 #include "runner/runner_internal.hpp"
+#include "util/cache.hpp"
+#include "util/file.hpp"
 #include "util/json.hpp"
 
 #include <emurun/arch.hpp>
 
 #include <charconv>
-#include <cstdlib>
-#include <fstream>
 #include <unistd.h>
 
 namespace emurun {
@@ -42,10 +42,10 @@ Result<double> parse_factor(std::string_view text, std::string_view what) {
 // (the workload), not qemu, which is argv[0] of the emulated run.
 Result<double> measure(Command cmd, const fs::path& program) {
     Supervisor sup;
-    EMURUN_TRY(id, sup.spawn(cmd));
+    EMURUN_TRY(sup.spawn(cmd));
     while (true) {
-        EMURUN_TRY(done, sup.wait_any());
-        for (const auto& c : *done) {
+        auto done = EMURUN_TRY(sup.wait_any());
+        for (const auto& c : done) {
             if (c.start_error) {
                 return std::unexpected(*c.start_error);
             }
@@ -88,24 +88,21 @@ struct RemoveOnExit {
 } // namespace
 
 fs::path default_calibration_file() {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
-    return base / "emurun" / "calibration.json";
+    return util::cache_dir() / "calibration.json";
 }
 
 Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::path& file) {
-    auto text = detail::read_text_file(file);
+    auto text = util::read_file(file);
     if (!text) {
         return fail("read calibration " + file.string(), text.error().why,
                     "run 'emurun calibrate --arch A' first");
     }
-    EMURUN_TRY(j, detail::parse_json_text(*text, file.string()));
+    auto j = EMURUN_TRY(util::parse_json_text(*text, file.string()));
     std::map<std::string, double, std::less<>> out;
-    if (!j->is_object() || !j->contains("arches") || !(*j)["arches"].is_object()) {
+    if (!j.is_object() || !j.contains("arches") || !j["arches"].is_object()) {
         return fail(file.string(), "not an emurun calibration file (no \"arches\" object)");
     }
-    for (const auto& [arch, entry] : (*j)["arches"].items()) {
+    for (const auto& [arch, entry] : j["arches"].items()) {
         if (entry.is_object() && entry.value("slowdown", 0.0) > 0) {
             out[arch] = entry["slowdown"].get<double>();
         }
@@ -114,9 +111,9 @@ Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::pa
 }
 
 Result<void> store_calibration(const fs::path& file, const Calibration& c) {
-    detail::Json j = {{"arches", detail::Json::object()}};
-    if (auto text = detail::read_text_file(file)) {
-        auto old = detail::parse_json_text(*text, file.string());
+    util::Json j = {{"arches", util::Json::object()}};
+    if (auto text = util::read_file(file)) {
+        auto old = util::parse_json_text(*text, file.string());
         if (old && old->is_object() && old->contains("arches")) {
             j = *old;
         }
@@ -126,20 +123,20 @@ Result<void> store_calibration(const fs::path& file, const Calibration& c) {
                            {"emulated_seconds", c.emulated_seconds}};
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
-    return write_file_atomic(file, j.dump(2) + "\n");
+    return util::write_file_atomic(file, j.dump(2) + "\n");
 }
 
 Result<TimeoutMultiplier> parse_timeout_multiplier(std::string_view text,
                                                    const fs::path& calibration_file) {
     TimeoutMultiplier m;
     if (text == "auto") {
-        EMURUN_TRY(cal, load_calibration(calibration_file));
-        m.per_arch = *cal;
+        auto cal = EMURUN_TRY(load_calibration(calibration_file));
+        m.per_arch = cal;
         return m;
     }
     if (text.find('=') == std::string_view::npos) {
-        EMURUN_TRY(v, parse_factor(text, "value"));
-        m.all = *v;
+        auto v = EMURUN_TRY(parse_factor(text, "value"));
+        m.all = v;
         return m;
     }
     while (!text.empty()) {
@@ -152,8 +149,8 @@ Result<TimeoutMultiplier> parse_timeout_multiplier(std::string_view text,
             return fail("timeout multiplier \"" + std::string(part) + "\"",
                         "expected ARCH=FACTOR with a known arch", "e.g. aarch64=8,ppc64le=12");
         }
-        EMURUN_TRY(v, parse_factor(part.substr(eq + 1), (*arch)->name));
-        m.per_arch[(*arch)->name] = *v;
+        auto v = EMURUN_TRY(parse_factor(part.substr(eq + 1), (*arch)->name));
+        m.per_arch[(*arch)->name] = v;
     }
     return m;
 }
@@ -167,20 +164,20 @@ Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options)
     std::error_code ec;
     fs::create_directories(dir, ec);
     fs::path src = dir / "workload.c";
-    std::ofstream(src) << k_workload;
-    EMURUN_TRY(native, options.native_program ? Result<fs::path>(*options.native_program)
-                                              : compile("cc", dir, src, "workload-native"));
-    EMURUN_TRY(foreign, options.emulated_program
-                            ? Result<fs::path>(*options.emulated_program)
-                            : compile(arch.triplet + "-gcc", dir, src, "workload-" + arch.name));
-    EMURUN_TRY(emu, find_emulator(arch, options.emulators));
+    EMURUN_TRY(util::write_file_atomic(src, k_workload));
+    auto native = EMURUN_TRY(options.native_program ? Result<fs::path>(*options.native_program)
+                                                    : compile("cc", dir, src, "workload-native"));
+    auto foreign = EMURUN_TRY(options.emulated_program ? Result<fs::path>(*options.emulated_program)
+                                                       : compile(arch.triplet + "-gcc", dir, src,
+                                                                 "workload-" + arch.name));
+    auto emu = EMURUN_TRY(find_emulator(arch, options.emulators));
     Command n;
-    n.argv = {native->string()};
+    n.argv = {native.string()};
     Command e;
-    e.argv = qemu_command(*emu, *foreign, {});
-    EMURUN_TRY(tn, measure(n, *native));
-    EMURUN_TRY(te, measure(e, *foreign));
-    return Calibration{arch.name, *tn, *te};
+    e.argv = qemu_command(emu, foreign, {});
+    auto tn = EMURUN_TRY(measure(n, native));
+    auto te = EMURUN_TRY(measure(e, foreign));
+    return Calibration{arch.name, tn, te};
 }
 
 } // namespace emurun

@@ -1,9 +1,9 @@
 // The merged QEMU_LD_PREFIX: one directory of symlinks serving several arches and sysroots.
 #include "sysroot/sysroot_internal.hpp"
+#include "util/cache.hpp"
 
 #include <emurun/sysroot.hpp>
 
-#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -72,14 +72,7 @@ std::string prefix_key(const std::vector<ArchSysroots>& arches) {
 } // namespace
 
 fs::path cache_dir() {
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') {
-        return fs::path(x) / "emurun";
-    }
-    // A HOME that does not exist or cannot be written (nobody's /nonexistent) is no cache.
-    if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/' && ::access(h, W_OK) == 0) {
-        return fs::path(h) / ".cache" / "emurun";
-    }
-    return fs::path("/tmp") / ("emurun-" + std::to_string(::getuid()));
+    return util::cache_dir();
 }
 
 Result<fs::path> make_ld_prefix(const std::vector<ArchSysroots>& arches, const fs::path& cache) {

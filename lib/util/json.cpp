@@ -1,11 +1,8 @@
 #include "util/json.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
-#include <sstream>
 
-namespace emurun::detail {
+namespace emurun::util {
 
 Result<Json> parse_json_text(std::string_view text, const std::string& source) {
     try {
@@ -25,19 +22,6 @@ Result<Json> parse_json_text(std::string_view text, const std::string& source) {
         return fail(source + ":" + std::to_string(line) + ":" + std::to_string(col),
                     "invalid JSON: " + why);
     }
-}
-
-Result<std::string> read_text_file(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        return std::unexpected(system_error("open " + file.string(), errno));
-    }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) {
-        return std::unexpected(system_error("read " + file.string(), errno));
-    }
-    return buffer.str();
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -139,11 +123,7 @@ Result<std::vector<std::string>> get_string_list(const Json& value, const Place&
     }
     std::vector<std::string> out;
     for (std::size_t i = 0; i < value.size(); ++i) {
-        auto s = get_string(value[i], at.index(i));
-        if (!s) {
-            return std::unexpected(s.error());
-        }
-        out.push_back(std::move(*s));
+        out.push_back(EMURUN_TRY(get_string(value[i], at.index(i))));
     }
     return out;
 }
@@ -162,4 +142,4 @@ Result<bool> get_bool(const Json& value, const Place& at) {
     return value.get<bool>();
 }
 
-} // namespace emurun::detail
+} // namespace emurun::util

@@ -7,22 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
-#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace emurun::detail {
+namespace emurun::util {
 
 using Json = nlohmann::json;
 
 /// Parse JSON text; a syntax error names the line and column.
 Result<Json> parse_json_text(std::string_view text, const std::string& source);
-
-/// Read a whole file (for pipelines and reports; both are small).
-Result<std::string> read_text_file(const std::filesystem::path& file);
 
 /// Levenshtein distance, for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);
@@ -61,11 +57,4 @@ Result<std::vector<std::string>> get_string_list(const Json& value, const Place&
 Result<double> get_number(const Json& value, const Place& at);
 Result<bool> get_bool(const Json& value, const Place& at);
 
-} // namespace emurun::detail
-
-/// Unwrap a Result into `var` or return its error from the enclosing function.
-#define EMURUN_TRY(var, expr)                                                                      \
-    auto var = (expr);                                                                             \
-    if (!var) {                                                                                    \
-        return std::unexpected(std::move(var.error()));                                            \
-    }
+} // namespace emurun::util

@@ -48,7 +48,7 @@ int merge(const ReportArgs& a) {
     Report merged = unwrap(merge_reports(reports));
     unwrap(merged.save(a.output));
     if (!a.junit.empty()) {
-        unwrap(write_file_atomic(a.junit, to_junit(merged)));
+        unwrap(save_junit(merged, a.junit));
     }
     std::cout << to_table(merged);
     return merged.succeeded() ? 0 : 1;

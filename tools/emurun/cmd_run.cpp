@@ -139,10 +139,10 @@ RunnerOptions runner_options(const RunArgs& a) {
 void write_outputs(const Report& report, const RunArgs& a) {
     unwrap(report.save(a.report));
     if (!a.junit.empty()) {
-        unwrap(write_file_atomic(a.junit, to_junit(report)));
+        unwrap(save_junit(report, a.junit));
     }
     if (!a.markdown.empty()) {
-        unwrap(write_file_atomic(a.markdown, to_markdown(report)));
+        unwrap(save_markdown(report, a.markdown));
     }
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
         std::ofstream(summary, std::ios::app) << to_markdown(report);

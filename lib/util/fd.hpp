@@ -1,0 +1,45 @@
+// Private: the one owner of a file descriptor in emurun.
+#pragma once
+
+#include <emurun/error.hpp>
+
+#include <utility>
+
+namespace emurun::util {
+
+/// Owns one file descriptor and closes it when destroyed or reset. Move-only.
+/// close(2) is never retried: on Linux the descriptor is released even when close reports
+/// EINTR, and a retry could close a descriptor another thread has just been given.
+class UniqueFd {
+  public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) noexcept : m_fd(fd) {}
+    UniqueFd(UniqueFd&& other) noexcept : m_fd(other.release()) {}
+    UniqueFd& operator=(UniqueFd&& other) noexcept {
+        reset(other.release());
+        return *this;
+    }
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    ~UniqueFd() { reset(); }
+
+    /// The descriptor, or -1.
+    [[nodiscard]] int get() const noexcept { return m_fd; }
+    /// True while a descriptor is owned.
+    [[nodiscard]] bool valid() const noexcept { return m_fd >= 0; }
+    explicit operator bool() const noexcept { return valid(); }
+
+    /// Give up ownership without closing; returns the descriptor.
+    [[nodiscard]] int release() noexcept { return std::exchange(m_fd, -1); }
+    /// Close the owned descriptor (errors ignored) and own `fd` instead.
+    void reset(int fd = -1) noexcept;
+    /// Close now and report close's own error, for files just written (NFS and some disks
+    /// report a failed write-back only here). EINTR counts as closed, see above. `what` names
+    /// the file in the error: "close FILE failed: ...".
+    [[nodiscard]] Result<void> close(const std::string& what);
+
+  private:
+    int m_fd = -1;
+};
+
+} // namespace emurun::util

@@ -1,0 +1,162 @@
+#include "util/file.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace emurun::util {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string_view file_kind(mode_t mode) {
+    switch (mode & S_IFMT) {
+    case S_IFDIR:
+        return "a directory";
+    case S_IFIFO:
+        return "a FIFO";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFSOCK:
+        return "a socket";
+    default:
+        return "not a file";
+    }
+}
+
+/// Read until EOF or `max_bytes` + 1 bytes (which proves the file is over the limit).
+Result<std::string> read_to_end(int fd, const std::string& name, std::size_t max_bytes,
+                                std::size_t size_hint) {
+    std::string out;
+    out.reserve(std::min(size_hint, max_bytes));
+    char buf[65536];
+    while (out.size() <= max_bytes) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return std::unexpected(system_error("read " + name, errno));
+        }
+        if (n == 0) {
+            return out;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    return fail("read " + name,
+                "file is more than the limit of " + std::to_string(max_bytes) + " bytes");
+}
+
+} // namespace
+
+Result<UniqueFd> open_read(const fs::path& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) {
+        return std::unexpected(system_error("open " + path.string(), errno));
+    }
+    return fd;
+}
+
+Result<std::string> read_fd(int fd, const std::string& name, std::size_t max_bytes) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        return std::unexpected(system_error("fstat " + name, errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return fail("read " + name, "not a regular file",
+                    std::string("it is ") + std::string(file_kind(st.st_mode)) +
+                        "; give the path of a regular file");
+    }
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size > max_bytes) {
+        return fail("read " + name, "file is " + std::to_string(size) +
+                                        " bytes, more than the limit of " +
+                                        std::to_string(max_bytes));
+    }
+    return read_to_end(fd, name, max_bytes, static_cast<std::size_t>(size));
+}
+
+Result<std::string> read_file(const fs::path& path, std::size_t max_bytes) {
+    auto fd = EMURUN_TRY(open_read(path));
+    return read_fd(fd.get(), path.string(), max_bytes);
+}
+
+std::string read_head(const fs::path& path, std::size_t n) {
+    auto fd = open_read(path);
+    struct stat st {};
+    if (!fd || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return {};
+    }
+    std::string out(n, '\0');
+    std::size_t got = 0;
+    while (got < n) {
+        const ssize_t r = ::read(fd->get(), out.data() + got, n - got);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            break;
+        }
+        got += static_cast<std::size_t>(r);
+    }
+    out.resize(got);
+    return out;
+}
+
+Result<void> write_all(int fd, std::string_view content, const std::string& name) {
+    while (!content.empty()) {
+        const ssize_t n = ::write(fd, content.data(), content.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return std::unexpected(system_error("write " + name, errno));
+        }
+        content.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return {};
+}
+
+namespace {
+
+/// Write, chmod, fsync and close the temporary file; the caller removes it on failure.
+Result<void> fill_temporary(UniqueFd fd, const std::string& tmp, std::string_view content,
+                            mode_t mode) {
+    EMURUN_TRY(write_all(fd.get(), content, tmp));
+    // mkstemp creates 0600; reports and configs are read by the job's other steps.
+    if (::fchmod(fd.get(), mode) != 0) {
+        return std::unexpected(system_error("fchmod " + tmp, errno));
+    }
+    if (::fsync(fd.get()) != 0) {
+        return std::unexpected(system_error("fsync " + tmp, errno));
+    }
+    return fd.close(tmp);
+}
+
+} // namespace
+
+Result<void> write_file_atomic(const fs::path& path, std::string_view content, mode_t mode) {
+    const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    std::string tmp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+    UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!fd) {
+        return std::unexpected(system_error("create a temporary file " + tmp, errno,
+                                            "is " + dir.string() + " writable?"));
+    }
+    auto filled = fill_temporary(std::move(fd), tmp, content, mode);
+    if (filled && ::rename(tmp.c_str(), path.c_str()) != 0) {
+        filled = std::unexpected(system_error("rename " + tmp + " to " + path.string(), errno));
+    }
+    if (!filled) {
+        ::unlink(tmp.c_str());
+        filled.error().hint = path.string() + " was left as it was" +
+                              (filled.error().hint.empty() ? "" : "; " + filled.error().hint);
+    }
+    return filled;
+}
+
+} // namespace emurun::util

@@ -1,0 +1,51 @@
+// Private: reading and writing whole files, the one way emurun does it.
+#pragma once
+
+#include "util/fd.hpp"
+
+#include <emurun/error.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+namespace emurun::util {
+
+/// No size limit for read_file().
+inline constexpr std::size_t k_no_limit = std::numeric_limits<std::size_t>::max();
+
+/// The whole content of the regular file `path` (kernel files under /proc and binfmt_misc,
+/// which report size 0, included). Reads retry on EINTR. Errors name the call and strerror
+/// ("open X failed: No such file or directory"); a FIFO, device, socket or directory is
+/// refused at once ("read X: not a regular file (a FIFO)") instead of blocking on it; a file
+/// larger than `max_bytes` is refused.
+[[nodiscard]] Result<std::string> read_file(const std::filesystem::path& path,
+                                            std::size_t max_bytes = k_no_limit);
+
+/// open(2) `path` for reading, close-on-exec and without blocking on a FIFO (O_NONBLOCK, which
+/// regular files ignore). Error: "open X failed: <strerror>".
+[[nodiscard]] Result<UniqueFd> open_read(const std::filesystem::path& path);
+
+/// read_file() on a descriptor the caller opened; `name` names it in errors.
+[[nodiscard]] Result<std::string> read_fd(int fd, const std::string& name,
+                                          std::size_t max_bytes = k_no_limit);
+
+/// Up to `n` bytes from the start of `path`: for sniffing magic numbers and ELF headers.
+/// Empty when the file cannot be opened or is not a regular file (never blocks on a FIFO).
+[[nodiscard]] std::string read_head(const std::filesystem::path& path, std::size_t n);
+
+/// Replace `path` with `content` atomically: a temporary file in the same directory, written,
+/// chmod'ed to `mode`, fsync'ed, renamed over `path`. Readers see the old file or the new one,
+/// never a part. On any failure (full disk: ENOSPC, quota, I/O error) the temporary file is
+/// removed, `path` is left as it was, and the error names the call and the file.
+[[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
+                                             std::string_view content, mode_t mode = 0644);
+
+/// write(2) all of `content` to `fd`, retrying on EINTR and short writes. Error: the errno.
+[[nodiscard]] Result<void> write_all(int fd, std::string_view content, const std::string& name);
+
+} // namespace emurun::util

@@ -1,0 +1,54 @@
+#include "util/path.hpp"
+
+#include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace emurun::util {
+namespace fs = std::filesystem;
+
+std::string path_variable() {
+    const char* path = std::getenv("PATH");
+    return path != nullptr ? std::string(path) : std::string(k_default_path);
+}
+
+std::vector<fs::path> path_entries(std::string_view list) {
+    std::vector<fs::path> dirs;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = list.find(':', start);
+        const std::string_view dir = list.substr(start, end - start);
+        dirs.emplace_back(dir.empty() ? std::string_view(".") : dir);
+        if (end == std::string_view::npos) {
+            return dirs;
+        }
+        start = end + 1;
+    }
+}
+
+bool is_executable_file(const fs::path& file) {
+    struct stat st {};
+    return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(file.c_str(), X_OK) == 0;
+}
+
+std::optional<fs::path> find_executable(std::string_view name, std::string_view list) {
+    if (name.find('/') != std::string_view::npos) {
+        return fs::path(name);
+    }
+    if (name.empty()) {
+        return std::nullopt;
+    }
+    for (const auto& dir : path_entries(list)) {
+        if (fs::path candidate = dir / name; is_executable_file(candidate)) {
+            return candidate;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<fs::path> find_executable(std::string_view name) {
+    return find_executable(name, path_variable());
+}
+
+} // namespace emurun::util

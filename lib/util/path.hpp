@@ -1,0 +1,38 @@
+// Private: the one PATH search in emurun.
+//
+// The rule (execvp's, as POSIX describes PATH): a name containing '/' is used as it is;
+// otherwise each PATH entry is tried in order and the first regular file that this process may
+// execute wins. An empty entry (leading, trailing or doubled ':') means the current
+// directory, as POSIX and glibc's execvp say, so emurun finds what a shell would run. When
+// PATH is unset, k_default_path is searched.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun::util {
+
+/// The search list used when PATH is unset (and added by emurun when it sets PATH itself).
+inline constexpr std::string_view k_default_path = "/usr/local/bin:/usr/bin:/bin";
+
+/// $PATH, or k_default_path when it is unset. The only reader of PATH in the library.
+[[nodiscard]] std::string path_variable();
+
+/// The directories of a colon-separated list, in order; an empty entry is ".".
+[[nodiscard]] std::vector<std::filesystem::path> path_entries(std::string_view list);
+
+/// A regular file this process may execute (stat + access(X_OK)).
+[[nodiscard]] bool is_executable_file(const std::filesystem::path& file);
+
+/// `name` found by the rule above in `list`; a name with '/' is returned unchecked. nullopt
+/// when nothing matches (and for an empty name).
+[[nodiscard]] std::optional<std::filesystem::path> find_executable(std::string_view name,
+                                                                   std::string_view list);
+
+/// find_executable() in path_variable().
+[[nodiscard]] std::optional<std::filesystem::path> find_executable(std::string_view name);
+
+} // namespace emurun::util

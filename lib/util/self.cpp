@@ -1,0 +1,68 @@
+#include "util/self.hpp"
+
+#include "util/env.hpp"
+#include "util/path.hpp"
+
+#include <climits>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+
+namespace emurun::util {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// /proc/self/exe as the kernel gives it, and whether the file was deleted since exec.
+struct SelfLink {
+    fs::path path;
+    bool deleted = false;
+};
+
+std::optional<SelfLink> read_self_link() {
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) {
+        return std::nullopt;
+    }
+    constexpr std::string_view deleted = " (deleted)";
+    std::string link(buf, static_cast<std::size_t>(n));
+    if (link.ends_with(deleted)) {
+        link.resize(link.size() - deleted.size());
+        return SelfLink{link, true};
+    }
+    return SelfLink{link, false};
+}
+
+} // namespace
+
+std::optional<fs::path> self_exe() {
+    auto link = read_self_link();
+    return link ? std::optional<fs::path>(link->path) : std::nullopt;
+}
+
+bool is_emurun_name(const fs::path& file) {
+    const std::string name = file.filename().string();
+    return name == "emurun" || name.starts_with("emurun-") || name.starts_with("emurun.");
+}
+
+Result<fs::path> find_emurun(const std::optional<fs::path>& explicit_path) {
+    if (explicit_path) {
+        return *explicit_path;
+    }
+    if (auto env = get_env("EMURUN_EXE")) {
+        return fs::path(*env);
+    }
+    if (auto self = read_self_link(); self && is_emurun_name(self->path)) {
+        // A deleted binary still runs through the magic link; its old name would not.
+        return self->deleted ? fs::path("/proc/self/exe") : self->path;
+    }
+    if (auto found = find_executable("emurun")) {
+        return *found;
+    }
+    return fail("find the emurun executable", "not in PATH and $EMURUN_EXE is not set",
+                "pass its path (SandboxSpec::emurun_exe, CMake: ${EMURUN_EXECUTABLE}) or set "
+                "$EMURUN_EXE to the emurun binary");
+}
+
+} // namespace emurun::util

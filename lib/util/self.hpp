@@ -1,0 +1,32 @@
+// Private: this executable, and the one rule that finds the emurun binary.
+//
+// The emurun binary is, in this order:
+//   1. the path the caller gives explicitly (SandboxSpec::emurun_exe, `shim add --launcher`),
+//   2. $EMURUN_EXE when set and not empty,
+//   3. this executable (/proc/self/exe) when it is emurun: its file name is "emurun" or starts
+//      with "emurun-" or "emurun." (a versioned or renamed copy; not "emurun_unit_tests"),
+//   4. "emurun" found in PATH (see path.hpp).
+// The path returned is a real file name, so it can be hard-linked, logged and re-executed;
+// only when this executable has been deleted since it started is it "/proc/self/exe".
+#pragma once
+
+#include <emurun/error.hpp>
+
+#include <filesystem>
+#include <optional>
+
+namespace emurun::util {
+
+/// The file this process was executed from (/proc/self/exe; for a hard link, the link's own
+/// path). A " (deleted)" suffix is kept off. nullopt when /proc is not mounted.
+[[nodiscard]] std::optional<std::filesystem::path> self_exe();
+
+/// True when `file`'s name says it is emurun (rule 3 above).
+[[nodiscard]] bool is_emurun_name(const std::filesystem::path& file);
+
+/// The emurun binary by the rule above. The path is not checked beyond the rule: a caller
+/// that links or runs it reports its own error. Error when no rule finds one.
+[[nodiscard]] Result<std::filesystem::path>
+find_emurun(const std::optional<std::filesystem::path>& explicit_path);
+
+} // namespace emurun::util

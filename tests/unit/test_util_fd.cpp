@@ -1,0 +1,76 @@
+#include "util/fd.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
+using emurun::util::UniqueFd;
+
+namespace {
+
+bool is_open(int fd) {
+    return ::fcntl(fd, F_GETFD) != -1;
+}
+
+std::pair<int, int> make_pipe() {
+    int fds[2] = {-1, -1};
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    return {fds[0], fds[1]};
+}
+
+} // namespace
+
+TEST_CASE("util fd: the owner closes on destruction and on reset, never twice") {
+    auto [r, w] = make_pipe();
+    {
+        UniqueFd reader(r);
+        UniqueFd writer(w);
+        CHECK(reader.valid());
+        CHECK(reader.get() == r);
+        writer.reset();
+        CHECK_FALSE(writer.valid());
+        CHECK_FALSE(is_open(w));
+        CHECK(is_open(r));
+    }
+    CHECK_FALSE(is_open(r));
+    CHECK_FALSE(UniqueFd().valid());
+}
+
+TEST_CASE("util fd: moving transfers ownership; release gives it up") {
+    auto [r, w] = make_pipe();
+    UniqueFd a(r);
+    UniqueFd b(std::move(a));
+    CHECK_FALSE(a.valid()); // NOLINT(bugprone-use-after-move): the moved-from state is defined
+    CHECK(b.get() == r);
+    UniqueFd c(w);
+    c = std::move(b); // closes w, takes r
+    CHECK_FALSE(is_open(w));
+    CHECK(c.get() == r);
+    const int raw = c.release();
+    CHECK(raw == r);
+    CHECK_FALSE(c.valid());
+    CHECK(is_open(r)); // released, not closed
+    ::close(raw);
+}
+
+TEST_CASE("util fd: reset to the descriptor already owned keeps it open") {
+    auto [r, w] = make_pipe();
+    UniqueFd reader(r);
+    reader.reset(r);
+    CHECK(is_open(r));
+    ::close(w);
+}
+
+TEST_CASE("util fd: close() reports success once and leaves the owner empty") {
+    auto [r, w] = make_pipe();
+    UniqueFd reader(r);
+    UniqueFd writer(w);
+    CHECK(writer.close("pipe").has_value());
+    CHECK_FALSE(writer.valid());
+    CHECK_FALSE(is_open(w));
+    CHECK(writer.close("pipe").has_value()); // nothing owned: nothing to report
+    char c = 0;
+    CHECK(::read(reader.get(), &c, 1) == 0); // the write end really is closed: EOF
+}
