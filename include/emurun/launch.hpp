@@ -59,9 +59,4 @@ struct LaunchPlan {
 /// package where it can be guessed).
 [[nodiscard]] EMURUN_EXPORT Result<LaunchPlan> plan_launch(const LaunchRequest& request);
 
-/// Search `name` in the colon-separated `path_list` like execvp; names with '/' are returned
-/// as they are. Error: "not found in PATH".
-[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
-find_program(const std::string& name, const std::string& path_list);
-
 } // namespace emurun

@@ -40,15 +40,17 @@ find_all_emulators(const EmulatorSearch& search = {});
 /// nullopt when it cannot be determined.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> emulator_version(const Emulator& emu);
 
-/// Options for one emulated run. The library prefix travels as QEMU_LD_PREFIX in the
-/// environment (see sysroot.hpp), not as -L, so that programs the guest starts inherit it.
+/// Options for one emulated run. Runs planned by emurun pass the library prefix as
+/// QEMU_LD_PREFIX in the environment (see sysroot.hpp), so that programs the guest starts
+/// inherit it; shims pass it as -L, so that the tool's environment stays the caller's.
 struct QemuOptions {
-    std::optional<std::string> cpu;   ///< -cpu
-    std::optional<std::string> argv0; ///< -0: argv[0] the guest sees
+    std::optional<std::string> cpu{};                 ///< -cpu
+    std::optional<std::string> argv0{};               ///< -0: argv[0] the guest sees
+    std::optional<std::filesystem::path> ld_prefix{}; ///< -L: the guest's library prefix
 };
 
-/// The argument vector that runs `program args...` under `emu`:
-/// {emu.path, [-cpu C], [-0 argv0], program, args...}.
+/// The argument vector that runs `program args...` under `emu` (only emu.path is used):
+/// {emu.path, [-cpu C], [-0 argv0], [-L prefix], program, args...}.
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string>
 qemu_command(const Emulator& emu, const std::filesystem::path& program,
              const std::vector<std::string>& args, const QemuOptions& options = {});

@@ -68,9 +68,9 @@ struct SandboxFailure {
 [[nodiscard]] EMURUN_EXPORT SandboxFailure exec_in_sandbox(const SandboxSpec& spec,
                                                            const std::vector<std::string>& argv);
 
-/// The emurun executable used to re-enter the sandbox, in this order: spec.emurun_exe;
-/// $EMURUN_EXE; /proc/self/exe when this process is emurun (its file name starts with
-/// "emurun"); "emurun" in PATH. Error when none is found.
+/// The emurun executable used to re-enter the sandbox, in this order (the same rule as
+/// find_launcher() in shim.hpp uses): spec.emurun_exe; $EMURUN_EXE; this executable when its
+/// file name is "emurun"; "emurun" in PATH. Error when none is found.
 [[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> find_emurun_exe(const SandboxSpec& spec);
 
 /// The argument vector that runs `inner` inside a sandbox built from `spec`:

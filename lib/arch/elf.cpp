@@ -1,5 +1,6 @@
 // The ELF header and program headers; the dynamic section is in elf_dynamic.cpp.
 #include "arch/elf_image.hpp"
+#include "util/file.hpp"
 
 #include <emurun/elf.hpp>
 
@@ -132,11 +133,8 @@ Result<HeaderTable> program_header_table(const Image& img, const SectionTable& s
     const bool w = img.is64;
     HeaderTable t{img.word(w ? 32 : 28), img.uint(w ? 56 : 44, 2), img.uint(w ? 54 : 42, 2)};
     if (t.count == k_pn_xnum) {
-        auto n = extended_phnum(img, sh);
-        if (!n) {
-            return std::unexpected(n.error());
-        }
-        t.count = *n;
+        auto n = EMURUN_TRY(extended_phnum(img, sh));
+        t.count = n;
     }
     if (t.count == 0) {
         return t;
@@ -209,11 +207,8 @@ Result<void> read_segments(const Image& img, const HeaderTable& t, const Section
         if (s.type == k_pt_load) {
             loads.push_back(s);
         } else if (s.type == k_pt_interp && !info.interpreter) {
-            auto interp = read_interp(img, s);
-            if (!interp) {
-                return std::unexpected(interp.error());
-            }
-            info.interpreter = std::move(*interp);
+            auto interp = EMURUN_TRY(read_interp(img, s));
+            info.interpreter = std::move(interp);
         } else if (s.type == k_pt_dynamic && !dynamic) {
             dynamic = s;
         }
@@ -264,67 +259,14 @@ std::string ElfInfo::type_name() const {
 Result<ElfInfo> parse_elf(std::span<const unsigned char> image) {
     ElfInfo info;
     Image img{image};
-    if (auto ok = check_ident(img, info); !ok) {
-        return std::unexpected(ok.error());
-    }
+    EMURUN_TRY(check_ident(img, info));
     read_header_fields(img, info);
     const SectionTable sh = section_table(img);
-    auto table = program_header_table(img, sh);
-    if (!table) {
-        return std::unexpected(table.error());
-    }
-    if (auto ok = read_segments(img, *table, sh, info); !ok) {
-        return std::unexpected(ok.error());
-    }
+    auto table = EMURUN_TRY(program_header_table(img, sh));
+    EMURUN_TRY(read_segments(img, table, sh, info));
     decide_arch(image, info);
     return info;
 }
-
-namespace {
-
-// Closes a file descriptor on every return path.
-struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-};
-
-// Read all of regular file `fd` (st_size bytes); a file that shrinks while read is cut short
-// and then parsed as the truncated file it is.
-Result<std::vector<unsigned char>> read_all(int fd, const std::string& name, std::size_t limit) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        return std::unexpected(system_error("fstat " + name, errno));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        return fail("read " + name, "not a regular file", "give the path of a program");
-    }
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size > limit) {
-        return fail("read " + name,
-                    "file is " + std::to_string(size) + " bytes, more than the limit of " +
-                        std::to_string(limit),
-                    "pass a larger max_bytes");
-    }
-    std::vector<unsigned char> buf(size);
-    std::size_t got = 0;
-    while (got < buf.size()) {
-        const ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return std::unexpected(system_error("read " + name, errno));
-        }
-        if (n == 0) {
-            break;
-        }
-        got += static_cast<std::size_t>(n);
-    }
-    buf.resize(got);
-    return buf;
-}
-
-} // namespace
 
 namespace {
 
@@ -355,42 +297,35 @@ Result<ElfInfo> with_name(Result<ElfInfo> info, const std::string& name) {
 
 Result<ElfInfo> read_elf(const std::filesystem::path& path, std::size_t max_bytes) {
     const std::string name = path.string();
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return std::unexpected(system_error("open " + name, errno));
-    }
-    FdCloser closer{fd};
+    const auto fd = EMURUN_TRY(util::open_read(path));
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
         static_cast<std::uint64_t>(st.st_size) > k_map_threshold &&
         static_cast<std::uint64_t>(st.st_size) <= max_bytes) {
-        Mapping m{
-            ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0),
-            static_cast<std::size_t>(st.st_size)};
+        Mapping m{::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE,
+                         fd.get(), 0),
+                  static_cast<std::size_t>(st.st_size)};
         if (m.addr != MAP_FAILED) {
             std::span<const unsigned char> image(static_cast<const unsigned char*>(m.addr), m.size);
             return with_name(parse_elf(image), name);
         }
     }
-    auto bytes = read_all(fd, name, max_bytes);
+    auto bytes = util::read_fd(fd.get(), name, max_bytes);
     if (!bytes) {
-        return std::unexpected(bytes.error());
+        Error e = std::move(bytes.error());
+        if (e.hint.empty()) {
+            e.hint = "pass a larger max_bytes";
+        }
+        return std::unexpected(std::move(e));
     }
-    return with_name(parse_elf(*bytes), name);
+    // A file that shrinks while read is parsed as the truncated file it is.
+    return with_name(
+        parse_elf({reinterpret_cast<const unsigned char*>(bytes->data()), bytes->size()}), name);
 }
 
 bool looks_like_elf(const std::filesystem::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return false;
-    }
-    FdCloser closer{fd};
-    unsigned char magic[4] = {};
-    ssize_t n = 0;
-    do {
-        n = ::pread(fd, magic, sizeof magic, 0);
-    } while (n < 0 && errno == EINTR);
-    return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+    return util::read_head(path, 4) == "\x7f"
+                                       "ELF";
 }
 
 } // namespace emurun

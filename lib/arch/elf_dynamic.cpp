@@ -161,28 +161,19 @@ void store(ElfInfo& out, std::uint64_t tag, std::string value) {
 
 Result<void> read_dynamic(const Image& img, const Segment& dyn, const std::vector<Segment>& loads,
                           const SectionTable& sections, ElfInfo& out) {
-    auto entries = read_entries(img, dyn);
-    if (!entries) {
-        return std::unexpected(entries.error());
-    }
-    if (entries->strings.empty()) {
+    auto entries = EMURUN_TRY(read_entries(img, dyn));
+    if (entries.strings.empty()) {
         return {};
     }
-    if (!entries->strtab || !entries->strsz) {
-        return malformed(std::string(tag_name(entries->strings.front().tag)) +
+    if (!entries.strtab || !entries.strsz) {
+        return malformed(std::string(tag_name(entries.strings.front().tag)) +
                          " present but the dynamic section has no " +
-                         (entries->strtab ? "DT_STRSZ" : "DT_STRTAB"));
+                         (entries.strtab ? "DT_STRSZ" : "DT_STRTAB"));
     }
-    auto strtab = strtab_offset(img, *entries->strtab, *entries->strsz, loads, sections);
-    if (!strtab) {
-        return std::unexpected(strtab.error());
-    }
-    for (const StringRef& ref : entries->strings) {
-        auto s = dyn_string(img, *strtab, *entries->strsz, ref);
-        if (!s) {
-            return std::unexpected(s.error());
-        }
-        store(out, ref.tag, std::move(*s));
+    auto strtab = EMURUN_TRY(strtab_offset(img, *entries.strtab, *entries.strsz, loads, sections));
+    for (const StringRef& ref : entries.strings) {
+        auto s = EMURUN_TRY(dyn_string(img, strtab, *entries.strsz, ref));
+        store(out, ref.tag, std::move(s));
     }
     return {};
 }

@@ -51,17 +51,14 @@ Result<void> Applier::count_step(const std::string& what) {
 }
 
 Result<void> Applier::raw_register(const BinfmtEntry& e) {
-    auto line = format_binfmt_line(e);
-    if (!line) {
-        return std::unexpected(line.error());
-    }
-    auto r = detail::write_control(m_opt.mount / "register", *line);
+    auto line = EMURUN_TRY(format_binfmt_line(e));
+    auto r = detail::write_control(m_opt.mount / "register", line);
     if (r) {
         return r;
     }
     auto [major, minor] = detail::kernel_version();
     Error x = r.error();
-    x.what = fmt::format("register {} ({})", show(e.name), *line);
+    x.what = fmt::format("register {} ({})", show(e.name), line);
     if (x.why == std::strerror(EEXIST)) {
         x.hint = "another tool registered it meanwhile; run again to see the conflict";
     } else if (x.why == std::strerror(EINVAL) && e.flags.fix_binary &&
@@ -84,20 +81,13 @@ Result<void> Applier::raw_enable(std::string_view name, bool on) {
 }
 
 Result<void> Applier::add(const BinfmtEntry& e) {
-    if (auto s = count_step("register " + show(e.name)); !s) {
-        return s;
-    }
-    if (auto r = raw_register(e); !r) {
-        return r;
-    }
+    EMURUN_TRY(count_step("register " + show(e.name)));
+    EMURUN_TRY(raw_register(e));
     m_undo.push_back({Undo::RemoveAdded, e});
-    auto back = read_binfmt_entry(m_opt.mount, e.name);
-    if (!back) {
-        return std::unexpected(back.error());
-    }
-    if (!back->same_registration(e) || !back->enabled) {
+    const auto back = EMURUN_TRY(read_binfmt_entry(m_opt.mount, e.name));
+    if (!back.same_registration(e) || !back.enabled) {
         auto want = format_binfmt_line(e);
-        auto got = format_binfmt_line(*back);
+        auto got = format_binfmt_line(back);
         return fail("read back " + show(e.name), "the kernel shows another entry than was written",
                     fmt::format("wrote {}, kernel shows {}", want ? *want : "?", got ? *got : "?"));
     }
@@ -105,23 +95,15 @@ Result<void> Applier::add(const BinfmtEntry& e) {
 }
 
 Result<void> Applier::remove(const BinfmtEntry& current) {
-    if (auto s = count_step("unregister " + show(current.name)); !s) {
-        return s;
-    }
-    if (auto r = raw_remove(current.name); !r) {
-        return r;
-    }
+    EMURUN_TRY(count_step("unregister " + show(current.name)));
+    EMURUN_TRY(raw_remove(current.name));
     m_undo.push_back({Undo::Reregister, current});
     return {};
 }
 
 Result<void> Applier::set_enabled(const BinfmtEntry& e, bool on) {
-    if (auto s = count_step((on ? "enable " : "disable ") + show(e.name)); !s) {
-        return s;
-    }
-    if (auto r = raw_enable(e.name, on); !r) {
-        return r;
-    }
+    EMURUN_TRY(count_step((on ? "enable " : "disable ") + show(e.name)));
+    EMURUN_TRY(raw_enable(e.name, on));
     BinfmtEntry prev = e;
     prev.enabled = !on;
     m_undo.push_back({Undo::Toggle, prev});
@@ -152,9 +134,7 @@ Result<void> apply_item(Applier& a, const BinfmtPlanItem& item) {
     case BinfmtAction::Add:
         return a.add(item.wanted);
     case BinfmtAction::Replace:
-        if (auto r = a.remove(*item.current); !r) {
-            return r;
-        }
+        EMURUN_TRY(a.remove(*item.current));
         return a.add(item.wanted);
     case BinfmtAction::Enable:
         return a.set_enabled(*item.current, true);
@@ -200,28 +180,18 @@ Error conflict_error(const BinfmtPlan& plan) {
 // Lock, read the current table and plan with `make_plan`; apply unless dry run.
 template <class MakePlan>
 Result<BinfmtApplyResult> locked_apply(const BinfmtOptions& options, MakePlan make_plan) {
-    if (auto m = ensure_binfmt_mount(options); !m) {
-        return std::unexpected(m.error());
-    }
-    auto lock = detail::lock_binfmt(options);
-    if (!lock) {
-        return std::unexpected(lock.error());
-    }
-    auto table = read_binfmt_table(options.mount);
-    if (!table) {
-        return std::unexpected(table.error());
-    }
+    EMURUN_TRY(ensure_binfmt_mount(options));
+    auto lock = EMURUN_TRY(detail::lock_binfmt(options));
+    auto table = EMURUN_TRY(read_binfmt_table(options.mount));
     BinfmtApplyResult result;
-    result.plan = make_plan(table->entries);
+    result.plan = make_plan(table.entries);
     if (options.dry_run) {
         return result;
     }
     if (result.plan.has_conflict()) {
         return std::unexpected(conflict_error(result.plan));
     }
-    if (auto r = apply_plan(result.plan, options); !r) {
-        return std::unexpected(r.error());
-    }
+    EMURUN_TRY(apply_plan(result.plan, options));
     result.applied = true;
     return result;
 }
@@ -232,12 +202,8 @@ Result<BinfmtApplyResult> register_binfmt(const std::vector<BinfmtEntry>& wanted
                                           const BinfmtOptions& options) {
     BinfmtWarnings warnings;
     for (const auto& e : wanted) {
-        if (auto v = validate_binfmt_entry(e); !v) {
-            return std::unexpected(v.error());
-        }
-        if (auto c = check_binfmt_interpreter(e.interpreter, e.flags, warnings); !c) {
-            return std::unexpected(c.error());
-        }
+        EMURUN_TRY(validate_binfmt_entry(e));
+        EMURUN_TRY(check_binfmt_interpreter(e.interpreter, e.flags, warnings));
     }
     auto r = locked_apply(options, [&](const std::vector<BinfmtEntry>& current) {
         return plan_binfmt_register(wanted, current, options.replace);
@@ -257,13 +223,8 @@ Result<BinfmtApplyResult> unregister_binfmt(const std::vector<std::string>& name
 
 Result<void> set_binfmt_enabled(const std::vector<std::string>& names, bool enabled,
                                 const BinfmtOptions& options) {
-    if (auto m = ensure_binfmt_mount(options); !m) {
-        return m;
-    }
-    auto lock = detail::lock_binfmt(options);
-    if (!lock) {
-        return std::unexpected(lock.error());
-    }
+    EMURUN_TRY(ensure_binfmt_mount(options));
+    auto lock = EMURUN_TRY(detail::lock_binfmt(options));
     std::vector<BinfmtEntry> entries;
     for (const auto& n : names) {
         auto e = read_binfmt_entry(options.mount, n);

@@ -122,11 +122,8 @@ Result<bool> entry_file_line(std::string_view line, BinfmtEntry& e) {
     } else if (line.starts_with("interpreter ")) {
         e.interpreter = after("interpreter ");
     } else if (line.starts_with("flags: ") || line == "flags:") {
-        auto f = BinfmtFlags::parse(line.substr(std::min<std::size_t>(7, line.size())));
-        if (!f) {
-            return std::unexpected(f.error());
-        }
-        e.flags = *f;
+        auto f = EMURUN_TRY(BinfmtFlags::parse(line.substr(std::min<std::size_t>(7, line.size()))));
+        e.flags = f;
     } else if (line.starts_with("offset ")) {
         std::string v(after("offset "));
         char* end = nullptr;
@@ -137,11 +134,9 @@ Result<bool> entry_file_line(std::string_view line, BinfmtEntry& e) {
         e.offset = static_cast<int>(n);
     } else if (line.starts_with("magic ") || line.starts_with("mask ")) {
         bool is_magic = line.starts_with("magic ");
-        auto bytes = hex_decode(line.substr(is_magic ? 6 : 5), is_magic ? "magic" : "mask");
-        if (!bytes) {
-            return std::unexpected(bytes.error());
-        }
-        (is_magic ? e.magic : e.mask) = *bytes;
+        auto bytes =
+            EMURUN_TRY(hex_decode(line.substr(is_magic ? 6 : 5), is_magic ? "magic" : "mask"));
+        (is_magic ? e.magic : e.mask) = bytes;
     } else if (line.starts_with("extension .")) {
         e.type = BinfmtType::Extension;
         e.magic = after("extension .");
@@ -179,21 +174,16 @@ Result<void> validate_binfmt_entry(const BinfmtEntry& e) {
 }
 
 Result<std::string> format_binfmt_line(const BinfmtEntry& e, std::optional<char> delimiter) {
-    if (auto v = validate_binfmt_entry(e); !v) {
-        return std::unexpected(v.error());
-    }
-    auto d = pick_delimiter(e, delimiter);
-    if (!d) {
-        return std::unexpected(d.error());
-    }
+    EMURUN_TRY(validate_binfmt_entry(e));
+    auto d = EMURUN_TRY(pick_delimiter(e, delimiter));
     std::string line;
     if (e.type == BinfmtType::Magic) {
         line =
-            fmt::format("{0}{1}{0}M{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}", *d, e.name,
-                        e.offset ? std::to_string(e.offset) : "", escape_binfmt_bytes(e.magic, *d),
-                        escape_binfmt_bytes(e.mask, *d), e.interpreter, e.flags.to_string());
+            fmt::format("{0}{1}{0}M{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}", d, e.name,
+                        e.offset ? std::to_string(e.offset) : "", escape_binfmt_bytes(e.magic, d),
+                        escape_binfmt_bytes(e.mask, d), e.interpreter, e.flags.to_string());
     } else {
-        line = fmt::format("{0}{1}{0}E{0}{0}{2}{0}{0}{3}{0}{4}", *d, e.name, e.magic, e.interpreter,
+        line = fmt::format("{0}{1}{0}E{0}{0}{2}{0}{0}{3}{0}{4}", d, e.name, e.magic, e.interpreter,
                            e.flags.to_string());
     }
     if (line.size() > k_binfmt_max_line) {

@@ -1,5 +1,6 @@
 // Reading the binfmt_misc mount, the lock, and mounting it when it is missing.
 #include "binfmt/binfmt_io.hpp"
+#include "util/file.hpp"
 
 #include <fmt/format.h>
 
@@ -16,45 +17,20 @@
 namespace emurun {
 namespace detail {
 
-Result<std::string> read_small_file(const std::filesystem::path& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return std::unexpected(system_error("open " + path.string(), errno));
-    }
-    std::string out;
-    char buf[4096];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            int err = errno;
-            ::close(fd);
-            return std::unexpected(system_error("read " + path.string(), err));
-        }
-        if (n == 0) {
-            break;
-        }
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return out;
-}
-
 Result<void> write_control(const std::filesystem::path& path, std::string_view data,
                            std::string_view hint) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    util::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) {
         int err = errno;
         return std::unexpected(system_error("open " + path.string(), err,
                                             err == EACCES || err == EPERM
                                                 ? "run as root, or use 'emurun sandbox'"
                                                 : std::string(hint)));
     }
-    ssize_t n = ::write(fd, data.data(), data.size());
+    // One write(2): the kernel takes each control write as one whole command.
+    ssize_t n = ::write(fd.get(), data.data(), data.size());
     int err = errno;
-    ::close(fd);
+    fd.reset();
     if (n < 0) {
         return std::unexpected(system_error("write " + path.string(), err, std::string(hint)));
     }
@@ -66,25 +42,17 @@ Result<void> write_control(const std::filesystem::path& path, std::string_view d
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, bool is_dir) {
     int flags = O_RDONLY | O_CLOEXEC | (is_dir ? O_DIRECTORY : O_CREAT);
-    int fd = ::open(path.c_str(), flags, 0644);
-    if (fd < 0) {
+    util::UniqueFd fd(::open(path.c_str(), flags, 0644));
+    if (!fd) {
         return std::unexpected(system_error("open lock " + path.string(), errno,
                                             "choose another lock file with --lock-file"));
     }
-    while (::flock(fd, LOCK_EX) != 0) {
+    while (::flock(fd.get(), LOCK_EX) != 0) {
         if (errno != EINTR) {
-            int err = errno;
-            ::close(fd);
-            return std::unexpected(system_error("flock " + path.string(), err));
+            return std::unexpected(system_error("flock " + path.string(), errno));
         }
     }
-    return FileLock(fd);
-}
-
-FileLock::~FileLock() {
-    if (m_fd >= 0) {
-        ::close(m_fd); // closing the only descriptor releases the flock
-    }
+    return FileLock(std::move(fd));
 }
 
 Result<FileLock> lock_binfmt(const BinfmtOptions& options) {
@@ -144,16 +112,13 @@ Result<void> ensure_binfmt_mount(const BinfmtOptions& options) {
 }
 
 Result<BinfmtEntry> read_binfmt_entry(const std::filesystem::path& mount, std::string_view name) {
-    auto text = detail::read_small_file(mount / std::string(name));
-    if (!text) {
-        return std::unexpected(text.error());
-    }
-    return parse_binfmt_entry_file(name, *text);
+    auto text = EMURUN_TRY(util::read_file(mount / std::string(name)));
+    return parse_binfmt_entry_file(name, text);
 }
 
 Result<BinfmtTable> read_binfmt_table(const std::filesystem::path& mount) {
     BinfmtTable table;
-    auto status = detail::read_small_file(mount / "status");
+    auto status = util::read_file(mount / "status");
     if (!status) {
         return std::unexpected(
             Error{status.error().what, status.error().why,

@@ -1,6 +1,8 @@
 // Private: file and kernel I/O shared by the binfmt operations.
 #pragma once
 
+#include "util/fd.hpp"
+
 #include <emurun/binfmt.hpp>
 
 #include <filesystem>
@@ -8,9 +10,6 @@
 #include <string_view>
 
 namespace emurun::detail {
-
-/// Read a whole (small, kernel-generated) file.
-Result<std::string> read_small_file(const std::filesystem::path& path);
 
 /// write(2) `data` to an existing file in one call, as the kernel's binfmt files require.
 Result<void> write_control(const std::filesystem::path& path, std::string_view data,
@@ -20,13 +19,10 @@ Result<void> write_control(const std::filesystem::path& path, std::string_view d
 class FileLock {
   public:
     static Result<FileLock> acquire(const std::filesystem::path& path, bool is_dir);
-    FileLock(FileLock&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
-    FileLock& operator=(FileLock&&) = delete;
-    ~FileLock();
 
   private:
-    explicit FileLock(int fd) : m_fd(fd) {}
-    int m_fd = -1;
+    explicit FileLock(util::UniqueFd fd) : m_fd(std::move(fd)) {}
+    util::UniqueFd m_fd; ///< closing the only descriptor releases the flock
 };
 
 /// The lock guarding `options.mount`: `options.lock_file`, or the mount directory itself.

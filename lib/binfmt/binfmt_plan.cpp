@@ -158,11 +158,8 @@ Result<std::string> format_binfmt_d(const std::vector<BinfmtEntry>& entries) {
     std::string out = "# binfmt_misc entries written by emurun (systemd-binfmt reads this file at "
                       "boot)\n";
     for (const auto& e : entries) {
-        auto line = format_binfmt_line(e);
-        if (!line) {
-            return std::unexpected(line.error());
-        }
-        out += *line + '\n';
+        auto line = EMURUN_TRY(format_binfmt_line(e));
+        out += line + '\n';
     }
     return out;
 }
@@ -188,9 +185,7 @@ Result<std::vector<BinfmtEntry>> parse_binfmt_d(std::string_view text) {
 }
 
 Result<std::string> format_update_binfmts(const BinfmtEntry& e, std::string_view package) {
-    if (auto v = validate_binfmt_entry(e); !v) {
-        return std::unexpected(v.error());
-    }
+    EMURUN_TRY(validate_binfmt_entry(e));
     if (e.flags.open_binary && !e.flags.credentials) {
         return fail(fmt::format("export '{}' for update-binfmts", show(e.name)),
                     "update-binfmts has no field for the O flag without C",

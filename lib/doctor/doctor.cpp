@@ -1,11 +1,11 @@
 // doctor: gathering facts about this machine (reads only; the sandbox probe forks a child).
+#include "util/file.hpp"
+
 #include <emurun/doctor.hpp>
 #include <emurun/sandbox.hpp>
 
 #include <cctype>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -15,13 +15,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::optional<std::string> read_small_file(const fs::path& p) {
-    std::ifstream in(p);
-    if (!in) {
-        return std::nullopt;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    auto text = util::read_file(p);
+    return text ? std::optional<std::string>(std::move(*text)) : std::nullopt;
 }
 
 std::optional<long> read_long(const fs::path& p) {

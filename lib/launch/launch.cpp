@@ -1,12 +1,11 @@
+#include "util/file.hpp"
+#include "util/path.hpp"
+
 #include <emurun/elf.hpp>
 #include <emurun/launch.hpp>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,14 +26,6 @@ Result<void> check_runnable(const fs::path& p) {
         return fail(p.string(), "not executable", "chmod +x " + p.string());
     }
     return {};
-}
-
-std::string first_bytes(const fs::path& p, std::size_t n) {
-    std::ifstream in(p, std::ios::binary);
-    std::string s(n, '\0');
-    in.read(s.data(), static_cast<std::streamsize>(n));
-    s.resize(static_cast<std::size_t>(in.gcount()));
-    return s;
 }
 
 LaunchPlan native_plan(const LaunchRequest& req, const fs::path& program, const Arch* arch) {
@@ -82,13 +73,10 @@ Result<void> add_library_env(LaunchPlan& plan, const LaunchRequest& req, const E
     if (used.empty()) {
         return {};
     }
-    auto prefix = make_ld_prefix({ArchSysroots{&arch, used}}, cache_dir());
-    if (!prefix) {
-        return std::unexpected(prefix.error());
-    }
-    plan.ld_prefix = *prefix;
-    plan.env_set["QEMU_LD_PREFIX"] = prefix->string();
-    plan.notes.push_back("QEMU_LD_PREFIX=" + prefix->string());
+    auto prefix = EMURUN_TRY(make_ld_prefix({ArchSysroots{&arch, used}}, cache_dir()));
+    plan.ld_prefix = prefix;
+    plan.env_set["QEMU_LD_PREFIX"] = prefix.string();
+    plan.notes.push_back("QEMU_LD_PREFIX=" + prefix.string());
     return {};
 }
 
@@ -97,23 +85,18 @@ Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& progr
     LaunchPlan plan = native_plan(req, program, elf.arch);
     plan.mode = req.use_binfmt ? LaunchMode::binfmt : LaunchMode::qemu;
     if (!elf.is_static()) {
-        if (auto r = add_library_env(plan, req, elf); !r) {
-            return std::unexpected(r.error());
-        }
+        EMURUN_TRY(add_library_env(plan, req, elf));
     }
     if (req.use_binfmt) {
         return plan;
     }
-    auto emu = find_emulator(*elf.arch, req.emulators);
-    if (!emu) {
-        return std::unexpected(emu.error());
-    }
-    plan.emulator = *emu;
-    plan.exe = emu->path;
+    auto emu = EMURUN_TRY(find_emulator(*elf.arch, req.emulators));
+    plan.emulator = emu;
+    plan.exe = emu.path;
     QemuOptions opts{req.cpu, plan.argv[0]};
-    plan.argv = qemu_command(*emu, program, req.args, opts);
-    plan.notes.push_back(std::string("emulator ") + emu->path.string() +
-                         (emu->is_static ? " (static)" : " (dynamic)"));
+    plan.argv = qemu_command(emu, program, req.args, opts);
+    plan.notes.push_back(std::string("emulator ") + emu.path.string() +
+                         (emu.is_static ? " (static)" : " (dynamic)"));
     return plan;
 }
 
@@ -131,32 +114,13 @@ std::string_view to_string(LaunchMode mode) {
     return "?";
 }
 
-Result<fs::path> find_program(const std::string& name, const std::string& path_list) {
-    if (name.find('/') != std::string::npos) {
-        return fs::path(name);
-    }
-    std::stringstream ss(path_list);
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-        fs::path candidate = (dir.empty() ? fs::path(".") : fs::path(dir)) / name;
-        struct stat st {};
-        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-            return candidate;
-        }
-    }
-    return fail(name, "not found in PATH", "give the program's path");
-}
-
 Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
-    const char* path_env = std::getenv("PATH");
-    auto program = find_program(req.program.string(), path_env ? path_env : "/usr/bin:/bin");
+    const auto program = util::find_executable(req.program.string());
     if (!program) {
-        return std::unexpected(program.error());
+        return fail(req.program.string(), "not found in PATH", "give the program's path");
     }
-    if (auto ok = check_runnable(*program); !ok) {
-        return std::unexpected(ok.error());
-    }
-    if (first_bytes(*program, 2) == "#!") {
+    EMURUN_TRY(check_runnable(*program));
+    if (util::read_head(*program, 2) == "#!") {
         auto plan = native_plan(req, *program, nullptr);
         plan.notes.push_back("#! script: runs natively; foreign programs it starts need "
                              "'emurun sandbox' or registered binfmt handlers");

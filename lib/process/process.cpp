@@ -4,6 +4,7 @@
 // rule) so Ctrl-C ends the child, and emurun then reports the child's fate. The supervised,
 // many-children side lives in process_supervisor*.cpp.
 #include "process/spawn.hpp"
+#include "util/env.hpp"
 
 #include <emurun/process.hpp>
 
@@ -13,8 +14,6 @@
 #include <cstring>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace emurun {
 
@@ -41,15 +40,7 @@ std::string ExitStatus::describe() const {
 }
 
 std::map<std::string, std::string> current_environment() {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        std::string_view entry(*e);
-        auto eq = entry.find('=');
-        if (eq != std::string_view::npos) {
-            env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-        }
-    }
-    return env;
+    return util::current_environment();
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // Small runners for probes (binfmt verify, the sandbox probe): run a program and capture its
 // stdout with a time limit, or run a function in a forked child and collect what it reports.
 #include "process/spawn.hpp"
-#include "process/unique_fd.hpp"
+#include "util/fd.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,14 +16,8 @@ namespace emurun::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-Result<std::pair<UniqueFd, UniqueFd>> make_pipe() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-        return std::unexpected(system_error("pipe2", errno, "too many open files? (ulimit -n)"));
-    }
-    return std::pair{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
+using util::make_pipe;
+using util::UniqueFd;
 
 /// Whether `pid` has ended, without reaping it.
 bool has_ended(pid_t pid) {
@@ -52,7 +46,7 @@ bool capture_until(pid_t pid, UniqueFd& out_fd, std::string& out, std::size_t ma
                    Clock::time_point deadline) {
     UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     for (;;) {
-        if (!out_fd.open() && has_ended(pid)) {
+        if (!out_fd.valid() && has_ended(pid)) {
             return true;
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
@@ -60,7 +54,7 @@ bool capture_until(pid_t pid, UniqueFd& out_fd, std::string& out, std::size_t ma
             return false;
         }
         long wait = std::min<long>(left.count(), 20'000);
-        if (!out_fd.open() && !pidfd.open()) {
+        if (!out_fd.valid() && !pidfd.valid()) {
             wait = std::min<long>(wait, 20);
         }
         pollfd fds[2] = {{out_fd.get(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};

@@ -1,10 +1,10 @@
 // Preparing a Command before a child is started (PATH search, argv, envp), and the Error for a
 // child that never ran. Starting it is process_spawn.cpp's job.
 #include "process/process_exec.hpp"
+#include "util/env.hpp"
+#include "util/path.hpp"
 
 #include <cerrno>
-#include <cstdlib>
-#include <sys/stat.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -12,45 +12,25 @@ extern char** environ;
 namespace emurun::detail {
 namespace {
 
-bool is_executable_file(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           ::access(path.c_str(), X_OK) == 0;
-}
-
+/// The PATH the program is searched in: the command's own, else emurun's.
 std::string search_path_variable(const Command& cmd) {
     if (cmd.env) {
-        if (auto it = cmd.env->find("PATH"); it != cmd.env->end()) {
-            return it->second;
+        if (auto path = util::get_env(*cmd.env, "PATH")) {
+            return *path;
         }
     }
-    const char* path = std::getenv("PATH");
-    return path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+    return util::path_variable();
 }
 
-/// execvp's rule, decided before fork: a name with '/' is used as is, else the first
-/// executable regular file found in PATH.
+/// The PATH rule of util/path.hpp (execvp's), decided before fork.
 Result<std::string> resolve_program(const Command& cmd) {
     std::string name = cmd.program ? cmd.program->string() : cmd.argv.front();
-    if (name.find('/') != std::string::npos) {
-        return name;
-    }
     if (name.empty()) {
         return fail("start a program", "the program name is empty");
     }
-    std::string path = search_path_variable(cmd);
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        std::size_t end = path.find(':', start);
-        if (end == std::string::npos) {
-            end = path.size();
-        }
-        std::string dir = path.substr(start, end - start);
-        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-        if (is_executable_file(candidate)) {
-            return candidate;
-        }
-        start = end + 1;
+    const std::string path = search_path_variable(cmd);
+    if (auto found = util::find_executable(name, path)) {
+        return found->string();
     }
     return std::unexpected(
         system_error("execve " + name, ENOENT, "not found as an executable in PATH=" + path));
@@ -70,12 +50,9 @@ Result<std::unique_ptr<PreparedExec>> prepare_exec(const Command& cmd) {
     if (cmd.argv.empty()) {
         return fail("start a program", "the argument vector is empty");
     }
-    auto path = resolve_program(cmd);
-    if (!path) {
-        return std::unexpected(path.error());
-    }
+    auto path = EMURUN_TRY(resolve_program(cmd));
     auto exec = std::make_unique<PreparedExec>();
-    exec->path = std::move(*path);
+    exec->path = std::move(path);
     exec->args = cmd.argv;
     if (cmd.env) {
         for (const auto& [key, value] : *cmd.env) {

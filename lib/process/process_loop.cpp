@@ -9,7 +9,7 @@
 // emurun reads stdout never deadlocks.
 #include "process/process_supervisor.hpp"
 #include "process/spawn.hpp"
-#include "process/unique_fd.hpp"
+#include "util/fd.hpp"
 
 #include <emurun/process.hpp>
 
@@ -26,7 +26,7 @@
 namespace emurun {
 namespace {
 
-using detail::UniqueFd;
+using util::UniqueFd;
 
 using Clock = std::chrono::steady_clock;
 
@@ -46,18 +46,11 @@ struct Child {
     bool finished_record = false;
     ChildResult result;
 
-    [[nodiscard]] bool done() const { return !out.open() && !err.open() && !report.open(); }
+    [[nodiscard]] bool done() const { return !out.valid() && !err.valid() && !report.valid(); }
 };
 
 Result<std::pair<UniqueFd, UniqueFd>> make_pipe(bool socket) {
-    int fds[2];
-    int rc = socket ? ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds)
-                    : ::pipe2(fds, O_CLOEXEC);
-    if (rc != 0) {
-        return std::unexpected(system_error(socket ? "socketpair" : "pipe2", errno,
-                                            "too many open files? (ulimit -n)"));
-    }
-    return std::pair{UniqueFd(fds[0]), UniqueFd(fds[1])};
+    return socket ? util::make_socket_pair() : util::make_pipe();
 }
 
 Result<std::shared_ptr<UniqueFd>> open_log(const std::filesystem::path& path) {
@@ -97,7 +90,7 @@ std::chrono::microseconds to_micros(const timeval& tv) {
 }
 
 void send_control(Child& child, char request) {
-    if (child.control.open()) {
+    if (child.control.valid()) {
         ::send(child.control.get(), &request, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
 }
@@ -156,7 +149,7 @@ Result<void> SupervisorImpl::fork_supervisor(Child& child, const SpawnOptions& o
     UniqueFd null_in;
     if (options.stdin_null) {
         null_in.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-        if (!null_in.open()) {
+        if (!null_in.valid()) {
             return std::unexpected(system_error("open /dev/null", errno));
         }
     }
@@ -190,7 +183,7 @@ void SupervisorImpl::read_output(Child& child, Stream stream) {
     UniqueFd& fd = stream == Stream::out ? child.out : child.err;
     auto& log = stream == Stream::out ? child.out_log : child.err_log;
     auto& count = stream == Stream::out ? child.result.stdout_bytes : child.result.stderr_bytes;
-    for (int round = 0; round < 16 && fd.open(); ++round) { // bounded: be fair to others
+    for (int round = 0; round < 16 && fd.valid(); ++round) { // bounded: be fair to others
         ssize_t n = ::read(fd.get(), m_buffer.data(), m_buffer.size());
         if (n < 0 && errno == EINTR) {
             continue;
@@ -339,7 +332,7 @@ Result<bool> SupervisorImpl::poll_once(std::optional<Clock::time_point> until) {
     for (auto& child : m_children) {
         const UniqueFd* slots[3] = {&child->out, &child->err, &child->report};
         for (int i = 0; i < 3; ++i) {
-            if (slots[i]->open()) {
+            if (slots[i]->valid()) {
                 fds.push_back(pollfd{slots[i]->get(), POLLIN, 0});
                 entries.push_back(PollEntry{child.get(), i});
             }

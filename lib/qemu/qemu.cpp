@@ -1,33 +1,18 @@
+#include "util/env.hpp"
+#include "util/path.hpp"
+
 #include <emurun/elf.hpp>
 #include <emurun/qemu.hpp>
 
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace emurun {
 namespace fs = std::filesystem;
 
 namespace {
 
-bool is_executable_file(const fs::path& p) {
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
-
-void append_path_list(std::vector<fs::path>& dirs, const char* list) {
-    if (list == nullptr) {
-        return;
-    }
-    std::stringstream ss(list);
-    std::string item;
-    while (std::getline(ss, item, ':')) {
-        if (!item.empty()) {
-            dirs.emplace_back(item);
-        }
-    }
+void append(std::vector<fs::path>& dirs, const std::vector<fs::path>& more) {
+    dirs.insert(dirs.end(), more.begin(), more.end());
 }
 
 std::vector<fs::path> search_dirs(const EmulatorSearch& search) {
@@ -35,8 +20,10 @@ std::vector<fs::path> search_dirs(const EmulatorSearch& search) {
     if (!search.system) {
         return dirs;
     }
-    append_path_list(dirs, std::getenv("EMURUN_QEMU_DIR"));
-    append_path_list(dirs, std::getenv("PATH"));
+    if (auto qemu_dir = util::get_env("EMURUN_QEMU_DIR")) {
+        append(dirs, util::path_entries(*qemu_dir));
+    }
+    append(dirs, util::path_entries(util::path_variable()));
     dirs.emplace_back("/usr/bin");
     return dirs;
 }
@@ -64,7 +51,7 @@ Result<Emulator> find_emulator(const Arch& arch, const EmulatorSearch& search) {
     // works inside chroots. Within one kind, search order decides.
     for (const auto& name : candidate_names(arch, search.prefer_static)) {
         for (const auto& dir : dirs) {
-            if (is_executable_file(dir / name)) {
+            if (util::is_executable_file(dir / name)) {
                 return make_emulator(arch, dir / name);
             }
         }
@@ -117,6 +104,9 @@ std::vector<std::string> qemu_command(const Emulator& emu, const fs::path& progr
     }
     if (options.argv0) {
         argv.insert(argv.end(), {"-0", *options.argv0});
+    }
+    if (options.ld_prefix) {
+        argv.insert(argv.end(), {"-L", options.ld_prefix->string()});
     }
     argv.push_back(program.string());
     argv.insert(argv.end(), args.begin(), args.end());

@@ -4,6 +4,7 @@
 #include <emurun/arch.hpp>
 #include <emurun/launch.hpp>
 #include <emurun/sandbox.hpp>
+#include <emurun/shim.hpp>
 
 #include <cctype>
 
@@ -15,12 +16,11 @@ std::map<std::string, std::string> step_environment(const Step& step) {
     for (const auto& [k, v] : step.env) {
         env[k] = v;
     }
-    // Shims come first so that a build finds the target-arch tools before host ones.
-    std::string path = env.contains("PATH") ? env["PATH"] : "/usr/local/bin:/usr/bin:/bin";
+    // Shims come first so that a build finds the target-arch tools before host ones; the
+    // first shim dir listed is searched first.
     for (auto it = step.shim_dirs.rbegin(); it != step.shim_dirs.rend(); ++it) {
-        path = it->string() + ":" + path;
+        env = shim_environment(*it, std::move(env));
     }
-    env["PATH"] = path;
     return env;
 }
 
@@ -32,13 +32,10 @@ Result<Command> exec_command(const Step& step, const Arch* arch, const EmulatorS
     request.arch = arch;
     request.sysroots = step.sysroots;
     request.emulators = emulators;
-    auto plan = plan_launch(request);
-    if (!plan) {
-        return std::unexpected(plan.error());
-    }
-    cmd.argv = plan->argv;
-    cmd.program = plan->exe;
-    for (const auto& [k, v] : plan->env_set) {
+    auto plan = EMURUN_TRY(plan_launch(request));
+    cmd.argv = plan.argv;
+    cmd.program = plan.exe;
+    for (const auto& [k, v] : plan.env_set) {
         (*cmd.env)[k] = v;
     }
     return cmd;
@@ -52,11 +49,8 @@ Result<Command> sandbox_command(const Step& step, const Arch* arch, const Emulat
         spec.sysroots.push_back(SandboxSysroot{arch, dir});
     }
     spec.emulators = emulators;
-    auto argv = sandbox_argv(spec, step.argv);
-    if (!argv) {
-        return std::unexpected(argv.error());
-    }
-    cmd.argv = *argv;
+    auto argv = EMURUN_TRY(sandbox_argv(spec, step.argv));
+    cmd.argv = argv;
     return cmd;
 }
 
@@ -69,11 +63,8 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators) 
     cmd.cwd = step.cwd;
     const Arch* arch = nullptr;
     if (step.arch) {
-        auto found = find_arch(*step.arch);
-        if (!found) {
-            return std::unexpected(found.error());
-        }
-        arch = *found;
+        auto found = EMURUN_TRY(find_arch(*step.arch));
+        arch = found;
     }
     switch (step.emulation) {
     case Emulation::exec:

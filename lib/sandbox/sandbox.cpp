@@ -1,12 +1,9 @@
 // The sandbox's plan (emulators, sysroots, loader prefix, entries) and its command line.
+#include "util/file.hpp"
+#include "util/self.hpp"
+
 #include <emurun/sandbox.hpp>
 #include <emurun/sysroot.hpp>
-
-#include <array>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
 
 namespace emurun {
 namespace fs = std::filesystem;
@@ -14,11 +11,9 @@ namespace fs = std::filesystem;
 namespace {
 
 bool file_matches_arch(const fs::path& p, const Arch& arch) {
-    std::ifstream in(p, std::ios::binary);
-    std::array<unsigned char, 64> hdr{};
-    in.read(reinterpret_cast<char*>(hdr.data()), hdr.size());
-    return in.gcount() > 0 && arch.matches(std::span<const unsigned char>(
-                                  hdr.data(), static_cast<std::size_t>(in.gcount())));
+    const std::string hdr = util::read_head(p, 64);
+    return !hdr.empty() && arch.matches(std::span<const unsigned char>(
+                               reinterpret_cast<const unsigned char*>(hdr.data()), hdr.size()));
 }
 
 /// A sysroot belongs to `arch` when its libc is an ELF object of that arch, in any of the
@@ -71,12 +66,9 @@ Result<std::vector<ArchSysroots>> sysroots_per_arch(const SandboxSpec& spec) {
 
 /// The loader prefix for every arch that has a sysroot; notes for those that have none.
 Result<void> plan_prefix(const SandboxSpec& spec, SandboxPlan& plan) {
-    auto per_arch = sysroots_per_arch(spec);
-    if (!per_arch) {
-        return std::unexpected(per_arch.error());
-    }
+    auto per_arch = EMURUN_TRY(sysroots_per_arch(spec));
     std::vector<ArchSysroots> with;
-    for (auto& as : *per_arch) {
+    for (auto& as : per_arch) {
         if (as.sysroots.empty()) {
             plan.notes.push_back("no sysroot for " + as.arch->name + ": only static " +
                                  as.arch->name + " binaries run (apt-get install libc6-" +
@@ -89,29 +81,10 @@ Result<void> plan_prefix(const SandboxSpec& spec, SandboxPlan& plan) {
     if (with.empty()) {
         return {};
     }
-    auto prefix = make_ld_prefix(with, spec.cache_dir.value_or(cache_dir()));
-    if (!prefix) {
-        return std::unexpected(prefix.error());
-    }
-    plan.ld_prefix = *prefix;
-    plan.env.emplace_back("QEMU_LD_PREFIX", prefix->string());
+    auto prefix = EMURUN_TRY(make_ld_prefix(with, spec.cache_dir.value_or(cache_dir())));
+    plan.ld_prefix = prefix;
+    plan.env.emplace_back("QEMU_LD_PREFIX", prefix.string());
     return {};
-}
-
-bool is_executable(const fs::path& p) {
-    return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p);
-}
-
-std::optional<fs::path> search_path(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::stringstream ss(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-        if (!dir.empty() && is_executable(fs::path(dir) / name)) {
-            return fs::path(dir) / name;
-        }
-    }
-    return std::nullopt;
 }
 
 } // namespace
@@ -126,41 +99,21 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
     flags.preserve_argv0 = true; // qemu >= 5.2 reads AT_FLAGS_PRESERVE_ARGV0 and honours it
     flags.fix_binary = true;     // opened now: works whatever mount view the command has
     for (const auto* a : spec.arches) {
-        auto emu = find_emulator(*a, spec.emulators);
-        if (!emu) {
-            return std::unexpected(emu.error());
-        }
-        if (!emu->is_static) {
-            plan.notes.push_back(emu->path.string() +
+        auto emu = EMURUN_TRY(find_emulator(*a, spec.emulators));
+        if (!emu.is_static) {
+            plan.notes.push_back(emu.path.string() +
                                  " is dynamically linked: foreign programs "
                                  "fail after a chroot (apt-get install qemu-user-static)");
         }
-        plan.entries.push_back(binfmt_entry_for(*a, emu->path, flags));
+        plan.entries.push_back(binfmt_entry_for(*a, emu.path, flags));
     }
-    if (auto r = plan_prefix(spec, plan); !r) {
-        return std::unexpected(r.error());
-    }
+    EMURUN_TRY(plan_prefix(spec, plan));
     plan.env.insert(plan.env.end(), spec.env.begin(), spec.env.end());
     return plan;
 }
 
 Result<fs::path> find_emurun_exe(const SandboxSpec& spec) {
-    if (spec.emurun_exe) {
-        return *spec.emurun_exe;
-    }
-    if (const char* e = std::getenv("EMURUN_EXE"); e != nullptr && *e != '\0') {
-        return fs::path(e);
-    }
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec && self.filename().string().starts_with("emurun")) {
-        return fs::path("/proc/self/exe");
-    }
-    if (auto p = search_path("emurun")) {
-        return *p;
-    }
-    return fail("find the emurun executable", "not in PATH and $EMURUN_EXE is not set",
-                "set SandboxSpec::emurun_exe or $EMURUN_EXE to the emurun binary");
+    return util::find_emurun(spec.emurun_exe);
 }
 
 Result<std::vector<std::string>> sandbox_argv(const SandboxSpec& spec,
@@ -168,11 +121,8 @@ Result<std::vector<std::string>> sandbox_argv(const SandboxSpec& spec,
     if (spec.arches.empty() || inner.empty()) {
         return fail("build the sandbox command", spec.arches.empty() ? "no arch" : "no command");
     }
-    auto exe = find_emurun_exe(spec);
-    if (!exe) {
-        return std::unexpected(exe.error());
-    }
-    std::vector<std::string> argv{exe->string(), "sandbox", "--arch", arch_list(spec.arches)};
+    auto exe = EMURUN_TRY(find_emurun_exe(spec));
+    std::vector<std::string> argv{exe.string(), "sandbox", "--arch", arch_list(spec.arches)};
     for (const auto& s : spec.sysroots) {
         argv.emplace_back("--sysroot");
         argv.push_back((s.arch != nullptr ? s.arch->name + "=" : "") + s.dir.string());

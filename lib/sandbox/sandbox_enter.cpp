@@ -1,6 +1,9 @@
 // Entering the sandbox: user + mount namespace, id maps, private binfmt_misc, registration,
 // exec. Runs in a single-threaded process (unshare(CLONE_NEWUSER) refuses multithreaded ones).
 #include "process/spawn.hpp"
+#include "util/env.hpp"
+#include "util/fd.hpp"
+#include "util/file.hpp"
 
 #include <emurun/sandbox.hpp>
 
@@ -11,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
@@ -26,14 +28,9 @@ constexpr const char* k_reexec_marker = "EMURUN_SANDBOX_REEXEC";
 constexpr const char* k_mount_point = "/proc/sys/fs/binfmt_misc";
 
 int thread_count() {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.starts_with("Threads:")) {
-            return std::atoi(line.c_str() + 8);
-        }
-    }
-    return 1;
+    const std::string status = util::read_file("/proc/self/status").value_or("");
+    const auto at = status.find("\nThreads:");
+    return at == std::string::npos ? 1 : std::atoi(status.c_str() + at + 9);
 }
 
 std::string kernel_release() {
@@ -55,13 +52,13 @@ Error unsupported(const std::string& what, int err) {
 
 /// open + write + close, reporting errno; used for /proc/self/{setgroups,uid_map,gid_map}.
 Result<void> write_proc(const char* path, const std::string& text) {
-    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    util::UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC));
+    if (!fd) {
         return std::unexpected(system_error(std::string("open ") + path, errno));
     }
-    const ssize_t n = ::write(fd, text.data(), text.size());
+    const ssize_t n = ::write(fd.get(), text.data(), text.size());
     const int err = errno;
-    ::close(fd);
+    fd.reset();
     if (n != static_cast<ssize_t>(text.size())) {
         return std::unexpected(system_error(std::string("write ") + path, n < 0 ? err : EIO));
     }
@@ -133,11 +130,7 @@ SandboxFailure reexec_fresh(const SandboxSpec& spec, const std::vector<std::stri
     if (!fresh) {
         return {fresh.error()};
     }
-    std::vector<char*> cargv;
-    for (auto& a : *fresh) {
-        cargv.push_back(a.data());
-    }
-    cargv.push_back(nullptr);
+    auto cargv = util::c_pointers(*fresh);
     ::setenv(k_reexec_marker, "1", 1);
     ::execv(cargv[0], cargv.data());
     return {system_error("execv " + fresh->front(), errno)};
@@ -171,11 +164,7 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
         ::setenv(k.c_str(), v.c_str(), 1);
     }
     std::vector<std::string> args = argv;
-    std::vector<char*> cargv;
-    for (auto& a : args) {
-        cargv.push_back(a.data());
-    }
-    cargv.push_back(nullptr);
+    auto cargv = util::c_pointers(args);
     ::execvp(cargv[0], cargv.data());
     return exec_failure(argv.front(), errno);
 }

@@ -1,13 +1,14 @@
 // Creating, listing and removing shims. Running one is in shim_run.cpp.
 #include "shim/shim_config.hpp"
+#include "util/file.hpp"
+#include "util/path.hpp"
+#include "util/self.hpp"
 
 #include <emurun/launch.hpp>
 #include <emurun/shim.hpp>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,23 +60,6 @@ Result<ShimInfo> plan_shim(const fs::path& dir, const ShimSpec& spec) {
     return info;
 }
 
-Result<void> write_atomically(const fs::path& file, const std::string& text) {
-    const fs::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return std::unexpected(system_error("open " + tmp.string(), errno));
-    }
-    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    const int err = errno;
-    ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), file.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        return std::unexpected(
-            system_error((ok ? "rename " : "write ") + tmp.string(), ok ? errno : err));
-    }
-    return {};
-}
-
 /// Put the launcher at `shim`: a hard link when possible (free, and /proc/self/exe then names
 /// the shim), a copy across file systems. Replaces atomically.
 Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
@@ -101,9 +85,7 @@ Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
 } // namespace
 
 Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::path& launcher) {
-    if (auto ok = check_name(spec.name); !ok) {
-        return std::unexpected(ok.error());
-    }
+    EMURUN_TRY(check_name(spec.name));
     if (::access(launcher.c_str(), X_OK) != 0) {
         return std::unexpected(system_error("launcher " + launcher.string(), errno,
                                             "pass the shim launcher (emurun-shim)"));
@@ -122,12 +104,8 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
         return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",
                     "remove it or choose another shim dir");
     }
-    if (auto ok = write_atomically(sidecar, to_sidecar(*info)); !ok) {
-        return std::unexpected(ok.error());
-    }
-    if (auto ok = install_launcher(launcher, info->path); !ok) {
-        return std::unexpected(ok.error());
-    }
+    EMURUN_TRY(util::write_file_atomic(sidecar, to_sidecar(*info)));
+    EMURUN_TRY(install_launcher(launcher, info->path));
     return info;
 }
 
@@ -145,20 +123,15 @@ Result<std::vector<ShimInfo>> list_shims(const fs::path& dir) {
         if (entry.path().extension() != ".json") {
             continue;
         }
-        auto shim = read_shim(fs::absolute(dir, ec) / entry.path().stem());
-        if (!shim) {
-            return std::unexpected(shim.error());
-        }
-        shims.push_back(std::move(*shim));
+        auto shim = EMURUN_TRY(read_shim(fs::absolute(dir, ec) / entry.path().stem()));
+        shims.push_back(std::move(shim));
     }
     std::ranges::sort(shims, {}, &ShimInfo::name);
     return shims;
 }
 
 Result<void> remove_shim(const fs::path& dir, const std::string& name) {
-    if (auto ok = check_name(name); !ok) {
-        return ok;
-    }
+    EMURUN_TRY(check_name(name));
     const fs::path shim = dir / name;
     const fs::path sidecar = sidecar_path(shim);
     if (::access(sidecar.c_str(), F_OK) != 0) {
@@ -176,22 +149,6 @@ Result<void> remove_shim(const fs::path& dir, const std::string& name) {
 
 namespace {
 
-/// The emurun binary: /proc/self/exe when it is emurun, else `emurun` in PATH.
-Result<fs::path> find_emurun_binary() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec && self.filename() == "emurun") {
-        return self;
-    }
-    const char* path = std::getenv("PATH");
-    auto found = find_program("emurun", path != nullptr ? path : "/usr/local/bin:/usr/bin");
-    if (!found) {
-        return fail("find the emurun binary", "not in PATH",
-                    "pass its path (CMake: ${EMURUN_EXECUTABLE} from find_package(emurun))");
-    }
-    return *found;
-}
-
 /// The launcher that belongs to `emurun`: beside it (a build tree), else where the install
 /// puts it (libexec/emurun/emurun-shim). A symlinked emurun is followed to its real place.
 std::optional<fs::path> launcher_of(const fs::path& emurun) {
@@ -201,9 +158,7 @@ std::optional<fs::path> launcher_of(const fs::path& emurun) {
         const fs::path dir = bin.parent_path();
         for (const fs::path& p :
              {dir / k_launcher_name, (dir / EMURUN_LAUNCHER_FROM_BIN).lexically_normal()}) {
-            struct stat st {};
-            if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-                ::access(p.c_str(), X_OK) == 0) {
+            if (util::is_executable_file(p)) {
                 return p;
             }
         }
@@ -220,16 +175,14 @@ Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
         }
         return *hint;
     }
-    auto emurun = find_emurun_binary();
-    if (!emurun) {
-        return std::unexpected(emurun.error());
-    }
-    if (auto launcher = launcher_of(*emurun)) {
+    // The emurun binary by the one rule of util/self.hpp; its launcher is found from there.
+    const auto emurun = EMURUN_TRY(util::find_emurun(std::nullopt));
+    if (auto launcher = launcher_of(emurun)) {
         return *launcher;
     }
-    const fs::path dir = emurun->parent_path();
+    const fs::path dir = emurun.parent_path();
     return fail("find the shim launcher",
-                std::string(k_launcher_name) + " is neither beside " + emurun->string() +
+                std::string(k_launcher_name) + " is neither beside " + emurun.string() +
                     " nor at " + (dir / EMURUN_LAUNCHER_FROM_BIN).lexically_normal().string(),
                 "reinstall emurun, or pass the launcher's path (shim add --launcher)");
 }

@@ -2,10 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <fcntl.h>
-#include <unistd.h>
-
 namespace emurun::shim_detail {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -77,25 +73,6 @@ Result<ShimInfo> from_sidecar(const std::string& text, const fs::path& shim_path
     } catch (const json::exception& e) {
         return fail(what, e.what(), hint);
     }
-}
-
-Result<std::string> read_text(const fs::path& file) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return std::unexpected(system_error("open " + file.string(), errno));
-    }
-    std::string text;
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) {
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    const int err = errno;
-    ::close(fd);
-    if (n < 0) {
-        return std::unexpected(system_error("read " + file.string(), err));
-    }
-    return text;
 }
 
 } // namespace emurun::shim_detail

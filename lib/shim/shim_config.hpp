@@ -22,7 +22,4 @@ std::string to_sidecar(const ShimInfo& info);
 Result<ShimInfo> from_sidecar(const std::string& text, const std::filesystem::path& shim_path,
                               const std::filesystem::path& file);
 
-/// The file's whole content; error names the call and errno.
-Result<std::string> read_text(const std::filesystem::path& file);
-
 } // namespace emurun::shim_detail

@@ -1,12 +1,10 @@
 #include "sysroot/sysroot_internal.hpp"
+#include "util/file.hpp"
 
 #include <emurun/sysroot.hpp>
 
-#include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <set>
-#include <unistd.h>
 
 namespace emurun {
 namespace fs = std::filesystem;
@@ -14,13 +12,13 @@ namespace fs = std::filesystem;
 namespace detail {
 
 bool is_object_of(const fs::path& p, const Arch& arch) {
-    std::ifstream in(p, std::ios::binary);
-    unsigned char hdr[64] = {};
-    if (!in.read(reinterpret_cast<char*>(hdr), sizeof hdr) && in.gcount() < 20) {
+    const std::string hdr = util::read_head(p, 64);
+    if (hdr.size() < 20) {
         return false;
     }
     // Libraries are ET_DYN; the magic/mask already admits EXEC and DYN alike.
-    return arch.matches(std::span<const unsigned char>(hdr, static_cast<std::size_t>(in.gcount())));
+    return arch.matches(std::span<const unsigned char>(
+        reinterpret_cast<const unsigned char*>(hdr.data()), hdr.size()));
 }
 
 std::vector<fs::path> default_lib_dirs(const Arch& arch) {

@@ -1,6 +1,8 @@
 #include "util/fd.hpp"
 
 #include <cerrno>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace emurun::util {
@@ -18,6 +20,23 @@ Result<void> UniqueFd::close(const std::string& what) {
         return std::unexpected(system_error("close " + what, errno));
     }
     return {};
+}
+
+Result<std::pair<UniqueFd, UniqueFd>> make_pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        return std::unexpected(system_error("pipe2", errno, "too many open files? (ulimit -n)"));
+    }
+    return std::pair{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+Result<std::pair<UniqueFd, UniqueFd>> make_socket_pair() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+        return std::unexpected(
+            system_error("socketpair", errno, "too many open files? (ulimit -n)"));
+    }
+    return std::pair{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
 } // namespace emurun::util

@@ -3,6 +3,7 @@
 
 #include <emurun/error.hpp>
 
+#include <string>
 #include <utility>
 
 namespace emurun::util {
@@ -41,5 +42,12 @@ class UniqueFd {
   private:
     int m_fd = -1;
 };
+
+/// The read and write ends of a new pipe, both close-on-exec.
+/// Error: "pipe2 failed: Too many open files (too many open files? (ulimit -n))".
+[[nodiscard]] Result<std::pair<UniqueFd, UniqueFd>> make_pipe();
+
+/// Both ends of a new AF_UNIX stream socket pair, close-on-exec (a pipe that works both ways).
+[[nodiscard]] Result<std::pair<UniqueFd, UniqueFd>> make_socket_pair();
 
 } // namespace emurun::util

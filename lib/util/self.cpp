@@ -42,8 +42,7 @@ std::optional<fs::path> self_exe() {
 }
 
 bool is_emurun_name(const fs::path& file) {
-    const std::string name = file.filename().string();
-    return name == "emurun" || name.starts_with("emurun-") || name.starts_with("emurun.");
+    return file.filename() == "emurun";
 }
 
 Result<fs::path> find_emurun(const std::optional<fs::path>& explicit_path) {

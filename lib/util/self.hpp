@@ -3,8 +3,8 @@
 // The emurun binary is, in this order:
 //   1. the path the caller gives explicitly (SandboxSpec::emurun_exe, `shim add --launcher`),
 //   2. $EMURUN_EXE when set and not empty,
-//   3. this executable (/proc/self/exe) when it is emurun: its file name is "emurun" or starts
-//      with "emurun-" or "emurun." (a versioned or renamed copy; not "emurun_unit_tests"),
+//   3. this executable (/proc/self/exe) when it is emurun: its file name is "emurun" (a renamed
+//      copy sets $EMURUN_EXE; "emurun-shim", "emurun_unit_tests" are not emurun),
 //   4. "emurun" found in PATH (see path.hpp).
 // The path returned is a real file name, so it can be hard-linked, logged and re-executed;
 // only when this executable has been deleted since it started is it "/proc/self/exe".

@@ -84,3 +84,11 @@ TEST_CASE("qemu: command line keeps arguments verbatim") {
     CHECK(argv == std::vector<std::string>{"/usr/bin/qemu-aarch64-static", "-cpu", "cortex-a72",
                                            "-0", "prog", "/bin/prog", "a b", "", "-0"});
 }
+
+TEST_CASE("qemu: the library prefix goes in as -L when asked for (shims)") {
+    Emulator emu{&arch("aarch64"), "/usr/bin/qemu-aarch64", false};
+    QemuOptions options{.cpu = {}, .argv0 = "tool", .ld_prefix = "/sr"};
+    CHECK(qemu_command(emu, "/t/tool", {"x"}, options) ==
+          std::vector<std::string>{"/usr/bin/qemu-aarch64", "-0", "tool", "-L", "/sr", "/t/tool",
+                                   "x"});
+}

@@ -74,3 +74,23 @@ TEST_CASE("util fd: close() reports success once and leaves the owner empty") {
     char c = 0;
     CHECK(::read(reader.get(), &c, 1) == 0); // the write end really is closed: EOF
 }
+
+TEST_CASE("util fd: pipes and socket pairs come owned and close-on-exec") {
+    auto pipe = emurun::util::make_pipe();
+    REQUIRE(pipe.has_value());
+    auto sockets = emurun::util::make_socket_pair();
+    REQUIRE(sockets.has_value());
+    for (const auto* fds : {&*pipe, &*sockets}) {
+        CHECK((::fcntl(fds->first.get(), F_GETFD) & FD_CLOEXEC) != 0);
+        CHECK((::fcntl(fds->second.get(), F_GETFD) & FD_CLOEXEC) != 0);
+        REQUIRE(::write(fds->second.get(), "x", 1) == 1);
+        char c = 0;
+        CHECK(::read(fds->first.get(), &c, 1) == 1);
+        CHECK(c == 'x');
+    }
+    // A socket pair also carries data the other way.
+    REQUIRE(::write(sockets->first.get(), "y", 1) == 1);
+    char c = 0;
+    CHECK(::read(sockets->second.get(), &c, 1) == 1);
+    CHECK(c == 'y');
+}

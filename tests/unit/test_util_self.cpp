@@ -19,9 +19,9 @@ TEST_CASE("util self: this executable is the unit-test binary") {
 
 TEST_CASE("util self: which file names are emurun") {
     CHECK(util::is_emurun_name("/usr/bin/emurun"));
-    CHECK(util::is_emurun_name("emurun-0.3"));
-    CHECK(util::is_emurun_name("/opt/emurun.real"));
+    CHECK(util::is_emurun_name("emurun"));
     CHECK_FALSE(util::is_emurun_name("/build/emurun_unit_tests"));
+    CHECK_FALSE(util::is_emurun_name("/usr/libexec/emurun/emurun-shim"));
     CHECK_FALSE(util::is_emurun_name("/usr/bin/protoc"));
     CHECK_FALSE(util::is_emurun_name("/usr/bin/emurun/"));
 }
