@@ -77,20 +77,14 @@ class ForegroundSignals {
 } // namespace
 
 Result<ExitStatus> run_foreground(const Command& cmd) {
-    auto exec = detail::prepare_exec(cmd);
-    if (!exec) {
-        return std::unexpected(exec.error());
-    }
+    auto exec = EMURUN_TRY(detail::prepare_exec(cmd));
     ForegroundSignals signals;
-    auto pid = detail::spawn_prepared(**exec, detail::ChildSetup{});
+    auto pid = detail::spawn_prepared(*exec, detail::ChildSetup{});
     if (!pid) {
-        return std::unexpected(detail::exec_failure_error(**exec, pid.error()));
+        return std::unexpected(detail::exec_failure_error(*exec, pid.error()));
     }
-    auto status = detail::reap(*pid);
-    if (!status) {
-        return std::unexpected(status.error());
-    }
-    return ExitStatus::from_wait_status(*status);
+    auto status = EMURUN_TRY(detail::reap(*pid));
+    return ExitStatus::from_wait_status(status);
 }
 
 Error exec_replace(const Command& cmd) {

@@ -73,62 +73,47 @@ bool capture_until(pid_t pid, UniqueFd& out_fd, std::string& out, std::size_t ma
 } // namespace
 
 Result<Captured> run_captured(const Command& cmd, const CaptureOptions& options) {
-    auto exec = prepare_exec(cmd);
-    if (!exec) {
-        return std::unexpected(exec.error());
-    }
+    auto exec = EMURUN_TRY(prepare_exec(cmd));
     UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (null_in.get() < 0) {
         return std::unexpected(system_error("open /dev/null", errno));
     }
-    auto out = make_pipe();
-    if (!out) {
-        return std::unexpected(out.error());
-    }
+    auto out = EMURUN_TRY(make_pipe());
     const auto deadline = Clock::now() + options.timeout;
-    auto pid = spawn_prepared(**exec, ChildSetup{.new_process_group = true,
-                                                 .stdin_fd = null_in.get(),
-                                                 .stdout_fd = out->second.get(),
-                                                 .parent_death_signal = SIGKILL});
-    out->second.reset();
+    auto pid = spawn_prepared(*exec, ChildSetup{.new_process_group = true,
+                                                .stdin_fd = null_in.get(),
+                                                .stdout_fd = out.second.get(),
+                                                .parent_death_signal = SIGKILL});
+    out.second.reset();
     Captured result;
     if (!pid) {
-        result.start_error = exec_failure_error(**exec, pid.error());
+        result.start_error = exec_failure_error(*exec, pid.error());
         result.start_errno = pid.error().err;
         return result;
     }
-    if (!capture_until(*pid, out->first, result.out, options.max_output, deadline)) {
+    if (!capture_until(*pid, out.first, result.out, options.max_output, deadline)) {
         result.timed_out = true;
         ::kill(-*pid, SIGKILL); // not reaped yet, so the group id cannot have been reused
     }
-    auto status = reap(*pid);
-    if (!status) {
-        return std::unexpected(status.error());
-    }
-    result.status = ExitStatus::from_wait_status(*status);
+    auto status = EMURUN_TRY(reap(*pid));
+    result.status = ExitStatus::from_wait_status(status);
     return result;
 }
 
 Result<ForkedRun> run_forked(const std::function<int(int report_fd)>& body) {
-    auto report = make_pipe();
-    if (!report) {
-        return std::unexpected(report.error());
-    }
-    const int write_end = report->second.get();
+    auto report = EMURUN_TRY(make_pipe());
+    const int write_end = report.second.get();
     auto pid = fork_call([&]() -> int { return body(write_end); });
     if (!pid) {
         return std::unexpected(pid.error());
     }
-    report->second.reset();
+    report.second.reset();
     ForkedRun result;
     result.report.resize(4096);
-    const long got = read_full(report->first.get(), result.report.data(), result.report.size());
+    const long got = read_full(report.first.get(), result.report.data(), result.report.size());
     result.report.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
-    auto status = reap(*pid);
-    if (!status) {
-        return std::unexpected(status.error());
-    }
-    result.status = ExitStatus::from_wait_status(*status);
+    auto status = EMURUN_TRY(reap(*pid));
+    result.status = ExitStatus::from_wait_status(status);
     return result;
 }
 

@@ -75,11 +75,8 @@ Result<void> open_logs(const SpawnOptions& options, Child& child) {
         if (options.stdout_log && *options.stdout_log == *options.stderr_log) {
             child.err_log = child.out_log;
         } else {
-            auto fd = open_log(*options.stderr_log);
-            if (!fd) {
-                return std::unexpected(fd.error());
-            }
-            child.err_log = *fd;
+            auto fd = EMURUN_TRY(open_log(*options.stderr_log));
+            child.err_log = fd;
         }
     }
     return {};
@@ -122,20 +119,13 @@ class SupervisorImpl {
 };
 
 Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& options) {
-    auto exec = detail::prepare_exec(cmd);
-    if (!exec) {
-        return std::unexpected(exec.error());
-    }
+    auto exec = EMURUN_TRY(detail::prepare_exec(cmd));
     auto child = std::make_unique<Child>();
-    child->exec = std::move(*exec);
-    if (auto logs = open_logs(options, *child); !logs) {
-        return std::unexpected(logs.error());
-    }
+    child->exec = std::move(exec);
+    EMURUN_TRY(open_logs(options, *child));
     child->on_output = options.on_output;
     child->grace = options.grace;
-    if (auto forked = fork_supervisor(*child, options); !forked) {
-        return std::unexpected(forked.error());
-    }
+    EMURUN_TRY(fork_supervisor(*child, options));
     child->start = Clock::now();
     if (options.timeout) {
         child->deadline = child->start + *options.timeout;
@@ -373,11 +363,8 @@ SupervisorImpl::wait_any(std::optional<std::chrono::milliseconds> timeout) {
         if (!done.empty() || m_children.empty() || (until && Clock::now() >= *until)) {
             return done;
         }
-        auto polled = poll_once(until);
+        auto polled = EMURUN_TRY(poll_once(until));
         if (!polled) {
-            return std::unexpected(polled.error());
-        }
-        if (!*polled) {
             return collect_done(); // the caller's signal handler wants attention
         }
     }

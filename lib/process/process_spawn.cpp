@@ -235,13 +235,10 @@ std::expected<pid_t, ExecFailure> spawn_prepared(const PreparedExec& exec,
 }
 
 Result<pid_t> spawn_process(const Command& cmd, const ChildSetup& setup) {
-    auto exec = prepare_exec(cmd);
-    if (!exec) {
-        return std::unexpected(exec.error());
-    }
-    auto pid = spawn_prepared(**exec, setup);
+    auto exec = EMURUN_TRY(prepare_exec(cmd));
+    auto pid = spawn_prepared(*exec, setup);
     if (!pid) {
-        return std::unexpected(exec_failure_error(**exec, pid.error()));
+        return std::unexpected(exec_failure_error(*exec, pid.error()));
     }
     return *pid;
 }

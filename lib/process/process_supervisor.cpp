@@ -30,6 +30,7 @@
 // supervisor itself when the report pipe closes.
 #include "process/process_supervisor.hpp"
 #include "process/spawn.hpp"
+#include "util/fd.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -126,15 +127,15 @@ bool remember(pid_t pid, pid_t* seen, int& count) {
 int kill_children(pid_t* seen, int& count) {
     char path[64];
     children_path(path, sizeof path);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const util::UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC)); // async-signal-safe owner
+    if (!fd) {
         return -1; // kernel without CONFIG_PROC_CHILDREN
     }
     int fresh = 0;
     pid_t pid = 0;
     char buf[1024];
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -151,7 +152,6 @@ int kill_children(pid_t* seen, int& count) {
             break;
         }
     }
-    ::close(fd);
     return fresh;
 }
 

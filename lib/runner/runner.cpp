@@ -332,11 +332,8 @@ Result<Report> Execution::run() {
         if (m_running.empty()) {
             break;
         }
-        auto done = m_commands.wait_any(std::chrono::milliseconds(250));
-        if (!done) {
-            return std::unexpected(done.error());
-        }
-        for (const auto& c : *done) {
+        auto done = EMURUN_TRY(m_commands.wait_any(std::chrono::milliseconds(250)));
+        for (const auto& c : done) {
             collect(c);
         }
         progress();
