@@ -65,18 +65,13 @@ Result<std::shared_ptr<UniqueFd>> open_log(const std::filesystem::path& path) {
 /// Opens the logs of `options` into `child` (one descriptor when both name the same file).
 Result<void> open_logs(const SpawnOptions& options, Child& child) {
     if (options.stdout_log) {
-        auto fd = open_log(*options.stdout_log);
-        if (!fd) {
-            return std::unexpected(fd.error());
-        }
-        child.out_log = *fd;
+        child.out_log = EMURUN_TRY(open_log(*options.stdout_log));
     }
     if (options.stderr_log) {
         if (options.stdout_log && *options.stdout_log == *options.stderr_log) {
             child.err_log = child.out_log;
         } else {
-            auto fd = EMURUN_TRY(open_log(*options.stderr_log));
-            child.err_log = fd;
+            child.err_log = EMURUN_TRY(open_log(*options.stderr_log));
         }
     }
     return {};

@@ -104,11 +104,8 @@ Result<void> register_entries(const SandboxPlan& plan) {
     options.mount = k_mount_point;
     options.mount_if_missing = false;
     // No lock_file: the binfmt module then locks the mount directory, creating nothing.
-    auto applied = register_binfmt(plan.entries, options);
-    if (!applied) {
-        return std::unexpected(applied.error());
-    }
-    for (const auto& w : applied->warnings) {
+    const auto applied = EMURUN_TRY(register_binfmt(plan.entries, options));
+    for (const auto& w : applied.warnings) {
         spdlog::debug("sandbox registration: {}", w);
     }
     return {};
