@@ -1,8 +1,7 @@
 #include "cli.hpp"
+#include "cli_output.hpp"
 
 #include <emurun/shim.hpp>
-
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <iostream>
@@ -10,32 +9,24 @@
 namespace emurun::cli {
 namespace {
 
-void setup_logging(int verbosity) {
-    if (verbosity > 0) {
-        spdlog::set_pattern("emurun[%P] %H:%M:%S.%e %^%l%$: %v");
-        spdlog::set_level(verbosity > 1 ? spdlog::level::trace : spdlog::level::debug);
-    } else {
-        spdlog::set_pattern("emurun: %^%l%$: %v");
-        spdlog::set_level(spdlog::level::warn);
-    }
+struct GlobalOptions {
+    int verbosity = 0;
+    bool quiet = false;
+    std::string color = "auto";
+};
+
+void add_global_options(CLI::App& app, GlobalOptions& g) {
+    app.set_version_flag("--version", std::string("emurun ") + EMURUN_VERSION);
+    app.add_flag("-v,--verbose", g.verbosity,
+                 "More diagnostics on stderr (repeat for trace; default from EMURUN_VERBOSE)");
+    app.add_flag("-q,--quiet", g.quiet, "Only errors on stderr, no warnings");
+    app.add_option("--color", g.color,
+                   "Colour in tables and diagnostics: auto (default), always, never; a non-empty "
+                   "NO_COLOR turns auto off")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-    // Started as a shim (a hard link of emurun with a sidecar config): exec the tool at once.
-    if (auto shim_error = run_if_shim(argc, argv)) {
-        std::cerr << "emurun: error: " << shim_error->message() << '\n';
-        return k_exit_failure;
-    }
-    CLI::App app{"emurun: run foreign-architecture Linux programs under QEMU user-mode emulation",
-                 "emurun"};
-    app.set_version_flag("--version", std::string("emurun ") + EMURUN_VERSION);
-    app.require_subcommand(1);
-    app.fallthrough();
-    int verbosity = 0;
-    app.add_flag("-v,--verbose", verbosity, "More diagnostics on stderr (repeat for trace)");
-    Action action;
+void add_subcommands(CLI::App& app, Action& action) {
     add_inspect(app, action);
     add_exec(app, action);
     add_binfmt(app, action);
@@ -46,6 +37,36 @@ int main(int argc, char** argv) {
     add_report(app, action);
     add_calibrate(app, action);
     add_doctor(app, action);
+}
+
+int run_action(const Action& action) {
+    try {
+        return action ? action() : k_exit_usage;
+    } catch (const Failure& e) {
+        std::fflush(stdout);
+        std::cerr << "emurun: error: " << e.what() << '\n';
+        return e.code();
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    // Diagnostics go to stderr from the first line on (spdlog's default logger writes to stdout).
+    setup_output(verbosity_from_env(), ColorMode::automatic);
+    // Started as a shim (a hard link of emurun with a sidecar config): exec the tool at once.
+    if (auto shim_error = run_if_shim(argc, argv)) {
+        std::cerr << "emurun: error: " << shim_error->message() << '\n';
+        return k_exit_failure;
+    }
+    CLI::App app{"emurun: run foreign-architecture Linux programs under QEMU user-mode emulation",
+                 "emurun"};
+    app.require_subcommand(1);
+    app.fallthrough();
+    GlobalOptions g;
+    add_global_options(app, g);
+    Action action;
+    add_subcommands(app, action);
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {
@@ -54,14 +75,9 @@ int main(int argc, char** argv) {
         app.exit(e);
         return k_exit_usage;
     }
-    setup_logging(verbosity);
-    try {
-        return action ? action() : k_exit_usage;
-    } catch (const Failure& e) {
-        std::fflush(stdout);
-        std::cerr << "emurun: error: " << e.what() << '\n';
-        return e.code();
-    }
+    const int verbosity = g.quiet ? -1 : g.verbosity > 0 ? g.verbosity : verbosity_from_env();
+    setup_output(verbosity, parse_color_mode(g.color));
+    return run_action(action);
 }
 
 } // namespace emurun::cli

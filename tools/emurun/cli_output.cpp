@@ -1,0 +1,95 @@
+#include "cli_output.hpp"
+
+#include "cli.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace emurun::cli {
+namespace {
+
+bool g_stdout_color = false;
+bool g_stderr_color = false;
+bool g_terminal_controls = true;
+
+} // namespace
+
+ColorMode parse_color_mode(std::string_view text) {
+    if (text == "auto") {
+        return ColorMode::automatic;
+    }
+    if (text == "always") {
+        return ColorMode::always;
+    }
+    if (text == "never") {
+        return ColorMode::never;
+    }
+    throw Failure(Error{"--color " + std::string(text), "expected auto, always or never", ""},
+                  k_exit_usage);
+}
+
+bool color_enabled(ColorMode mode, int fd) {
+    if (mode != ColorMode::automatic) {
+        return mode == ColorMode::always;
+    }
+    const char* no_color = std::getenv("NO_COLOR");
+    if (no_color && *no_color) {
+        return false;
+    }
+    const char* term = std::getenv("TERM");
+    if (term && std::string_view(term) == "dumb") {
+        return false;
+    }
+    return ::isatty(fd) != 0;
+}
+
+bool stdout_color() {
+    return g_stdout_color;
+}
+bool stderr_color() {
+    return g_stderr_color;
+}
+bool terminal_controls() {
+    return g_terminal_controls;
+}
+
+void setup_output(int verbosity, ColorMode color) {
+    g_stdout_color = color_enabled(color, STDOUT_FILENO);
+    g_stderr_color = color_enabled(color, STDERR_FILENO);
+    const char* term = std::getenv("TERM");
+    g_terminal_controls = color != ColorMode::never && !(term && std::string_view(term) == "dumb");
+    auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(
+        g_stderr_color ? spdlog::color_mode::always : spdlog::color_mode::never);
+    auto logger = std::make_shared<spdlog::logger>("emurun", std::move(sink));
+    spdlog::set_default_logger(std::move(logger));
+    if (verbosity > 0) {
+        spdlog::set_pattern("emurun[%P] %H:%M:%S.%e %^%l%$: %v");
+        spdlog::set_level(verbosity > 1 ? spdlog::level::trace : spdlog::level::debug);
+    } else {
+        spdlog::set_pattern("emurun: %^%l%$: %v");
+        spdlog::set_level(verbosity < 0 ? spdlog::level::err : spdlog::level::warn);
+    }
+}
+
+std::string paint(std::string_view text, std::string_view sgr, bool enabled) {
+    if (!enabled) {
+        return std::string(text);
+    }
+    return "\033[" + std::string(sgr) + "m" + std::string(text) + "\033[0m";
+}
+
+int verbosity_from_env() {
+    const char* v = std::getenv("EMURUN_VERBOSE");
+    if (!v || !*v) {
+        return 0;
+    }
+    char* end = nullptr;
+    long n = std::strtol(v, &end, 10);
+    return *end == '\0' ? static_cast<int>(std::clamp(n, -1L, 2L)) : 0;
+}
+
+} // namespace emurun::cli
