@@ -118,16 +118,43 @@ EMURUN_EXPORT void apply_flags(Report& report, const FlagRules& rules, const Rep
                                const Report* previous);
 
 /// JUnit XML: one testsuite per pipeline, one testcase per step, failure/skipped elements,
-/// times, and the log path in system-out. Special characters are escaped.
+/// times. A failure's body says why (exit code, signal, timeout, message, flags); system-out
+/// holds the log path and the log's tail (log_tail). Special characters are escaped; bytes
+/// XML cannot hold (control characters, ANSI escapes, invalid UTF-8) are dropped.
 [[nodiscard]] EMURUN_EXPORT std::string to_junit(const Report& report);
+/// The end of a log for CI pages: at most `max_lines` lines and `max_bytes` bytes, with a first
+/// line saying how much was left out. Empty when the file cannot be read.
+[[nodiscard]] EMURUN_EXPORT std::string log_tail(const std::filesystem::path& log,
+                                                 std::size_t max_lines = 100,
+                                                 std::size_t max_bytes = 64 * 1024);
 /// A Markdown summary (for $GITHUB_STEP_SUMMARY).
 [[nodiscard]] EMURUN_EXPORT std::string to_markdown(const Report& report);
-/// GitHub Actions workflow commands: ::error for failed steps, ::warning for flags.
+/// GitHub shows at most this many ::error and ::warning annotations per step.
+inline constexpr std::size_t k_github_max_errors = 10;
+inline constexpr std::size_t k_github_max_warnings = 10;
+/// GitHub Actions workflow commands: ::error for failed steps, then ::warning for flags, each
+/// capped at GitHub's per-step limit; when some are left out, one ::notice counts them.
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string> annotations(const Report& report);
-/// The terminal table: step, status, wall, CPU, max RSS, x baseline, flags.
-[[nodiscard]] EMURUN_EXPORT std::string to_table(const Report& report);
+/// The terminal table: step, status, wall, CPU, max RSS, x baseline, flags. With `color`, the
+/// status column is green (passed), red (failed, timed out, interrupted) or yellow.
+[[nodiscard]] EMURUN_EXPORT std::string to_table(const Report& report, bool color = false);
 /// A table of two reports side by side: wall before, after, change.
 [[nodiscard]] EMURUN_EXPORT std::string compare_table(const Report& before, const Report& after);
+/// The same comparison as JSON: {"steps": [{name, before, after, change, before_status,
+/// after_status}], "total": {before, after, change}}; missing values are null, change is a
+/// fraction (0.25 = 25 % slower).
+[[nodiscard]] EMURUN_EXPORT nlohmann::json compare_json(const Report& before, const Report& after);
+
+/// Whose log conventions apply: GITHUB_ACTIONS=true gives github, GITLAB_CI=true gitlab.
+enum class CiLog { plain, github, gitlab };
+[[nodiscard]] EMURUN_EXPORT CiLog ci_log_from_env();
+/// The line that opens a collapsed section of CI log output: "::group::TITLE" (GitHub), a
+/// section_start marker named after `id` (GitLab, collapsed); empty for plain. Ends in '\n'.
+[[nodiscard]] EMURUN_EXPORT std::string fold_start(CiLog ci, std::string_view id,
+                                                   std::string_view title, std::int64_t unix_time);
+/// The line that closes it ("::endgroup::", GitLab's section_end); empty for plain.
+[[nodiscard]] EMURUN_EXPORT std::string fold_end(CiLog ci, std::string_view id,
+                                                 std::int64_t unix_time);
 
 /// Join shard reports into one: steps in order of first appearance; a step in several reports
 /// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines.

@@ -2,39 +2,84 @@
 #include <emurun/report.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 namespace emurun {
 namespace {
 
+// Length of the valid UTF-8 sequence at text[i] (no overlongs, surrogates or U+FFFE/FFFF, which
+// XML 1.0 cannot hold), or 0.
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+    const unsigned char c = b(0);
+    const std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    if (n == 0 || c > 0xf4 || i + n > text.size()) {
+        return 0;
+    }
+    std::uint32_t cp = c & (0x7f >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((b(k) & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (b(k) & 0x3f);
+    }
+    const std::uint32_t min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+    const bool ok = cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) &&
+                    cp != 0xfffe && cp != 0xffff;
+    return ok ? n : 0;
+}
+
+// End of an ANSI escape sequence starting at text[i] == ESC (CSI "ESC [ ... final" or ESC X).
+std::size_t ansi_end(std::string_view text, std::size_t i) {
+    if (i + 1 < text.size() && text[i + 1] == '[') {
+        std::size_t j = i + 2;
+        while (j < text.size() && !(text[j] >= 0x40 && text[j] <= 0x7e)) {
+            ++j;
+        }
+        return std::min(j + 1, text.size());
+    }
+    return std::min(i + 2, text.size());
+}
+
+const char* xml_entity(char c) {
+    switch (c) {
+    case '&':
+        return "&amp;";
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '"':
+        return "&quot;";
+    case '\'':
+        return "&apos;";
+    default:
+        return nullptr;
+    }
+}
+
+// Escaped for XML text and attributes; what XML 1.0 cannot hold (control characters other than
+// tab and newlines, ANSI colour codes from logs, invalid UTF-8) is dropped.
 std::string xml_escape(std::string_view text) {
     std::string out;
     out.reserve(text.size());
-    for (char c : text) {
-        auto u = static_cast<unsigned char>(c);
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&apos;";
-            break;
-        default:
-            // XML 1.0 forbids most control characters even when escaped.
-            if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-                out += '?';
-            } else {
-                out += c;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto u = static_cast<unsigned char>(text[i]);
+        if (u == 0x1b) {
+            i = ansi_end(text, i);
+        } else if (u >= 0x80) {
+            const std::size_t n = utf8_length(text, i);
+            out.append(text.substr(i, n));
+            i += n == 0 ? 1 : n;
+        } else if (const char* entity = xml_entity(text[i])) {
+            out += entity;
+            ++i;
+        } else {
+            if (u >= 0x20 || u == '\t' || u == '\n' || u == '\r') {
+                out += text[i];
             }
+            ++i;
         }
     }
     return out;
@@ -95,18 +140,34 @@ std::vector<std::string> row_of(const StepResult& s) {
 const std::vector<std::string> k_columns = {"step",    "status",     "wall", "CPU",
                                             "max RSS", "x baseline", "flags"};
 
+// Width on the terminal: colour codes (ESC [ ... m) take none.
+std::size_t visible_size(std::string_view text) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\033') {
+            i = text.find('m', i);
+            if (i == std::string_view::npos) {
+                break;
+            }
+        } else {
+            ++n;
+        }
+    }
+    return n;
+}
+
 std::string padded_table(const std::vector<std::vector<std::string>>& rows) {
     std::vector<std::size_t> width(rows.front().size(), 0);
     for (const auto& r : rows) {
         for (std::size_t i = 0; i < r.size(); ++i) {
-            width[i] = std::max(width[i], r[i].size());
+            width[i] = std::max(width[i], visible_size(r[i]));
         }
     }
     std::string out;
     for (const auto& r : rows) {
         std::string line;
         for (std::size_t i = 0; i < r.size(); ++i) {
-            line += r[i] + std::string(width[i] - r[i].size() + 2, ' ');
+            line += r[i] + std::string(width[i] - visible_size(r[i]) + 2, ' ');
         }
         line.erase(line.find_last_not_of(' ') + 1);
         out += line + "\n";
@@ -149,6 +210,47 @@ std::size_t count_status(const Report& r, std::initializer_list<StepStatus> stat
     }));
 }
 
+bool is_failure(StepStatus s) {
+    return s == StepStatus::failed || s == StepStatus::timed_out || s == StepStatus::interrupted;
+}
+
+// <failure> with the reason in its body (GitLab and Jenkins show the body), or <skipped>.
+std::string junit_result(const StepResult& s) {
+    if (is_failure(s.status)) {
+        std::string body = "step " + s.name + ": " + outcome(s) + "\nlog: " + s.log.string();
+        for (const auto& f : s.flags) {
+            body += "\nflag " + f.rule + ": " + f.message;
+        }
+        return "      <failure type=\"" + std::string(to_string(s.status)) + "\" message=\"" +
+               xml_escape(outcome(s)) + "\">" + xml_escape(body) + "</failure>\n";
+    }
+    if (s.status == StepStatus::skipped || s.status == StepStatus::not_run) {
+        return "      <skipped message=\"" + xml_escape(outcome(s)) + "\"/>\n";
+    }
+    return {};
+}
+
+// The log path, flags, then the end of the log itself (GitLab shows system-out on its page).
+std::string junit_system_out(const StepResult& s) {
+    std::string text = "log: " + s.log.string();
+    for (const auto& f : s.flags) {
+        text += "\nflag " + f.rule + ": " + f.message;
+    }
+    if (std::string tail = log_tail(s.log); !tail.empty()) {
+        text += "\n" + tail;
+    }
+    return text;
+}
+
+std::string status_cell(const StepResult& s, bool color) {
+    std::string text(to_string(s.status));
+    if (!color) {
+        return text;
+    }
+    const char* sgr = s.status == StepStatus::passed ? "32" : is_failure(s.status) ? "31" : "33";
+    return "\033[" + std::string(sgr) + "m" + text + "\033[0m";
+}
+
 } // namespace
 
 std::string to_junit(const Report& r) {
@@ -166,18 +268,8 @@ std::string to_junit(const Report& r) {
         out += "    <testcase name=\"" + xml_escape(s.name) + "\" classname=\"" +
                xml_escape(r.pipeline + "." + std::string(to_string(s.kind))) + "\" time=\"" +
                number(s.wall) + "\">\n";
-        if ((s.status == StepStatus::failed || s.status == StepStatus::timed_out ||
-             s.status == StepStatus::interrupted)) {
-            out += "      <failure type=\"" + std::string(to_string(s.status)) + "\" message=\"" +
-                   xml_escape(outcome(s)) + "\"/>\n";
-        } else if (s.status == StepStatus::skipped || s.status == StepStatus::not_run) {
-            out += "      <skipped message=\"" + xml_escape(outcome(s)) + "\"/>\n";
-        }
-        std::string system_out = "log: " + s.log.string();
-        for (const auto& f : s.flags) {
-            system_out += "\nflag " + f.rule + ": " + f.message;
-        }
-        out += "      <system-out>" + xml_escape(system_out) + "</system-out>\n";
+        out += junit_result(s);
+        out += "      <system-out>" + xml_escape(junit_system_out(s)) + "</system-out>\n";
         out += "    </testcase>\n";
     }
     out += "  </testsuite>\n</testsuites>\n";
@@ -219,32 +311,49 @@ std::string to_markdown(const Report& r) {
 }
 
 std::vector<std::string> annotations(const Report& r) {
-    std::vector<std::string> out;
+    std::vector<std::string> errors, warnings;
     for (const auto& s : r.steps) {
         std::string title = gh_escape("emurun: " + s.name, true);
         if (s.status != StepStatus::passed && s.status != StepStatus::skipped) {
-            out.push_back(
+            errors.push_back(
                 "::error title=" + title + "::" +
                 gh_escape("step " + s.name + " " + outcome(s) + " (log: " + s.log.string() + ")",
                           false));
         }
         for (const auto& f : s.flags) {
-            out.push_back(
+            warnings.push_back(
                 "::warning title=" + title + "::" +
                 gh_escape("step " + s.name + " flagged " + f.rule + ": " + f.message, false));
         }
     }
     for (const auto& f : r.flags) {
-        out.push_back("::warning title=emurun%3A " + gh_escape(r.pipeline, true) +
-                      "::" + gh_escape(f.message, false));
+        warnings.push_back("::warning title=emurun%3A " + gh_escape(r.pipeline, true) +
+                           "::" + gh_escape(f.message, false));
     }
-    return out;
+    // GitHub drops annotations past its per-step limits silently: say how many were left out.
+    const std::size_t more_errors = errors.size() - std::min(errors.size(), k_github_max_errors);
+    const std::size_t more_warnings =
+        warnings.size() - std::min(warnings.size(), k_github_max_warnings);
+    errors.resize(errors.size() - more_errors);
+    warnings.resize(warnings.size() - more_warnings);
+    errors.insert(errors.end(), warnings.begin(), warnings.end());
+    if (more_errors + more_warnings > 0) {
+        errors.push_back("::notice title=emurun%3A " + gh_escape(r.pipeline, true) +
+                         "::" + std::to_string(more_errors) + " more failed steps and " +
+                         std::to_string(more_warnings) +
+                         " more flags are not annotated (GitHub shows 10 errors and 10 warnings "
+                         "per step): see the step summary or the report");
+    }
+    return errors;
 }
 
-std::string to_table(const Report& r) {
+std::string to_table(const Report& r, bool color) {
     std::vector<std::vector<std::string>> rows{k_columns};
     for (const auto& s : r.steps) {
         rows.push_back(row_of(s));
+    }
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+        rows[i + 1][1] = status_cell(r.steps[i], color);
     }
     std::string out = padded_table(rows);
     for (const auto& s : r.steps) {
@@ -280,6 +389,36 @@ std::string compare_table(const Report& before, const Report& after) {
          before.wall > 0 ? number(100 * (after.wall - before.wall) / before.wall, "%+.0f%%") : "-",
          ""});
     return padded_table(rows);
+}
+
+nlohmann::json compare_json(const Report& before, const Report& after) {
+    using Json = nlohmann::json;
+    auto change = [](double b, double a) { return b > 0 ? Json((a - b) / b) : Json(nullptr); };
+    Json steps = Json::array();
+    for (const auto& s : after.steps) {
+        const StepResult* b = before.find(s.name);
+        steps.push_back({{"name", s.name},
+                         {"before", b ? Json(b->wall) : Json(nullptr)},
+                         {"after", s.wall},
+                         {"change", b ? change(b->wall, s.wall) : Json(nullptr)},
+                         {"before_status", b ? Json(to_string(b->status)) : Json(nullptr)},
+                         {"after_status", to_string(s.status)}});
+    }
+    for (const auto& b : before.steps) {
+        if (!after.find(b.name)) {
+            steps.push_back({{"name", b.name},
+                             {"before", b.wall},
+                             {"after", nullptr},
+                             {"change", nullptr},
+                             {"before_status", to_string(b.status)},
+                             {"after_status", nullptr}});
+        }
+    }
+    return {{"steps", steps},
+            {"total",
+             {{"before", before.wall},
+              {"after", after.wall},
+              {"change", change(before.wall, after.wall)}}}};
 }
 
 } // namespace emurun

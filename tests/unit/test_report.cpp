@@ -183,8 +183,8 @@ TEST_CASE("report: markdown, annotations and the terminal table") {
     CHECK(md.find("15.0x") != std::string::npos);
     auto notes = emurun::annotations(r);
     REQUIRE(notes.size() == 2);
-    CHECK(notes[0].starts_with("::warning title=emurun%3A slow|step::"));
-    CHECK(notes[1].starts_with("::error title=emurun%3A bad::step bad exit code 1"));
+    CHECK(notes[0].starts_with("::error title=emurun%3A bad::step bad exit code 1"));
+    CHECK(notes[1].starts_with("::warning title=emurun%3A slow|step::"));
     std::string table = emurun::to_table(r);
     CHECK(table.starts_with("step"));
     CHECK(table.find("x baseline") != std::string::npos);

@@ -138,9 +138,31 @@ int run_status(const BinfmtArgs& a) {
     return 0;
 }
 
+nlohmann::json plan_json(const BinfmtApplyResult& r) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& item : r.plan.items) {
+        const bool removal =
+            item.action == BinfmtAction::Remove || item.action == BinfmtAction::Absent;
+        items.push_back(
+            {{"action", to_string(item.action)},
+             {"name", item.wanted.name},
+             {"wanted", removal ? nlohmann::json(nullptr) : entry_json(item.wanted)},
+             {"current", item.current ? entry_json(*item.current) : nlohmann::json(nullptr)},
+             {"detail", item.detail}});
+    }
+    return {{"applied", r.applied},
+            {"conflict", r.plan.has_conflict()},
+            {"warnings", r.warnings},
+            {"plan", items}};
+}
+
 int report_apply(const BinfmtApplyResult& r, const BinfmtArgs& a) {
     warn(r.warnings);
-    std::cout << (a.dry_run ? "plan (dry run, nothing changed):\n" : "") << r.plan.describe();
+    if (a.json) {
+        std::cout << plan_json(r).dump(2) << '\n';
+    } else {
+        std::cout << (a.dry_run ? "plan (dry run, nothing changed):\n" : "") << r.plan.describe();
+    }
     if (a.dry_run && r.plan.has_conflict()) {
         std::cerr << "emurun: error: a conflicting entry exists (see 'conflict' above); "
                      "use --replace or unregister it\n";
@@ -176,12 +198,20 @@ int run_unregister(const BinfmtArgs& a) {
 
 int run_verify(const BinfmtArgs& a) {
     int bad = 0;
+    nlohmann::json all = nlohmann::json::array();
     for (const Arch* arch : resolve_arches(a.targets, true)) {
         std::filesystem::path probe =
             std::filesystem::path(a.probe_dir) / arch->name / "probe-static";
         auto v = verify_binfmt(*arch, probe);
-        std::cout << (v.ok ? "ok    " : "FAIL  ") << v.arch << ": " << v.detail << '\n';
+        if (a.json) {
+            all.push_back({{"arch", v.arch}, {"ok", v.ok}, {"detail", v.detail}});
+        } else {
+            std::cout << (v.ok ? "ok    " : "FAIL  ") << v.arch << ": " << v.detail << '\n';
+        }
         bad += v.ok ? 0 : 1;
+    }
+    if (a.json) {
+        std::cout << nlohmann::json{{"ok", bad == 0}, {"arches", all}}.dump(2) << '\n';
     }
     return bad ? 1 : 0;
 }
@@ -266,6 +296,9 @@ void change_options(CLI::App* sub, BinfmtArgs& a) {
     sub->add_flag("--allow-credentials", a.allow_credentials,
                   "Permit flag C (setuid binaries run with raised privileges)");
     sub->add_flag("--allow-open-binary", a.allow_open_binary, "Permit flag O");
+    sub->add_flag("--json", a.json,
+                  "Machine-readable: {applied, conflict, warnings, plan: [{action, name, wanted, "
+                  "current, detail}]}");
 }
 
 } // namespace
@@ -309,6 +342,7 @@ void add_binfmt(CLI::App& root, Action& action) {
                                     "Run each arch's probe through the kernel (no explicit qemu)");
     ver->add_option("--probe-dir", a->probe_dir, "Directory with <arch>/probe-static")->required();
     ver->add_option("arches", a->targets, "Arches or 'all'")->required();
+    ver->add_flag("--json", a->json, "Machine-readable: {ok, arches: [{arch, ok, detail}]}");
     bind(ver, run_verify);
     auto* exp = sub->add_subcommand("export", "Write entries as binfmt.d or update-binfmts files");
     common_options(exp, *a);

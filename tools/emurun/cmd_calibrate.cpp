@@ -4,7 +4,10 @@
 #include <emurun/arch.hpp>
 #include <emurun/runner.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
+#include <iostream>
 #include <memory>
 
 namespace emurun::cli {
@@ -13,11 +16,13 @@ namespace {
 struct CalibrateArgs {
     std::vector<std::string> arches;
     std::string output, native, emulated;
+    bool json = false;
 };
 
 int calibrate_arches(const CalibrateArgs& a) {
     std::filesystem::path file =
         a.output.empty() ? default_calibration_file() : std::filesystem::path(a.output);
+    nlohmann::json all = nlohmann::json::array();
     for (const auto& name : a.arches) {
         const Arch* arch = unwrap(find_arch(name));
         CalibrateOptions o;
@@ -29,10 +34,20 @@ int calibrate_arches(const CalibrateArgs& a) {
         }
         Calibration c = unwrap(calibrate(*arch, o));
         unwrap(store_calibration(file, c));
-        std::printf("%s: native %.2fs, emulated %.2fs, slowdown %.1fx\n", c.arch.c_str(),
-                    c.native_seconds, c.emulated_seconds, c.slowdown());
+        all.push_back({{"arch", c.arch},
+                       {"native_seconds", c.native_seconds},
+                       {"emulated_seconds", c.emulated_seconds},
+                       {"slowdown", c.slowdown()}});
+        if (!a.json) {
+            std::printf("%s: native %.2fs, emulated %.2fs, slowdown %.1fx\n", c.arch.c_str(),
+                        c.native_seconds, c.emulated_seconds, c.slowdown());
+        }
     }
-    std::printf("stored in %s\n", file.c_str());
+    if (a.json) {
+        std::cout << nlohmann::json{{"file", file.string()}, {"calibrations", all}}.dump(2) << '\n';
+    } else {
+        std::printf("stored in %s\n", file.c_str());
+    }
     return 0;
 }
 
@@ -49,6 +64,9 @@ void add_calibrate(CLI::App& root, Action& action) {
     sub->add_option("--native-program", a->native, "Prebuilt host workload (default: compile)");
     sub->add_option("--emulated-program", a->emulated,
                     "Prebuilt static workload for the arch (default: compile with <triplet>-gcc)");
+    sub->add_flag("--json", a->json,
+                  "Machine-readable: {file, calibrations: [{arch, native_seconds, "
+                  "emulated_seconds, slowdown}]}");
     sub->callback([&action, a] { action = [a] { return calibrate_arches(*a); }; });
 }
 

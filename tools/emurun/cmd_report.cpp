@@ -1,5 +1,6 @@
 // emurun report show|compare|merge: read reports, print or join them.
 #include "cli.hpp"
+#include "cli_output.hpp"
 
 #include <emurun/report.hpp>
 
@@ -13,6 +14,7 @@ struct ReportArgs {
     std::string format = "table";
     std::vector<std::string> files;
     std::string before, after, output, junit;
+    bool json = false;
 };
 
 int show(const ReportArgs& a) {
@@ -27,7 +29,7 @@ int show(const ReportArgs& a) {
         } else {
             std::cout << r.pipeline << " (" << r.started << ", " << format_seconds(r.wall)
                       << (r.succeeded() ? ", passed" : ", FAILED") << ")\n"
-                      << to_table(r);
+                      << to_table(r, stdout_color());
         }
     }
     return 0;
@@ -36,7 +38,11 @@ int show(const ReportArgs& a) {
 int compare(const ReportArgs& a) {
     Report before = unwrap(Report::load(a.before));
     Report after = unwrap(Report::load(a.after));
-    std::cout << compare_table(before, after);
+    if (a.json) {
+        std::cout << compare_json(before, after).dump(2) << '\n';
+    } else {
+        std::cout << compare_table(before, after);
+    }
     return 0;
 }
 
@@ -50,7 +56,7 @@ int merge(const ReportArgs& a) {
     if (!a.junit.empty()) {
         unwrap(save_junit(merged, a.junit));
     }
-    std::cout << to_table(merged);
+    std::cout << to_table(merged, stdout_color());
     return merged.succeeded() ? 0 : 1;
 }
 
@@ -68,6 +74,9 @@ void add_report(CLI::App& root, Action& action) {
     auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
     c->add_option("before", a->before, "Older report")->required()->check(CLI::ExistingFile);
     c->add_option("after", a->after, "Newer report")->required()->check(CLI::ExistingFile);
+    c->add_flag("--json", a->json,
+                "Machine-readable: {steps: [{name, before, after, change, before_status, "
+                "after_status}], total}");
     c->callback([&action, a] { action = [a] { return compare(*a); }; });
     auto* m = sub->add_subcommand("merge", "Join shard reports into one (exit 1 if a step failed)");
     m->add_option("reports", a->files, "Shard reports")->required()->check(CLI::ExistingFile);

@@ -1,17 +1,22 @@
 // emurun run PIPELINE.json: parse options, call Runner, print progress and write the reports.
 #include "cli.hpp"
+#include "cli_output.hpp"
 
 #include <emurun/runner.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <poll.h>
 #include <unistd.h>
 #include <utility>
+#include <vector>
 
 namespace emurun::cli {
 namespace {
@@ -44,12 +49,48 @@ void write_fully(int fd, std::string_view data) {
 }
 
 // Step output, live: a step's stdout to emurun's stdout and its stderr to emurun's stderr, each
-// chunk in one write. With parallel steps every line is prefixed by its step's name.
+// chunk in one write. With parallel steps every line is prefixed by its step's name. On CI
+// (GitHub Actions, GitLab CI) each step's output is folded into a collapsed group: live when one
+// step runs at a time, else kept and written as one group (streams still apart) when it ends.
 class OutputPrinter {
   public:
-    explicit OutputPrinter(bool prefix) : m_prefix(prefix) {}
+    OutputPrinter(bool prefix, CiLog ci) : m_prefix(prefix), m_ci(ci) {}
     void print(const std::string& step, Stream stream, std::string_view chunk) {
+        if (m_ci != CiLog::plain && m_prefix) {
+            m_kept[step].emplace_back(stream, std::string(chunk));
+            return;
+        }
+        write_chunk(step, stream, chunk);
+    }
+    void started(const std::string& step) {
+        if (m_ci != CiLog::plain && !m_prefix) {
+            write_fully(STDOUT_FILENO, fold_start(m_ci, step, "emurun: step " + step, now()));
+        }
+    }
+    void finished(const std::string& step) {
+        if (m_ci == CiLog::plain) {
+            return;
+        }
+        if (m_prefix) {
+            write_fully(STDOUT_FILENO, fold_start(m_ci, step, "emurun: step " + step, now()));
+            for (const auto& [stream, chunk] : m_kept[step]) {
+                write_chunk(step, stream, chunk);
+            }
+            m_kept.erase(step);
+        }
+        // A step whose output ends mid-line: the marker needs a line of its own.
+        const bool open_line = m_open_line[step];
+        m_open_line.erase(step);
+        write_fully(STDOUT_FILENO, (open_line ? "\n" : "") + fold_end(m_ci, step, now()));
+    }
+
+  private:
+    static std::int64_t now() { return static_cast<std::int64_t>(std::time(nullptr)); }
+    void write_chunk(const std::string& step, Stream stream, std::string_view chunk) {
         const int fd = stream == Stream::err ? STDERR_FILENO : STDOUT_FILENO;
+        if (stream == Stream::out && !chunk.empty()) {
+            m_open_line[step] = chunk.back() != '\n';
+        }
         if (!m_prefix) {
             write_fully(fd, chunk);
             return;
@@ -69,10 +110,12 @@ class OutputPrinter {
         write_fully(fd, m_buffer);
     }
 
-  private:
     bool m_prefix;
+    CiLog m_ci;
     std::map<std::pair<std::string, Stream>, bool> m_at_start;
+    std::map<std::string, std::vector<std::pair<Stream, std::string>>> m_kept;
     std::string m_buffer;
+    std::map<std::string, bool> m_open_line; ///< stdout of the step ended mid-line
 };
 
 void print_event(const RunEvent& e, bool tty) {
@@ -114,12 +157,30 @@ std::optional<Report> load_report(const std::string& path) {
     return unwrap(Report::load(path));
 }
 
+// --shard, else GitLab's parallel: variables (CI_NODE_INDEX is 1-based, as --shard's K).
+std::optional<Shard> shard_of(const RunArgs& a) {
+    if (!a.shard.empty()) {
+        return unwrap(parse_shard(a.shard));
+    }
+    const char* index = std::getenv("CI_NODE_INDEX");
+    const char* total = std::getenv("CI_NODE_TOTAL");
+    if (!index || !total || !*index || !*total) {
+        return std::nullopt;
+    }
+    auto shard = parse_shard(std::string(index) + "/" + total);
+    if (!shard) {
+        throw Failure(Error{"CI_NODE_INDEX=" + std::string(index) + ", CI_NODE_TOTAL=" + total,
+                            shard.error().why, "unset them or pass --shard K/N"},
+                      k_exit_usage);
+    }
+    spdlog::info("shard {}/{} from CI_NODE_INDEX/CI_NODE_TOTAL", index, total);
+    return *shard;
+}
+
 RunnerOptions runner_options(const RunArgs& a) {
     RunnerOptions o;
     o.jobs = a.jobs;
-    if (!a.shard.empty()) {
-        o.shard = unwrap(parse_shard(a.shard));
-    }
+    o.shard = shard_of(a);
     o.baseline = load_report(a.baseline);
     o.previous = load_report(a.previous);
     if (!a.job_limit.empty()) {
@@ -162,12 +223,20 @@ int run_pipeline(const RunArgs& a) {
         std::cout << ci_matrix_json(pipeline, a.matrix, h) << '\n';
         return 0;
     }
-    bool tty = ::isatty(STDERR_FILENO) != 0;
-    auto printer = std::make_shared<OutputPrinter>(a.jobs > 1);
+    // The progress line rewrites itself with \r and ESC [K: a terminal's, unless --color=never.
+    const bool tty = ::isatty(STDERR_FILENO) != 0 && terminal_controls();
+    auto printer = std::make_shared<OutputPrinter>(a.jobs > 1, ci_log_from_env());
     // -q: nothing per step (no output, no start/finish lines); the table and reports have it.
-    o.on_event = [tty, quiet = a.quiet](const RunEvent& e) {
+    // The start and result lines stay outside a step's folded group, visible.
+    o.on_event = [tty, printer, quiet = a.quiet](const RunEvent& e) {
+        if (!quiet && e.kind == RunEvent::Kind::finished) {
+            printer->finished(e.step->name);
+        }
         if (!quiet || e.kind == RunEvent::Kind::flagged) {
             print_event(e, tty);
+        }
+        if (!quiet && e.kind == RunEvent::Kind::started) {
+            printer->started(e.step->name);
         }
     };
     if (!a.quiet) {
@@ -180,7 +249,7 @@ int run_pipeline(const RunArgs& a) {
         std::fputs("\r\033[K", stderr);
     }
     write_outputs(report, a);
-    std::cout << '\n' << to_table(report);
+    std::cout << '\n' << to_table(report, stdout_color());
     std::cout << "report: " << a.report << '\n';
     std::cout.flush();
     return Runner::exit_code(report, a.fail_on_flag);
@@ -193,7 +262,9 @@ void add_run(CLI::App& root, Action& action) {
     auto a = std::make_shared<RunArgs>();
     sub->add_option("pipeline", a->pipeline, "Pipeline JSON file")->required();
     sub->add_option("-j,--jobs", a->jobs, "Steps to run at once")->check(CLI::PositiveNumber);
-    sub->add_option("--shard", a->shard, "Run shard K of N (K/N): test steps balanced by history");
+    sub->add_option("--shard", a->shard,
+                    "Run shard K of N (K/N): test steps balanced by history (default: "
+                    "CI_NODE_INDEX/CI_NODE_TOTAL when set)");
     sub->add_option("--matrix", a->matrix, "Print a CI matrix (JSON) for N shards and exit");
     sub->add_option("--baseline", a->baseline,
                     "Report of a native run: flag steps over --threshold");

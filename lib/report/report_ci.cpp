@@ -1,0 +1,109 @@
+// CI log conventions: folded sections (GitHub groups, GitLab sections) and log tails for JUnit.
+#include <emurun/report.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace emurun {
+namespace {
+
+bool env_is_true(const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::string_view(v) == "true";
+}
+
+// GitLab section names may hold only [A-Za-z0-9_.-].
+std::string section_name(std::string_view id) {
+    std::string out = "emurun_";
+    for (char c : id) {
+        const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+        out += keep ? c : '_';
+    }
+    return out;
+}
+
+// A title on one line: a newline would end the group header early.
+std::string one_line(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) {
+        if (c == '\n' || c == '\r') {
+            c = ' ';
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+CiLog ci_log_from_env() {
+    if (env_is_true("GITHUB_ACTIONS")) {
+        return CiLog::github;
+    }
+    return env_is_true("GITLAB_CI") ? CiLog::gitlab : CiLog::plain;
+}
+
+std::string fold_start(CiLog ci, std::string_view id, std::string_view title,
+                       std::int64_t unix_time) {
+    if (ci == CiLog::github) {
+        return "::group::" + one_line(title) + "\n";
+    }
+    if (ci == CiLog::gitlab) {
+        return "\033[0Ksection_start:" + std::to_string(unix_time) + ":" + section_name(id) +
+               "[collapsed=true]\r\033[0K" + one_line(title) + "\n";
+    }
+    return {};
+}
+
+std::string fold_end(CiLog ci, std::string_view id, std::int64_t unix_time) {
+    if (ci == CiLog::github) {
+        return "::endgroup::\n";
+    }
+    if (ci == CiLog::gitlab) {
+        return "\033[0Ksection_end:" + std::to_string(unix_time) + ":" + section_name(id) +
+               "\r\033[0K\n";
+    }
+    return {};
+}
+
+std::string log_tail(const std::filesystem::path& log, std::size_t max_lines,
+                     std::size_t max_bytes) {
+    std::ifstream in(log, std::ios::binary | std::ios::ate);
+    if (!in) {
+        return {};
+    }
+    const auto size = static_cast<std::size_t>(in.tellg());
+    const std::size_t start = size > max_bytes ? size - max_bytes : 0;
+    std::string text(size - start, '\0');
+    in.seekg(static_cast<std::streamoff>(start));
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    // Keep the last max_lines lines (a final newline does not start another line); when the
+    // read began mid-file, its first, partial line goes too.
+    std::size_t cut = 0, found = 0;
+    std::size_t p = !text.empty() && text.back() == '\n' ? text.size() - 1 : text.size();
+    while (p > 0) {
+        const std::size_t nl = text.rfind('\n', p - 1);
+        if (nl == std::string::npos) {
+            break;
+        }
+        if (++found == max_lines) {
+            cut = nl + 1;
+            break;
+        }
+        p = nl;
+    }
+    if (cut == 0 && start > 0) {
+        const std::size_t nl = text.find('\n');
+        cut = nl == std::string::npos ? 0 : nl + 1;
+    }
+    text.erase(0, cut);
+    const std::size_t omitted = size - text.size();
+    if (omitted > 0) {
+        text = "[" + std::to_string(omitted) + " earlier bytes omitted; full log: " + log.string() +
+               "]\n" + text;
+    }
+    return text;
+}
+
+} // namespace emurun

@@ -1,0 +1,145 @@
+// CI conventions of reports: annotation caps, folded sections, JUnit bodies and log tails.
+#include <emurun/report.hpp>
+
+#include <doctest/doctest.h>
+
+#include "testdir.hpp"
+
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+
+#include <sstream>
+
+using emurun::Report;
+using emurun::StepResult;
+using emurun::StepStatus;
+
+namespace {
+
+StepResult failed_step(const std::string& name, bool flagged) {
+    StepResult s;
+    s.name = name;
+    s.status = StepStatus::failed;
+    s.exit_code = 2;
+    s.log = "/logs/" + name + ".log";
+    if (flagged) {
+        s.flags.push_back({"budget", "wall 3.0s is over the budget 1.0s"});
+    }
+    return s;
+}
+
+std::size_t count_prefix(const std::vector<std::string>& lines, std::string_view prefix) {
+    return static_cast<std::size_t>(
+        std::ranges::count_if(lines, [&](const std::string& l) { return l.starts_with(prefix); }));
+}
+
+} // namespace
+
+TEST_CASE("report_ci: annotations stay within GitHub's 10 errors and 10 warnings per step") {
+    Report r;
+    r.pipeline = "p";
+    for (int i = 0; i < 14; ++i) {
+        r.steps.push_back(failed_step("s" + std::to_string(i), i < 12));
+    }
+    auto notes = emurun::annotations(r);
+    CHECK(count_prefix(notes, "::error ") == 10);
+    CHECK(count_prefix(notes, "::warning ") == 10);
+    REQUIRE(count_prefix(notes, "::notice ") == 1);
+    CHECK(notes.back().find("4 more failed steps and 2 more flags") != std::string::npos);
+    CHECK(notes.front().starts_with("::error title=emurun%3A s0::"));
+
+    r.steps.resize(3);
+    notes = emurun::annotations(r);
+    CHECK(notes.size() == 6);
+    CHECK(count_prefix(notes, "::notice ") == 0);
+}
+
+TEST_CASE("report_ci: folded sections for GitHub and GitLab, nothing elsewhere") {
+    using emurun::CiLog;
+    CHECK(emurun::fold_start(CiLog::github, "unit", "emurun: step unit", 5) ==
+          "::group::emurun: step unit\n");
+    CHECK(emurun::fold_end(CiLog::github, "unit", 9) == "::endgroup::\n");
+    CHECK(emurun::fold_start(CiLog::gitlab, "unit-aarch64 (x)", "step\nunit", 1700000000) ==
+          "\033[0Ksection_start:1700000000:emurun_unit-aarch64__x_[collapsed=true]\r\033[0Kstep "
+          "unit\n");
+    CHECK(emurun::fold_end(CiLog::gitlab, "unit-aarch64 (x)", 1700000009) ==
+          "\033[0Ksection_end:1700000009:emurun_unit-aarch64__x_\r\033[0K\n");
+    CHECK(emurun::fold_start(CiLog::plain, "unit", "t", 1).empty());
+    CHECK(emurun::fold_end(CiLog::plain, "unit", 1).empty());
+}
+
+TEST_CASE("report_ci: log_tail keeps the last lines and bytes and says what it left out") {
+    std::string text;
+    for (int i = 1; i <= 300; ++i) {
+        text += "line " + std::to_string(i) + "\n";
+    }
+    auto log = emurun::test::write_file("tail.log", text);
+    std::string tail = emurun::log_tail(log, 100, 64 * 1024);
+    CHECK(tail.starts_with("[" + std::to_string(text.find("line 201\n")) + " earlier bytes"));
+    CHECK(tail.find("earlier bytes omitted; full log: " + log.string() + "]\nline 201\n") !=
+          std::string::npos);
+    CHECK(tail.ends_with("line 300\n"));
+    CHECK(tail.find("line 200\n") == std::string::npos);
+    std::string small = emurun::log_tail(log, 1000, 20); // the byte cap: whole lines only
+    CHECK(small.ends_with("\nline 299\nline 300\n"));
+    CHECK(small.find("line 298") == std::string::npos);
+    CHECK(emurun::log_tail(log, 1000, 1 << 20) == text);
+    CHECK(emurun::log_tail(emurun::test::testdir() / "missing.log").empty());
+}
+
+TEST_CASE("report_ci: JUnit failure body, log tail in system-out, unsafe bytes dropped") {
+    auto log = emurun::test::write_file(
+        "bad.log", "compiling\n\033[31merror:\033[0m boom \x01\xff\xc3\xa9 </system-out>\n");
+    StepResult s = failed_step("bad", true);
+    s.log = log;
+    s.message = "exit \x02 code";
+    Report r;
+    r.pipeline = "p";
+    r.steps = {s};
+    std::string xml = emurun::to_junit(r);
+    std::istringstream in(xml);
+    boost::property_tree::ptree tree;
+    REQUIRE_NOTHROW(boost::property_tree::read_xml(in, tree));
+    const auto& tc = tree.get_child("testsuites.testsuite.testcase");
+    std::string failure = tc.get<std::string>("failure");
+    CHECK(failure.find("step bad: exit code 2: exit  code") != std::string::npos);
+    CHECK(failure.find("flag budget: wall 3.0s") != std::string::npos);
+    CHECK(failure.find("log: " + log.string()) != std::string::npos);
+    std::string out = tc.get<std::string>("system-out");
+    CHECK(out.starts_with("log: " + log.string()));
+    CHECK(out.find("error: boom \xc3\xa9 </system-out>") != std::string::npos);
+    CHECK(xml.find('\x1b') == std::string::npos);
+    CHECK(xml.find('\xff') == std::string::npos);
+}
+
+TEST_CASE("report_ci: compare_json and the coloured table") {
+    Report before, after;
+    StepResult a = failed_step("a", false);
+    a.status = StepStatus::passed;
+    a.wall = 10;
+    StepResult b = a;
+    b.wall = 15;
+    before.steps = {a, failed_step("gone", false)};
+    before.wall = 10;
+    after.steps = {b, failed_step("new", false)};
+    after.wall = 20;
+    auto j = emurun::compare_json(before, after);
+    REQUIRE(j["steps"].size() == 3);
+    CHECK(j["steps"][0]["change"].get<double>() == doctest::Approx(0.5));
+    CHECK(j["steps"][1]["before"].is_null());
+    CHECK(j["steps"][2]["after_status"].is_null());
+    CHECK(j["total"]["change"].get<double>() == doctest::Approx(1.0));
+    std::string plain = emurun::to_table(after);
+    std::string color = emurun::to_table(after, true);
+    CHECK(plain.find('\033') == std::string::npos);
+    CHECK(color.find("\033[32mpassed\033[0m") != std::string::npos);
+    CHECK(color.find("\033[31mfailed\033[0m") != std::string::npos);
+    // Same layout once the colour codes are taken out.
+    std::string stripped = color;
+    for (auto code : {"\033[32m", "\033[31m", "\033[0m"}) {
+        for (auto p = stripped.find(code); p != std::string::npos; p = stripped.find(code)) {
+            stripped.erase(p, std::string_view(code).size());
+        }
+    }
+    CHECK(stripped == plain);
+}
