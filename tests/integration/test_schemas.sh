@@ -1,0 +1,73 @@
+#!/bin/bash
+# The JSON Schemas (cmake/schema/, installed to share/emurun/schema/) describe what emurun really
+# reads and writes: every JSON example in README.md and every pipeline under tests/ validates,
+# reports and doctor output that emurun writes right now validate, and broken documents do not.
+. "$(dirname "$0")/lib/common.sh"
+
+validate=$EMURUN_BUILD_DIR/tests/validate_json
+[ -x "$validate" ] || skip "validate_json not built: libvalijson-dev missing (tools/install-deps installs it)"
+schema=$EMURUN_SOURCE_DIR/cmake/schema
+
+# schema_for FILE: which schema a document claims to follow, by its top-level keys.
+schema_for() {
+    if grep -q '"schema_version"' "$1"; then echo report
+    elif grep -q '"checks"' "$1"; then echo doctor
+    elif grep -q '"steps"' "$1"; then echo pipeline
+    fi
+}
+
+# expect_valid LABEL FILE [SCHEMA]
+expect_valid() {
+    local s=${3:-$(schema_for "$2")}
+    if [ -z "$s" ]; then not_ok "$1: no schema describes $2"; return; fi
+    if out=$("$validate" "$schema/$s.schema.json" "$2" 2>&1); then ok "$1 ($s)"; else
+        not_ok "$1 ($s): $(echo "$out" | head -n3)"
+    fi
+}
+
+expect_invalid() { # LABEL SCHEMA FILE
+    if "$validate" "$schema/$2.schema.json" "$3" >/dev/null 2>&1; then
+        not_ok "$1: accepted"
+    else ok "$1"; fi
+}
+
+# 1. Every ```json block of the README.
+awk -v dir="$T" '/^```json/ { f = 1; n++; out = dir "/readme-" n ".json"; next }
+                 /^```/ { f = 0 } f { print > out }' "$EMURUN_SOURCE_DIR/README.md"
+count=$(find "$T" -maxdepth 1 -name 'readme-*.json' | wc -l)
+[ "$count" -gt 0 ] || not_ok "no JSON example found in README.md"
+for f in "$T"/readme-*.json; do expect_valid "README example $(basename "$f")" "$f"; done
+
+# 2. Every JSON document under tests/ (pipelines, baselines, reports).
+while IFS= read -r f; do
+    expect_valid "${f#"$EMURUN_SOURCE_DIR"/}" "$f"
+done < <(find "$EMURUN_SOURCE_DIR/tests" -name '*.json' | sort)
+
+# 3. What emurun writes now: a report with passed, failed and skipped steps, a merge, doctor.
+cat >"$T/p.json" <<JSON
+{"name": "schema-check", "steps": [
+  {"name": "ok", "kind": "test", "argv": ["true"], "budget": "1m"},
+  {"name": "bad", "kind": "test", "argv": ["false"]},
+  {"name": "after-bad", "argv": ["true"], "needs": ["bad"]},
+  {"name": "sh", "argv": "echo hi", "shell": true, "timeout": "1h30m"}]}
+JSON
+expect_valid "test pipeline" "$T/p.json" pipeline
+"$EMURUN" run "$T/p.json" -q --report "$T/r.json" --log-dir "$T/logs" >/dev/null 2>&1 || true
+expect_valid "report written by emurun run" "$T/r.json" report
+"$EMURUN" report merge "$T/r.json" -o "$T/m.json" >/dev/null 2>&1 || true
+expect_valid "report written by emurun report merge" "$T/m.json" report
+"$EMURUN" doctor --json --no-probe >"$T/d.json" 2>/dev/null || true
+expect_valid "emurun doctor --json" "$T/d.json" doctor
+
+# 4. The schemas can fail.
+sed 's/"passed"/"fine"/' "$T/r.json" >"$T/bad-status.json"
+expect_invalid "report with an unknown status" report "$T/bad-status.json"
+sed 's/"schema_version": 1/"schema_version": 2/' "$T/r.json" >"$T/bad-version.json"
+expect_invalid "report of another schema version" report "$T/bad-version.json"
+echo '{"name": "x", "steps": [{"name": "a", "argv": "ls | wc"}]}' >"$T/bad-shell.json"
+expect_invalid "pipeline: string argv without shell" pipeline "$T/bad-shell.json"
+echo '{"name": "x", "steps": [{"name": "a", "argv": ["ls"], "timout": "1m"}]}' >"$T/bad-key.json"
+expect_invalid "pipeline: unknown key" pipeline "$T/bad-key.json"
+echo '{"name": "x", "steps": [{"name": "a", "argv": ["ls"], "timeout": "5 min"}]}' >"$T/bad-dur.json"
+expect_invalid "pipeline: bad duration" pipeline "$T/bad-dur.json"
+finish
