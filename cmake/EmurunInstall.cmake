@@ -2,33 +2,55 @@
 include(CMakePackageConfigHelpers)
 set(EMURUN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/emurun)
 
+# Two components, one per Debian package (cmake/EmurunPackaging.cmake): runtime = emurun (the
+# tool and its data), development = libemurun-dev (library, headers, CMake/pkg-config files).
 install(TARGETS emurun EXPORT emurunTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/emurun DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT development)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/emurun DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT development)
 install(FILES ${PROJECT_BINARY_DIR}/include/emurun/export.hpp
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/emurun)
-install(FILES ${PROJECT_SOURCE_DIR}/binfmt/arches.json DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun)
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/emurun COMPONENT development)
+install(FILES ${PROJECT_SOURCE_DIR}/binfmt/arches.json DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun
+        COMPONENT runtime)
 if(TARGET emurun_cli)
-  install(TARGETS emurun_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS emurun_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 endif()
 # The shim launcher: found from the emurun binary as ../libexec/emurun/emurun-shim.
 install(TARGETS emurun_shim_launcher RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun)
 
-install(EXPORT emurunTargets NAMESPACE emurun:: DESTINATION ${EMURUN_CMAKE_DIR})
+install(EXPORT emurunTargets NAMESPACE emurun:: DESTINATION ${EMURUN_CMAKE_DIR}
+        COMPONENT development)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/emurunConfig.cmake.in
   ${PROJECT_BINARY_DIR}/emurunConfig.cmake INSTALL_DESTINATION ${EMURUN_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/emurunConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/emurunConfig.cmake ${PROJECT_BINARY_DIR}/emurunConfigVersion.cmake
-        DESTINATION ${EMURUN_CMAKE_DIR})
+        DESTINATION ${EMURUN_CMAKE_DIR} COMPONENT development)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/toolchains DESTINATION ${EMURUN_CMAKE_DIR}
-        OPTIONAL)
+        OPTIONAL COMPONENT development)
 # Shims and sysroots for cross builds: emurun_add_shim(), the sysroot fetcher, Meson cross files.
-install(FILES ${PROJECT_SOURCE_DIR}/cmake/EmurunShim.cmake DESTINATION ${EMURUN_CMAKE_DIR})
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/emurun-sysroot DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/meson DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun)
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/EmurunShim.cmake DESTINATION ${EMURUN_CMAKE_DIR}
+        COMPONENT development)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/emurun-sysroot DESTINATION ${CMAKE_INSTALL_BINDIR}
+        COMPONENT runtime)
+# Meson looks up a cross file given by name in $XDG_DATA_DIRS/meson/cross (and
+# ~/.local/share/meson/cross), so 'meson setup --cross-file emurun-aarch64' finds these.
+file(GLOB _emurun_meson_cross CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/meson/*.ini)
+foreach(_ini IN LISTS _emurun_meson_cross)
+  get_filename_component(_name ${_ini} NAME_WE)
+  install(FILES ${_ini} DESTINATION ${CMAKE_INSTALL_DATADIR}/meson/cross RENAME emurun-${_name}
+          COMPONENT runtime)
+endforeach()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/schema/ DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun/schema
+        COMPONENT runtime FILES_MATCHING PATTERN "*.json")
+install(FILES ${PROJECT_SOURCE_DIR}/tools/completions/emurun.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME emurun
+        COMPONENT runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/tools/completions/_emurun
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT runtime)
+include(EmurunManPages)
 
 if(NOT BUILD_SHARED_LIBS)
   set(EMURUN_PC_CFLAGS " -DEMURUN_STATIC_DEFINE")
@@ -36,4 +58,5 @@ endif()
 # Relocatable: the .pc file finds the prefix from its own location (cmake --install --prefix).
 file(RELATIVE_PATH EMURUN_PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/emurun.pc.in ${PROJECT_BINARY_DIR}/emurun.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/emurun.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/emurun.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+        COMPONENT development)

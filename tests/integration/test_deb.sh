@@ -1,0 +1,103 @@
+#!/bin/bash
+# Debian packages: 'cpack -G DEB' packages this build tree (emurun and libemurun-dev), lintian
+# finds no errors, the control fields are right, and both install with dpkg into a fresh, empty
+# root (dpkg --root with its own database, dependencies checked against this host with
+# 'apt-get install -s' instead of being installed there: a debootstrap'ed root would take
+# minutes). From that root: 'emurun doctor' runs, the man page renders, bash completion loads,
+# and Meson finds the installed cross file by name.
+. "$(dirname "$0")/lib/common.sh"
+
+for tool in cpack lintian dpkg-deb dpkg-shlibdeps; do
+    command -v "$tool" >/dev/null || skip "$tool not installed (tools/install-deps installs it)"
+done
+config=$EMURUN_BUILD_DIR/CPackConfig.cmake
+[ -f "$config" ] || skip "no CPackConfig.cmake in $EMURUN_BUILD_DIR"
+
+start=$SECONDS
+if ! (cd "$T" && cpack --config "$config" -G DEB -B "$T/out" >"$T/cpack.log" 2>&1); then
+    not_ok "cpack -G DEB failed: $(tail -n 15 "$T/cpack.log")"
+    finish
+    exit 1
+fi
+ok "cpack -G DEB ($((SECONDS - start)) s)"
+emurun_deb=$(ls "$T"/out/emurun_*.deb)
+dev_deb=$(ls "$T"/out/libemurun-dev_*.deb)
+# The version of the changelog's first entry is the packages' version.
+version=$(dpkg-deb --fsys-tarfile "$emurun_deb" | tar -xO ./usr/share/doc/emurun/changelog.Debian.gz |
+    gzip -dc | sed -n '1s/^emurun (\([^)]*\)).*/\1/p')
+[ -n "$version" ] || not_ok "no version in changelog.Debian.gz"
+
+# Control fields.
+expect_eq "emurun package name" emurun "$(dpkg-deb -f "$emurun_deb" Package)"
+expect_eq "emurun version" "$version" "$(dpkg-deb -f "$emurun_deb" Version)"
+depends=$(dpkg-deb -f "$emurun_deb" Depends)
+expect_contains "emurun Depends from shlibdeps: libc6" "$depends" "libc6"
+expect_contains "emurun Depends from shlibdeps: libstdc++6" "$depends" "libstdc++6"
+expect_contains "emurun Recommends qemu-user-static" "$(dpkg-deb -f "$emurun_deb" Recommends)" "qemu-user-static"
+expect_contains "libemurun-dev Depends on emurun of its version" "$(dpkg-deb -f "$dev_deb" Depends)" "emurun (= $version)"
+expect_eq "libemurun-dev section" libdevel "$(dpkg-deb -f "$dev_deb" Section)"
+contents=$(dpkg-deb -c "$emurun_deb")
+for f in ./usr/bin/emurun ./usr/share/man/man1/emurun.1.gz ./usr/share/doc/emurun/copyright \
+    ./usr/share/doc/emurun/changelog.Debian.gz ./usr/share/bash-completion/completions/emurun \
+    ./usr/share/zsh/vendor-completions/_emurun ./usr/share/meson/cross/emurun-aarch64 \
+    ./usr/share/emurun/schema/report.schema.json ./usr/share/emurun/arches.json; do
+    expect_contains "emurun ships $f" "$contents" "$f"
+done
+dev_contents=$(dpkg-deb -c "$dev_deb")
+for f in ./usr/include/emurun/runner.hpp /libemurun.a /cmake/emurun/emurunConfig.cmake /pkgconfig/emurun.pc \
+    ./usr/share/doc/libemurun-dev/copyright; do
+    expect_contains "libemurun-dev ships $f" "$dev_contents" "$f"
+done
+
+# lintian: no errors. Warnings and info are printed for the record.
+lintian --allow-root --fail-on error --display-info "$emurun_deb" "$dev_deb" >"$T/lintian.txt" 2>&1 &&
+    ok "lintian: no errors" || not_ok "lintian reports errors: $(grep '^E:' "$T/lintian.txt")"
+echo "lintian said ($(grep -c '^[EWIP]:' "$T/lintian.txt") tags):"
+sed 's/^/  /' "$T/lintian.txt"
+
+# Dependencies resolvable on this Debian host (simulated: nothing is installed).
+if apt-get install -s "$emurun_deb" "$dev_deb" >"$T/apt.txt" 2>&1; then
+    ok "apt-get install -s: dependencies resolvable"
+else
+    not_ok "apt-get install -s failed: $(tail -n5 "$T/apt.txt")"
+fi
+
+# A fresh root with an empty dpkg database; no maintainer scripts run (the packages have none).
+R=$T/root
+mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates"
+: >"$R/var/lib/dpkg/status"
+if dpkg --root="$R" --log="$T/dpkg.log" --force-not-root --force-depends --force-script-chrootless \
+    -i "$emurun_deb" "$dev_deb" >"$T/dpkg.txt" 2>&1; then
+    ok "dpkg --root installs both packages"
+else
+    not_ok "dpkg --root failed: $(tail -n5 "$T/dpkg.txt")"
+fi
+expect_contains "dpkg's database in the root lists emurun" \
+    "$(dpkg --root="$R" -l emurun libemurun-dev 2>/dev/null)" "ii  emurun"
+out=$("$R/usr/bin/emurun" doctor --no-probe 2>&1) && rc=0 || rc=$?
+[ "$rc" -le 1 ] && ok "installed emurun doctor runs (exit $rc)" || not_ok "installed emurun doctor: exit $rc: $out"
+expect_contains "installed emurun doctor checks the kernel" "$out" "kernel:"
+expect_contains "installed emurun --version" "$("$R/usr/bin/emurun" --version)" "emurun ${version%-*}"
+if command -v man >/dev/null; then
+    expect_contains "installed man page renders" "$(MANWIDTH=80 man -l "$R/usr/share/man/man1/emurun.1.gz" 2>&1)" "sandbox"
+fi
+expect_contains "installed bash completion" "$(bash -c ". $R/usr/share/bash-completion/completions/emurun; complete -p emurun")" "_emurun"
+
+# meson setup --cross-file emurun-aarch64 finds the installed file by name ($XDG_DATA_DIRS) and
+# its exe_wrapper (the installed emurun) runs the cross compiler's sanity check.
+if command -v meson >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null; then
+    mkdir -p "$T/mproj"
+    printf "project('x', 'c')\nexecutable('x', 'x.c')\n" >"$T/mproj/meson.build"
+    printf 'int main(void) { return 0; }\n' >"$T/mproj/x.c"
+    if (cd "$T/mproj" && XDG_DATA_DIRS=$R/usr/share PATH=$R/usr/bin:$PATH HOME=$T \
+        meson setup --cross-file emurun-aarch64 "$T/mbuild" >"$T/meson.txt" 2>&1); then
+        ok "meson setup --cross-file emurun-aarch64 (found by name)"
+    else
+        not_ok "meson setup --cross-file emurun-aarch64: $(tail -n5 "$T/meson.txt")"
+    fi
+    expect_contains "meson ran the sanity check through the exe_wrapper" "$(cat "$T/meson.txt")" "emurun"
+else
+    echo "SKIP part: meson, aarch64-linux-gnu-gcc or qemu-aarch64-static missing (cross file lookup not checked)"
+fi
+echo "test_deb took $((SECONDS - start)) s"
+finish

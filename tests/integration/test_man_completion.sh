@@ -1,0 +1,81 @@
+#!/bin/bash
+# The man page and the shell completions follow the CLI: every subcommand (and sub-subcommand)
+# that 'emurun --help' lists has a section in emurun(1) and is completed by bash; every option in
+# a subcommand's --help is completed; bash's compgen really offers them; man renders the pages
+# without warnings; zsh loads its completion (when zsh is installed).
+. "$(dirname "$0")/lib/common.sh"
+
+src=$EMURUN_SOURCE_DIR
+man=$EMURUN_BUILD_DIR/man/emurun.1
+bashcomp=$src/tools/completions/emurun.bash
+[ -f "$man" ] || skip "man page not generated in the build tree ($man)"
+
+# subcommands_of ARGS...: the names under "Subcommands:" in 'emurun ARGS --help'.
+subcommands_of() {
+    "$EMURUN" "$@" --help | sed -n '/^Subcommands:/,/^$/p' | sed -n 's/^  \([a-z][a-z-]*\).*/\1/p'
+}
+# options_of ARGS...: the long options of 'emurun ARGS --help'.
+options_of() {
+    "$EMURUN" "$@" --help | sed -n '/^Options:/,/^$/p' |
+        grep -oE '^ +(-[a-zA-Z],)?--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' |
+        grep -v -- '^--help$'
+}
+. "$bashcomp"
+
+top=$(subcommands_of)
+[ "$(echo "$top" | wc -w)" -ge 10 ] || not_ok "emurun --help lists too few subcommands: $top"
+for cmd in $top; do
+    grep -q "^\.SS \"$cmd\b" "$man" && ok "emurun(1) has $cmd" || not_ok "emurun(1) has no .SS section for $cmd"
+    expect_contains "bash completes $cmd" " $(_emurun_words "") " " $cmd "
+    subs=$(subcommands_of "$cmd")
+    for sub in $subs; do
+        grep -q "$cmd $sub\|$cmd [a-z|]*$sub" "$man" && ok "emurun(1) mentions $cmd $sub" ||
+            not_ok "emurun(1) does not mention $cmd $sub"
+        expect_contains "bash completes $cmd $sub" " $(_emurun_words "$cmd") " " $sub "
+        for opt in $(options_of "$cmd" "$sub"); do
+            expect_contains "bash completes $cmd $sub $opt" " $(echo $(_emurun_words "$cmd $sub")) " " $opt "
+        done
+    done
+    if [ -z "$subs" ]; then
+        for opt in $(options_of "$cmd"); do
+            expect_contains "bash completes $cmd $opt" " $(echo $(_emurun_words "$cmd")) " " $opt "
+        done
+    fi
+done
+
+# What a user sees pressing TAB: compgen through the completion function.
+complete_line() { # WORDS... (the last one is being completed)
+    COMP_WORDS=("$@")
+    COMP_CWORD=$(($# - 1))
+    _emurun
+    echo "${COMPREPLY[*]}"
+}
+expect_eq "TAB after 'emurun'" "$(echo $top)" "$(complete_line emurun "")"
+expect_eq "TAB on 'emurun sa'" "sandbox" "$(complete_line emurun sa)"
+expect_eq "TAB on 'emurun binfmt reg'" "register" "$(complete_line emurun binfmt reg)"
+expect_eq "TAB on 'emurun run --sh'" "--shard" "$(complete_line emurun run --sh)"
+expect_eq "TAB on 'emurun --color='" "always" "$(complete_line emurun --color al)"
+expect_eq "TAB on 'emurun -v report compare --j'" "--json" "$(complete_line emurun -v report compare --j)"
+expect_eq "nothing after --" "" "$(complete_line emurun exec -- ls --a)"
+
+# man renders both pages without warnings (lintian runs the same check).
+if command -v man >/dev/null; then
+    for page in "$man" "$EMURUN_BUILD_DIR/man/emurun-sysroot.1"; do
+        warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null)
+        expect_eq "man renders $(basename "$page") cleanly" "" "$warnings"
+    done
+else
+    echo "SKIP part: man not installed"
+fi
+
+if command -v zsh >/dev/null; then
+    zsh -n "$src/tools/completions/_emurun" && ok "zsh: _emurun parses" || not_ok "zsh: _emurun has syntax errors"
+    loaded=$(zsh -fc "fpath=($src/tools/completions \$fpath); autoload -Uz compinit; compinit -u -d $T/zcompdump; print -r -- \${_comps[emurun]}")
+    expect_eq "zsh: compinit maps emurun to _emurun" "_emurun" "$loaded"
+    for cmd in $top; do
+        grep -q "'$cmd:" "$src/tools/completions/_emurun" && ok "zsh completes $cmd" || not_ok "zsh does not list $cmd"
+    done
+else
+    echo "SKIP part: zsh not installed (zsh completion not checked)"
+fi
+finish

@@ -1,0 +1,73 @@
+# bash completion for emurun (installed as share/bash-completion/completions/emurun).
+# tests/integration/test_man_completion.sh checks these lists against 'emurun --help'.
+
+_emurun_words() { # the words for "CMD [SUB]"
+    case "$1" in
+        "") echo "inspect exec binfmt sandbox shim sysroot run report calibrate doctor" ;;
+        binfmt) echo "status register unregister enable disable verify export import" ;;
+        shim) echo "add list remove" ;;
+        sysroot) echo "check fetch" ;;
+        report) echo "show compare merge" ;;
+        inspect) echo "--sysroot --json" ;;
+        exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
+        sandbox) echo "--arch --sysroot --env --qemu-dir" ;;
+        run) echo "--jobs --shard --matrix --baseline --previous --threshold --job-limit
+                  --job-limit-share --timeout-multiplier --calibration --grace --report --junit
+                  --markdown --log-dir --fail-on-flag --quiet" ;;
+        calibrate) echo "--arch --output --native-program --emulated-program --json" ;;
+        doctor) echo "--json --mount --no-probe" ;;
+        "binfmt status") echo "--mount --lock-file --json" ;;
+        "binfmt register") echo "--mount --lock-file --dry-run --replace --flags --interpreter
+                                 --allow-credentials --allow-open-binary --json" ;;
+        "binfmt unregister" | "binfmt import") echo "--mount --lock-file --dry-run --replace
+                                 --flags --allow-credentials --allow-open-binary --json" ;;
+        "binfmt enable" | "binfmt disable") echo "--mount --lock-file" ;;
+        "binfmt verify") echo "--probe-dir --json" ;;
+        "binfmt export") echo "--mount --lock-file --binfmt-d --update-binfmts" ;;
+        "shim add") echo "--target --arch --sysroot --env --cpu --launcher --dir" ;;
+        "shim list") echo "--dir --json" ;;
+        "shim remove") echo "--dir" ;;
+        "sysroot check") echo "--sysroot" ;;
+        "sysroot fetch") echo "--arch --dir --mirror --suite --cache --refresh" ;;
+        "report show") echo "--format" ;;
+        "report compare") echo "--json" ;;
+        "report merge") echo "--output --junit" ;;
+    esac
+}
+
+_emurun() {
+    local cur prev cmd="" sub="" i w
+    COMPREPLY=()
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        [ "$w" = "--" ] && return 0 # the program's own arguments: nothing to offer
+        case "$w" in -*) continue ;; esac
+        [ "${COMP_WORDS[i - 1]}" = "--color" ] && continue
+        if [ -z "$cmd" ]; then cmd=$w
+        elif [ -z "$sub" ] && [ -n "$(_emurun_words "$cmd")" ] &&
+            [[ " $(_emurun_words "$cmd") " == *" $w "* ]]; then sub=$w
+        fi
+    done
+    case "$prev" in
+        --color) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur"); return 0 ;;
+        --format) mapfile -t COMPREPLY < <(compgen -W "table json junit markdown" -- "$cur"); return 0 ;;
+        --sysroot | --dir | --qemu-dir | --log-dir | --mount | --probe-dir | --binfmt-d | \
+            --update-binfmts | --cache)
+            mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
+    esac
+    local words
+    if [ -z "$cmd" ]; then
+        words=$(_emurun_words "")
+        [[ $cur == -* ]] && words="--verbose --quiet --color --version --help"
+    elif [ -z "$sub" ] && [[ $cur != -* ]] && [ -n "$(_emurun_words "$cmd")" ] &&
+        [[ $(_emurun_words "$cmd") != -* ]]; then
+        words=$(_emurun_words "$cmd")
+    else
+        words="$(_emurun_words "${cmd}${sub:+ $sub}") --help"
+        [[ $cur == -* ]] || { mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0; }
+    fi
+    mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
+}
+complete -o filenames -F _emurun emurun
