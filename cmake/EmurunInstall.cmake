@@ -18,7 +18,8 @@ if(TARGET emurun_cli)
   install(TARGETS emurun_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 endif()
 # The shim launcher: found from the emurun binary as ../libexec/emurun/emurun-shim.
-install(TARGETS emurun_shim_launcher RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun)
+install(TARGETS emurun_shim_launcher RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun
+        COMPONENT runtime)
 
 install(EXPORT emurunTargets NAMESPACE emurun:: DESTINATION ${EMURUN_CMAKE_DIR}
         COMPONENT development)

@@ -45,7 +45,7 @@ done
 "$EMURUN" shim add probe --target "$probe" --dir "$T/shims" >/dev/null
 "$T/shims/probe" argv "a b" "" x >"$T/shim.want.raw" 2>/dev/null
 sed "s|^\[0\]=.*|[0]=<$probe>|" "$T/shim.want.raw" >"$T/shim.want"
-for level in -1 0 1 2; do
+for level in -1 0 1 2; do # the launcher ignores EMURUN_VERBOSE; whatever it is, stdout stays clean
     EMURUN_VERBOSE=$level "$T/shims/probe" argv "a b" "" x >"$T/out" 2>/dev/null || true
     sed -i "s|^\[0\]=.*|[0]=<$probe>|" "$T/out"
     if cmp -s "$T/foreign.want" "$T/out"; then ok "shim EMURUN_VERBOSE=$level"; else

@@ -31,7 +31,8 @@ void setup_output(int verbosity, ColorMode color);
 /// `text` wrapped in the SGR code `sgr` (e.g. "32" green) when `enabled`, else `text` itself.
 std::string paint(std::string_view text, std::string_view sgr, bool enabled);
 
-/// Verbosity from the environment, for shims (which take no emurun options): EMURUN_VERBOSE
+/// Verbosity from the environment, where no option can be passed (emurun started by a build
+/// tool, shims that link emurun itself): EMURUN_VERBOSE
 /// ("-1" quiet, "1", "2"); 0 when unset or not a number.
 int verbosity_from_env();
 
