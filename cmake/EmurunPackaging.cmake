@@ -68,6 +68,10 @@ foreach(_component_package IN ITEMS "runtime;emurun" "development;libemurun-dev"
           DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${_package} COMPONENT ${_component})
 endforeach()
 
+# Lintian overrides: tags that are deliberate, each with its reason in the file.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/emurun.lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME emurun COMPONENT runtime)
+
 # What dh_strip does to a static library: without debug info, .comment and .note (a
 # RelWithDebInfo libemurun.a shrinks from ~110 MB to ~4 MB). Only when stripping was asked for
 # (CPACK_STRIP_FILES, cmake --install --strip).
