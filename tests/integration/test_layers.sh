@@ -38,6 +38,16 @@ plant tools/emurun/cli.cpp '#include "runner/runner_internal.hpp"' "CLI includes
     "the CLI may include public headers only"
 plant lib/report/report.cpp '#include "../runner/runner_internal.hpp"' "climbing include" \
     "climb with '..'"
+# Both delimiters compile (include/ and lib/ are both include dirs), so both are checked.
+plant lib/arch/arch.cpp '#include "emurun/runner.hpp"' "public header in quotes" \
+    "lib/arch/arch.cpp: #include \"emurun/runner.hpp\": module 'arch' may not use 'runner'"
+plant lib/qemu/qemu.cpp '#include <runner/runner_internal.hpp>' "private header in brackets" \
+    "module 'qemu' may not use 'runner'"
+plant lib/report/report.cpp '#include <boost/asio/io_context.hpp>' "Boost outside lib/process" \
+    "lib/report/report.cpp: #include <boost/asio/io_context.hpp>: only lib/process includes Boost"
+copy && mkdir "$T/tree/lib/runner/detail" && touch "$T/tree/lib/runner/detail/x.hpp"
+if out=$(check "$T/tree"); then not_ok "module sub-folder accepted"; else
+    expect_contains "a module sub-folder" "$out" "lib/runner/detail/: a module is one flat folder"; fi
 copy && mkdir "$T/tree/lib/extra" && touch "$T/tree/lib/extra/x.cpp"
 if out=$(check "$T/tree"); then not_ok "unknown folder accepted"; else
     expect_contains "a folder that is no module" "$out" "lib/extra/: not a module"; fi
