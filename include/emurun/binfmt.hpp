@@ -6,6 +6,8 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -24,7 +26,10 @@ inline constexpr std::size_t k_binfmt_max_line = 1920;
 inline constexpr std::size_t k_binfmt_buf_size = 128;
 
 /// How the kernel recognises a file: by magic bytes at an offset, or by file-name extension.
-enum class BinfmtType { Magic, Extension };
+enum class BinfmtType { magic, extension };
+
+/// "magic" or "extension".
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(BinfmtType type);
 
 /// The kernel's special flags. `C` implies `O` in the kernel, and here: credentials without
 /// open_binary compares, formats and parses exactly like credentials with it.
@@ -48,9 +53,9 @@ struct BinfmtFlags {
 /// One binfmt_misc entry: what a registration line says, or what the entry file shows.
 struct BinfmtEntry {
     std::string name; ///< entry file name, e.g. "qemu-aarch64"
-    BinfmtType type = BinfmtType::Magic;
-    int offset = 0;          ///< Magic only
-    std::string magic;       ///< raw bytes (Magic) or the extension without '.'
+    BinfmtType type = BinfmtType::magic;
+    int offset = 0;          ///< magic only
+    std::string magic;       ///< raw bytes (magic) or the extension without '.'
     std::string mask;        ///< raw bytes, same length as magic; empty = none
     std::string interpreter; ///< absolute path of the handler
     BinfmtFlags flags;
@@ -79,10 +84,6 @@ struct BinfmtEntry {
 [[nodiscard]] EMURUN_EXPORT Result<std::string>
 format_binfmt_line(const BinfmtEntry& entry, std::optional<char> delimiter = std::nullopt);
 
-/// Escape raw bytes for a magic/mask field: every byte that is not [A-Za-z0-9] or one of
-/// "._-+=@%^," (and is not `delimiter`) becomes \xHH.
-[[nodiscard]] EMURUN_EXPORT std::string escape_binfmt_bytes(std::string_view raw, char delimiter);
-
 /// Parse the text of /proc/sys/fs/binfmt_misc/<name> ("enabled", "interpreter X", "flags: PF",
 /// "offset N", "magic 7f45...", "mask ff..." or "extension .ext").
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtEntry> parse_binfmt_entry_file(std::string_view name,
@@ -100,13 +101,13 @@ format_binfmt_line(const BinfmtEntry& entry, std::optional<char> delimiter = std
 
 /// What registration or removal will do with one entry.
 enum class BinfmtAction {
-    Add,      ///< not there: register
-    Keep,     ///< identical entry there: nothing to do
-    Enable,   ///< identical entry there but disabled: enable it
-    Replace,  ///< different entry under the name, --replace given: remove, then register
-    Conflict, ///< different entry under the name, no --replace: error, nothing is touched
-    Remove,   ///< unregister: entry there
-    Absent,   ///< unregister: entry not there, nothing to do
+    add,      ///< not there: register
+    keep,     ///< identical entry there: nothing to do
+    enable,   ///< identical entry there but disabled: enable it
+    replace,  ///< different entry under the name, `replace` set: remove, then register
+    conflict, ///< different entry under the name, `replace` not set: error, nothing touched
+    remove,   ///< unregister: entry there
+    absent,   ///< unregister: entry not there, nothing to do
 };
 
 /// "add", "keep", "enable", "replace", "conflict", "remove", "absent".
@@ -114,10 +115,10 @@ enum class BinfmtAction {
 
 /// One step of a plan.
 struct BinfmtPlanItem {
-    BinfmtAction action = BinfmtAction::Add;
-    BinfmtEntry wanted;                 ///< for Remove/Absent: only `name` is meaningful
+    BinfmtAction action = BinfmtAction::add;
+    BinfmtEntry wanted;                 ///< for remove/absent: only `name` is meaningful
     std::optional<BinfmtEntry> current; ///< what is registered under that name now
-    std::string detail;                 ///< for Conflict/Replace: which fields differ
+    std::string detail;                 ///< for conflict/replace: which fields differ
 };
 
 /// The difference between what is wanted and what is there; pure, no I/O.
@@ -150,9 +151,26 @@ struct BinfmtOptions {
     bool mount_if_missing = true; ///< root + default mount path only: mount binfmt_misc there
     bool dry_run = false;         ///< plan only, change nothing
     bool replace = false;         ///< replace entries of the same name with other content
-    /// Test hook: fail (and roll back) after this many successful writes in one apply.
-    std::optional<std::size_t> fail_after;
+    /// Opt-in for flag C (setuid binaries run with raised privileges): without it,
+    /// register_binfmt refuses every entry with C.
+    bool allow_credentials = false;
+    /// Opt-in for flag O (the emulator gets binaries users cannot read): without it,
+    /// register_binfmt refuses every entry with O (C brings its own O: allow_credentials).
+    bool allow_open_binary = false;
 };
+
+/// A kernel flag that registration accepts only with an explicit opt-in in BinfmtOptions.
+enum class BinfmtOptIn {
+    credentials, ///< flag C: BinfmtOptions::allow_credentials
+    open_binary, ///< flag O without C: BinfmtOptions::allow_open_binary
+};
+
+/// The opt-in that `flags` need and `options` do not give (C checked first), or nullopt.
+[[nodiscard]] EMURUN_EXPORT std::optional<BinfmtOptIn>
+missing_binfmt_opt_in(const BinfmtFlags& flags, const BinfmtOptions& options);
+
+/// Why the flag needs the opt-in: "C runs setuid binaries with raised privileges".
+[[nodiscard]] EMURUN_EXPORT std::string_view opt_in_reason(BinfmtOptIn opt_in);
 
 /// Warnings for the user (printed by the CLI, one per line).
 using BinfmtWarnings = std::vector<std::string>;
@@ -169,6 +187,12 @@ struct BinfmtTable {
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtTable>
 read_binfmt_table(const std::filesystem::path& mount);
 
+/// The JSON of `emurun binfmt status --json` (README): {"mount", "enabled", "entries": [{"name",
+/// "enabled", "type", "arch" (null for others), "interpreter", "flags", "offset", "magic" and
+/// "mask" (\xHH-escaped), "line" (null when it cannot be formatted)}]}.
+[[nodiscard]] EMURUN_EXPORT nlohmann::json binfmt_status_json(const std::filesystem::path& mount,
+                                                              const BinfmtTable& table);
+
 /// One entry by name. Error when it does not exist or cannot be parsed.
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtEntry>
 read_binfmt_entry(const std::filesystem::path& mount, std::string_view name);
@@ -182,9 +206,16 @@ struct BinfmtApplyResult {
 
 /// Plan-then-apply under the lock: read the table, plan, refuse conflicts, register, read each
 /// written entry back and compare; on any failure remove what this run added (and restore
-/// what it replaced). Checks every interpreter (exists for F, not writable by others).
+/// what it replaced). Checks every interpreter (exists for F, not writable by others) and
+/// refuses flags C and O without their opt-in (missing_binfmt_opt_in) before touching anything.
+/// Test hook: $EMURUN_BINFMT_FAIL_AFTER=N fails (and rolls back) after N writes of one apply.
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtApplyResult>
 register_binfmt(const std::vector<BinfmtEntry>& wanted, const BinfmtOptions& options);
+
+/// The JSON of register/unregister/import --json: {"applied", "conflict", "warnings", "plan":
+/// [{"action", "name", "wanted" (null for removals), "current" (null when none), "detail"}]},
+/// entries as in binfmt_status_json.
+[[nodiscard]] EMURUN_EXPORT nlohmann::json binfmt_apply_json(const BinfmtApplyResult& result);
 
 /// Remove the named entries under the lock; names not registered are reported as Absent.
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtApplyResult>
@@ -217,6 +248,11 @@ struct BinfmtVerifyResult {
 /// "uname" and check that it exits 0. A probe that fails with ENOEXEC means no handler.
 [[nodiscard]] EMURUN_EXPORT BinfmtVerifyResult verify_binfmt(const Arch& arch,
                                                              const std::filesystem::path& probe);
+
+/// The JSON of `binfmt verify --json`: {"ok" (every arch ok), "arches": [{"arch", "ok",
+/// "detail"}]}.
+[[nodiscard]] EMURUN_EXPORT nlohmann::json
+binfmt_verify_json(const std::vector<BinfmtVerifyResult>& results);
 
 // ---- persistence --------------------------------------------------------------------------
 

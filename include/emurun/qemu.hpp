@@ -36,6 +36,12 @@ struct EmulatorSearch {
 [[nodiscard]] EMURUN_EXPORT std::vector<Emulator>
 find_all_emulators(const EmulatorSearch& search = {});
 
+/// Arches by name: each of `names` an arch name or alias (find_arch), or "all": every arch in
+/// the table with an emulator found by `search` that this host does not run natively (table
+/// order). Error names the first unknown arch. The result may be empty ("all", none installed).
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<const Arch*>>
+select_arches(const std::vector<std::string>& names, const EmulatorSearch& search = {});
+
 /// The version the emulator reports ("7.2.22"), by reading its binary, not by running it;
 /// nullopt when it cannot be determined.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> emulator_version(const Emulator& emu);

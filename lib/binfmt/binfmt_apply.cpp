@@ -1,23 +1,30 @@
 // Plan-then-apply under the lock, with read-back and rollback.
 #include "binfmt/binfmt_io.hpp"
-
-#include <fmt/format.h>
+#include "binfmt/binfmt_text.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace emurun {
 namespace {
 
-std::string show(std::string_view s) {
-    return escape_binfmt_bytes(s, '\0');
+using detail::show;
+
+// Test hook: $EMURUN_BINFMT_FAIL_AFTER=N fails (and rolls back) after N writes in one apply.
+std::optional<std::size_t> fail_after_hook() {
+    const char* n = std::getenv("EMURUN_BINFMT_FAIL_AFTER");
+    if (n == nullptr) {
+        return std::nullopt;
+    }
+    return std::strtoull(n, nullptr, 10);
 }
 
 // Applies steps one by one and remembers how to undo each, so a failure part-way leaves the
 // table as it was before this run.
 class Applier {
   public:
-    explicit Applier(const BinfmtOptions& o) : m_opt(o) {}
+    explicit Applier(const BinfmtOptions& o) : m_opt(o), m_fail_after(fail_after_hook()) {}
 
     Result<void> add(const BinfmtEntry& e);
     Result<void> remove(const BinfmtEntry& current);
@@ -31,20 +38,20 @@ class Applier {
     Result<void> raw_enable(std::string_view name, bool on);
 
     const BinfmtOptions& m_opt;
+    std::optional<std::size_t> m_fail_after;
     std::size_t m_writes = 0;
     // Undo log, most recent last: which entry to remove or re-register.
     struct Undo {
-        enum Kind { RemoveAdded, Reregister, Toggle } kind;
+        enum class Kind { remove_added, reregister, toggle } kind;
         BinfmtEntry entry;
     };
     std::vector<Undo> m_undo;
 };
 
 Result<void> Applier::count_step(const std::string& what) {
-    if (m_opt.fail_after && m_writes >= *m_opt.fail_after) {
-        return fail(what, fmt::format("failure injected after {} writes (test hook "
-                                      "EMURUN_BINFMT_FAIL_AFTER)",
-                                      m_writes));
+    if (m_fail_after && m_writes >= *m_fail_after) {
+        return fail(what, "failure injected after " + std::to_string(m_writes) +
+                              " writes (test hook EMURUN_BINFMT_FAIL_AFTER)");
     }
     ++m_writes;
     return {};
@@ -58,14 +65,13 @@ Result<void> Applier::raw_register(const BinfmtEntry& e) {
     }
     auto [major, minor] = detail::kernel_version();
     Error x = r.error();
-    x.what = fmt::format("register {} ({})", show(e.name), line);
+    x.what = "register " + show(e.name) + " (" + line + ")";
     if (x.why == std::strerror(EEXIST)) {
         x.hint = "another tool registered it meanwhile; run again to see the conflict";
     } else if (x.why == std::strerror(EINVAL) && e.flags.fix_binary &&
                (major < 4 || (major == 4 && minor < 8))) {
-        x.hint = fmt::format("kernel {}.{} predates the F flag (Linux 4.8); drop F with "
-                             "--flags P",
-                             major, minor);
+        x.hint = "kernel " + std::to_string(major) + "." + std::to_string(minor) +
+                 " predates the F flag (Linux 4.8); drop F with --flags P";
     } else if (x.why == std::strerror(ENOENT) && e.flags.fix_binary) {
         x.hint = "with F the kernel opens the interpreter now: it must exist at that path";
     }
@@ -83,13 +89,13 @@ Result<void> Applier::raw_enable(std::string_view name, bool on) {
 Result<void> Applier::add(const BinfmtEntry& e) {
     EMURUN_TRY(count_step("register " + show(e.name)));
     EMURUN_TRY(raw_register(e));
-    m_undo.push_back({Undo::RemoveAdded, e});
+    m_undo.push_back({Undo::Kind::remove_added, e});
     const auto back = EMURUN_TRY(read_binfmt_entry(m_opt.mount, e.name));
     if (!back.same_registration(e) || !back.enabled) {
         auto want = format_binfmt_line(e);
         auto got = format_binfmt_line(back);
         return fail("read back " + show(e.name), "the kernel shows another entry than was written",
-                    fmt::format("wrote {}, kernel shows {}", want ? *want : "?", got ? *got : "?"));
+                    "wrote " + (want ? *want : "?") + ", kernel shows " + (got ? *got : "?"));
     }
     return {};
 }
@@ -97,7 +103,7 @@ Result<void> Applier::add(const BinfmtEntry& e) {
 Result<void> Applier::remove(const BinfmtEntry& current) {
     EMURUN_TRY(count_step("unregister " + show(current.name)));
     EMURUN_TRY(raw_remove(current.name));
-    m_undo.push_back({Undo::Reregister, current});
+    m_undo.push_back({Undo::Kind::reregister, current});
     return {};
 }
 
@@ -106,22 +112,22 @@ Result<void> Applier::set_enabled(const BinfmtEntry& e, bool on) {
     EMURUN_TRY(raw_enable(e.name, on));
     BinfmtEntry prev = e;
     prev.enabled = !on;
-    m_undo.push_back({Undo::Toggle, prev});
+    m_undo.push_back({Undo::Kind::toggle, prev});
     return {};
 }
 
 void Applier::rollback() {
     for (auto it = m_undo.rbegin(); it != m_undo.rend(); ++it) {
         switch (it->kind) {
-        case Undo::RemoveAdded:
+        case Undo::Kind::remove_added:
             (void)raw_remove(it->entry.name);
             break;
-        case Undo::Reregister:
+        case Undo::Kind::reregister:
             if (raw_register(it->entry) && !it->entry.enabled) {
                 (void)raw_enable(it->entry.name, false);
             }
             break;
-        case Undo::Toggle:
+        case Undo::Kind::toggle:
             (void)raw_enable(it->entry.name, it->entry.enabled);
             break;
         }
@@ -131,18 +137,18 @@ void Applier::rollback() {
 
 Result<void> apply_item(Applier& a, const BinfmtPlanItem& item) {
     switch (item.action) {
-    case BinfmtAction::Add:
+    case BinfmtAction::add:
         return a.add(item.wanted);
-    case BinfmtAction::Replace:
+    case BinfmtAction::replace:
         EMURUN_TRY(a.remove(*item.current));
         return a.add(item.wanted);
-    case BinfmtAction::Enable:
+    case BinfmtAction::enable:
         return a.set_enabled(*item.current, true);
-    case BinfmtAction::Remove:
+    case BinfmtAction::remove:
         return a.remove(*item.current);
-    case BinfmtAction::Keep:
-    case BinfmtAction::Absent:
-    case BinfmtAction::Conflict:
+    case BinfmtAction::keep:
+    case BinfmtAction::absent:
+    case BinfmtAction::conflict:
         return {};
     }
     return {};
@@ -162,19 +168,32 @@ Result<void> apply_plan(const BinfmtPlan& plan, const BinfmtOptions& options) {
 }
 
 Error conflict_error(const BinfmtPlan& plan) {
-    std::vector<std::string> names;
+    std::string names;
     std::string details;
     for (const auto& i : plan.items) {
-        if (i.action == BinfmtAction::Conflict) {
-            names.push_back(show(i.wanted.name));
-            details += fmt::format("{}: {}; ", show(i.wanted.name), i.detail);
+        if (i.action == BinfmtAction::conflict) {
+            names += (names.empty() ? "" : ", ") + show(i.wanted.name);
+            details += show(i.wanted.name) + ": " + i.detail + "; ";
         }
     }
     details.resize(details.size() - 2);
-    return Error{fmt::format("register {}", fmt::join(names, ", ")),
+    return Error{"register " + names,
                  "another entry is registered under the same name (" + details + ")",
                  "it was left untouched and nothing was registered; use --replace to replace it, "
                  "or unregister it first"};
+}
+
+// C and O only with their explicit opt-in: a library caller cannot register them by accident.
+Result<void> opt_in_check(const BinfmtEntry& e, const BinfmtOptions& options) {
+    const auto missing = missing_binfmt_opt_in(e.flags, options);
+    if (!missing) {
+        return {};
+    }
+    return fail("register " + show(e.name) + " with flags " + e.flags.to_string(),
+                std::string(opt_in_reason(*missing)),
+                *missing == BinfmtOptIn::credentials
+                    ? "set BinfmtOptions::allow_credentials if that is really wanted"
+                    : "set BinfmtOptions::allow_open_binary if that is really wanted");
 }
 
 // Lock, read the current table and plan with `make_plan`; apply unless dry run.
@@ -198,10 +217,32 @@ Result<BinfmtApplyResult> locked_apply(const BinfmtOptions& options, MakePlan ma
 
 } // namespace
 
+std::optional<BinfmtOptIn> missing_binfmt_opt_in(const BinfmtFlags& flags,
+                                                 const BinfmtOptions& options) {
+    if (flags.credentials && !options.allow_credentials) {
+        return BinfmtOptIn::credentials;
+    }
+    if (flags.open_binary && !flags.credentials && !options.allow_open_binary) {
+        return BinfmtOptIn::open_binary;
+    }
+    return std::nullopt;
+}
+
+std::string_view opt_in_reason(BinfmtOptIn opt_in) {
+    switch (opt_in) {
+    case BinfmtOptIn::credentials:
+        return "C runs setuid binaries with raised privileges";
+    case BinfmtOptIn::open_binary:
+        break;
+    }
+    return "O hands the emulator binaries users cannot read";
+}
+
 Result<BinfmtApplyResult> register_binfmt(const std::vector<BinfmtEntry>& wanted,
                                           const BinfmtOptions& options) {
     BinfmtWarnings warnings;
     for (const auto& e : wanted) {
+        EMURUN_TRY(opt_in_check(e, options));
         EMURUN_TRY(validate_binfmt_entry(e));
         EMURUN_TRY(check_binfmt_interpreter(e.interpreter, e.flags, warnings));
     }
@@ -229,7 +270,7 @@ Result<void> set_binfmt_enabled(const std::vector<std::string>& names, bool enab
     for (const auto& n : names) {
         auto e = read_binfmt_entry(options.mount, n);
         if (!e) {
-            return fail(fmt::format("{} {}", enabled ? "enable" : "disable", show(n)),
+            return fail((enabled ? "enable " : "disable ") + show(n),
                         "no such entry: " + e.error().why,
                         "see 'emurun binfmt status'; nothing was changed");
         }

@@ -16,6 +16,15 @@
 namespace emurun {
 namespace {
 
+std::string octal(unsigned mode) {
+    std::string out;
+    do {
+        out.insert(out.begin(), static_cast<char>('0' + (mode & 7)));
+        mode >>= 3;
+    } while (mode != 0);
+    return out;
+}
+
 // A directory that others may write to without the sticky bit lets them swap the interpreter.
 Result<void> check_directory(const std::filesystem::path& interp,
                              const std::filesystem::path& dir) {
@@ -24,17 +33,16 @@ Result<void> check_directory(const std::filesystem::path& interp,
         return std::unexpected(system_error("stat " + dir.string(), errno));
     }
     if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-        return fail(fmt::format("interpreter {}", interp.string()),
-                    fmt::format("its directory {} is writable by others without the sticky bit, "
-                                "so anyone could replace it",
-                                dir.string()),
+        return fail("interpreter " + interp.string(),
+                    "its directory " + dir.string() +
+                        " is writable by others without the sticky bit, so anyone could replace it",
                     "install the emulator in a root-owned directory such as /usr/bin");
     }
     return {};
 }
 
 Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& flags) {
-    std::string what = fmt::format("interpreter {}", interp.string());
+    std::string what = "interpreter " + interp.string();
     struct stat st {};
     if (::stat(interp.c_str(), &st) != 0) {
         int err = errno;
@@ -50,10 +58,9 @@ Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& 
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         return fail(what,
-                    fmt::format("writable by group or others (mode {:o}): every binary of this "
-                                "arch would run whatever they put there",
-                                st.st_mode & 07777),
-                    fmt::format("chmod go-w {}", interp.string()));
+                    "writable by group or others (mode " + octal(st.st_mode & 07777) +
+                        "): every binary of this arch would run whatever they put there",
+                    "chmod go-w " + interp.string());
     }
     return {};
 }
@@ -63,7 +70,7 @@ Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& 
 Result<void> check_binfmt_interpreter(const std::filesystem::path& interp, const BinfmtFlags& flags,
                                       BinfmtWarnings& warnings) {
     if (!interp.is_absolute()) {
-        return fail(fmt::format("interpreter {}", interp.string()), "not an absolute path",
+        return fail("interpreter " + interp.string(), "not an absolute path",
                     "the kernel resolves it in whatever directory a program is started from");
     }
     if (auto f = check_file(interp, flags); !f) {
@@ -79,10 +86,9 @@ Result<void> check_binfmt_interpreter(const std::filesystem::path& interp, const
     if (flags.fix_binary) {
         auto elf = read_elf(interp, 1 << 20);
         if (elf && !elf->is_static()) {
-            warnings.push_back(fmt::format(
-                "interpreter {} is dynamically linked: with F it breaks inside chroots and "
-                "containers: use qemu-user-static",
-                interp.string()));
+            warnings.push_back("interpreter " + interp.string() +
+                               " is dynamically linked: with F it breaks inside chroots and "
+                               "containers: use qemu-user-static");
         }
     }
     if (flags.credentials) {
@@ -108,11 +114,10 @@ BinfmtWarnings binfmt_environment_warnings() {
                           "/lib/systemd/system/systemd-binfmt.service",
                           "/usr/lib/systemd/system/systemd-binfmt.service"}) {
         if (std::filesystem::exists(p, ec)) {
-            out.push_back(fmt::format(
-                "systemd-binfmt is present ({}): restarting systemd-binfmt.service flushes every "
-                "binfmt_misc entry, these included; persist them with 'emurun binfmt export "
-                "--binfmt-d /etc/binfmt.d'",
-                p));
+            out.push_back(std::string("systemd-binfmt is present (") + p +
+                          "): restarting systemd-binfmt.service flushes every binfmt_misc entry, "
+                          "these included; persist them with 'emurun binfmt export --binfmt-d "
+                          "/etc/binfmt.d'");
             break;
         }
     }

@@ -1,7 +1,7 @@
 // Validating and formatting binfmt_misc entries, and parsing the entry files the kernel shows.
-#include <emurun/binfmt.hpp>
+#include "binfmt/binfmt_text.hpp"
 
-#include <fmt/format.h>
+#include <emurun/binfmt.hpp>
 
 namespace emurun {
 namespace {
@@ -13,13 +13,10 @@ bool safe_byte(unsigned char c) {
            std::string_view("._-+=@%^,").find(static_cast<char>(c)) != std::string_view::npos;
 }
 
-std::string show(std::string_view s) {
-    return escape_binfmt_bytes(s, '\0');
-}
+using detail::show;
 
 std::unexpected<Error> invalid(const BinfmtEntry& e, std::string why, std::string hint = {}) {
-    return fail(fmt::format("binfmt_misc entry '{}'", show(e.name)), std::move(why),
-                std::move(hint));
+    return fail("binfmt_misc entry '" + show(e.name) + "'", std::move(why), std::move(hint));
 }
 
 bool has_any(std::string_view s, std::string_view chars) {
@@ -27,7 +24,7 @@ bool has_any(std::string_view s, std::string_view chars) {
 }
 
 Result<void> validate_magic(const BinfmtEntry& e) {
-    if (e.type == BinfmtType::Extension) {
+    if (e.type == BinfmtType::extension) {
         if (e.magic.empty() || has_any(e.magic, std::string_view("/\n\0", 3))) {
             return invalid(e, "the extension is empty or contains '/', a newline or a NUL byte");
         }
@@ -41,14 +38,15 @@ Result<void> validate_magic(const BinfmtEntry& e) {
         return invalid(e, "the magic is empty");
     }
     if (!e.mask.empty() && e.mask.size() != e.magic.size()) {
-        return invalid(e, fmt::format("the mask is {} bytes but the magic is {} bytes",
-                                      e.mask.size(), e.magic.size()));
+        return invalid(e, "the mask is " + std::to_string(e.mask.size()) +
+                              " bytes but the magic is " + std::to_string(e.magic.size()) +
+                              " bytes");
     }
     if (e.offset < 0 || e.magic.size() > k_binfmt_buf_size ||
         static_cast<std::size_t>(e.offset) > k_binfmt_buf_size - e.magic.size()) {
-        return invalid(e, fmt::format("offset {} + magic size {} must be at most {} and offset "
-                                      "not negative",
-                                      e.offset, e.magic.size(), k_binfmt_buf_size));
+        return invalid(e, "offset " + std::to_string(e.offset) + " + magic size " +
+                              std::to_string(e.magic.size()) + " must be at most " +
+                              std::to_string(k_binfmt_buf_size) + " and offset not negative");
     }
     return {};
 }
@@ -56,7 +54,7 @@ Result<void> validate_magic(const BinfmtEntry& e) {
 bool usable_delimiter(const BinfmtEntry& e, char d) {
     bool plain_ok =
         e.name.find(d) == std::string::npos && e.interpreter.find(d) == std::string::npos;
-    bool ext_ok = e.type == BinfmtType::Magic || e.magic.find(d) == std::string::npos;
+    bool ext_ok = e.type == BinfmtType::magic || e.magic.find(d) == std::string::npos;
     return plain_ok && ext_ok;
 }
 
@@ -64,14 +62,14 @@ Result<char> pick_delimiter(const BinfmtEntry& e, std::optional<char> wanted) {
     if (wanted) {
         char d = *wanted;
         if (k_delimiter_candidates.find(d) == std::string_view::npos) {
-            return invalid(e, fmt::format("'{}' cannot be the delimiter", show({&d, 1})),
-                           fmt::format("use one of {}", k_delimiter_candidates));
+            return invalid(e, "'" + show({&d, 1}) + "' cannot be the delimiter",
+                           "use one of " + std::string(k_delimiter_candidates));
         }
         if (!usable_delimiter(e, d)) {
             return invalid(e,
-                           fmt::format("the name, interpreter or extension contains the "
-                                       "delimiter '{}', which the kernel would misread",
-                                       d),
+                           std::string("the name, interpreter or extension contains the "
+                                       "delimiter '") +
+                               d + "', which the kernel would misread",
                            "choose another delimiter");
         }
         return d;
@@ -82,8 +80,8 @@ Result<char> pick_delimiter(const BinfmtEntry& e, std::optional<char> wanted) {
         }
     }
     return invalid(e,
-                   fmt::format("the name and interpreter contain every usable delimiter ({})",
-                               k_delimiter_candidates),
+                   "the name and interpreter contain every usable delimiter (" +
+                       std::string(k_delimiter_candidates) + ")",
                    "rename the entry or move the interpreter");
 }
 
@@ -102,14 +100,14 @@ Result<std::string> hex_decode(std::string_view hex, std::string_view what) {
         int hi = digit(hex[i]);
         int lo = digit(hex[i + 1]);
         if (hi < 0 || lo < 0) {
-            return fail(fmt::format("parse binfmt_misc entry file: {}", what),
-                        fmt::format("'{}' is not lower-case hex", show(hex)));
+            return fail("parse binfmt_misc entry file: " + std::string(what),
+                        "'" + show(hex) + "' is not lower-case hex");
         }
         out.push_back(static_cast<char>(hi * 16 + lo));
     }
     if (hex.size() % 2 != 0 || hex.empty()) {
-        return fail(fmt::format("parse binfmt_misc entry file: {}", what),
-                    fmt::format("'{}' is not an even number of hex digits", show(hex)));
+        return fail("parse binfmt_misc entry file: " + std::string(what),
+                    "'" + show(hex) + "' is not an even number of hex digits");
     }
     return out;
 }
@@ -129,7 +127,7 @@ Result<bool> entry_file_line(std::string_view line, BinfmtEntry& e) {
         char* end = nullptr;
         long n = std::strtol(v.c_str(), &end, 10);
         if (v.empty() || *end != '\0' || n < 0 || n > static_cast<long>(k_binfmt_buf_size)) {
-            return fail("parse binfmt_misc entry file", fmt::format("bad offset '{}'", show(v)));
+            return fail("parse binfmt_misc entry file", "bad offset '" + show(v) + "'");
         }
         e.offset = static_cast<int>(n);
     } else if (line.starts_with("magic ") || line.starts_with("mask ")) {
@@ -138,7 +136,7 @@ Result<bool> entry_file_line(std::string_view line, BinfmtEntry& e) {
             EMURUN_TRY(hex_decode(line.substr(is_magic ? 6 : 5), is_magic ? "magic" : "mask"));
         (is_magic ? e.magic : e.mask) = bytes;
     } else if (line.starts_with("extension .")) {
-        e.type = BinfmtType::Extension;
+        e.type = BinfmtType::extension;
         e.magic = after("extension .");
     } else {
         return false;
@@ -146,18 +144,37 @@ Result<bool> entry_file_line(std::string_view line, BinfmtEntry& e) {
     return true;
 }
 
+// The registration line's fields joined by the delimiter: d name d type d offset d ... flags.
+std::string join_fields(char d, std::initializer_list<std::string_view> fields) {
+    std::string line;
+    for (auto f : fields) {
+        line += d;
+        line += f;
+    }
+    return line;
+}
+
 } // namespace
 
-std::string escape_binfmt_bytes(std::string_view raw, char delimiter) {
+std::string detail::hex_escape(unsigned char byte) {
+    static constexpr std::string_view k_hex = "0123456789abcdef";
+    return {'\\', 'x', k_hex[byte >> 4], k_hex[byte & 0xf]};
+}
+
+std::string detail::escape_binfmt_bytes(std::string_view raw, char delimiter) {
     std::string out;
     for (unsigned char c : raw) {
         if (safe_byte(c) && c != static_cast<unsigned char>(delimiter)) {
             out.push_back(static_cast<char>(c));
         } else {
-            out += fmt::format("\\x{:02x}", c);
+            out += hex_escape(c);
         }
     }
     return out;
+}
+
+std::string_view to_string(BinfmtType type) {
+    return type == BinfmtType::magic ? "magic" : "extension";
 }
 
 Result<void> validate_binfmt_entry(const BinfmtEntry& e) {
@@ -177,20 +194,19 @@ Result<std::string> format_binfmt_line(const BinfmtEntry& e, std::optional<char>
     EMURUN_TRY(validate_binfmt_entry(e));
     auto d = EMURUN_TRY(pick_delimiter(e, delimiter));
     std::string line;
-    if (e.type == BinfmtType::Magic) {
-        line =
-            fmt::format("{0}{1}{0}M{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}", d, e.name,
-                        e.offset ? std::to_string(e.offset) : "", escape_binfmt_bytes(e.magic, d),
-                        escape_binfmt_bytes(e.mask, d), e.interpreter, e.flags.to_string());
+    const std::string flags = e.flags.to_string();
+    if (e.type == BinfmtType::magic) {
+        line = join_fields(d, {e.name, "M", e.offset ? std::to_string(e.offset) : "",
+                               detail::escape_binfmt_bytes(e.magic, d),
+                               detail::escape_binfmt_bytes(e.mask, d), e.interpreter, flags});
     } else {
-        line = fmt::format("{0}{1}{0}E{0}{0}{2}{0}{0}{3}{0}{4}", d, e.name, e.magic, e.interpreter,
-                           e.flags.to_string());
+        line = join_fields(d, {e.name, "E", "", e.magic, "", e.interpreter, flags});
     }
     if (line.size() > k_binfmt_max_line) {
         return invalid(e,
-                       fmt::format("the registration line is {} bytes; the kernel accepts at "
-                                   "most {}",
-                                   line.size(), k_binfmt_max_line),
+                       "the registration line is " + std::to_string(line.size()) +
+                           " bytes; the kernel accepts at most " +
+                           std::to_string(k_binfmt_max_line),
                        "shorten the interpreter path");
     }
     return line;
@@ -210,18 +226,17 @@ Result<BinfmtEntry> parse_binfmt_entry_file(std::string_view name, std::string_v
         }
         auto known = entry_file_line(line, e);
         if (!known) {
-            return fail(fmt::format("parse binfmt_misc entry '{}'", show(name)), known.error().why,
+            return fail("parse binfmt_misc entry '" + show(name) + "'", known.error().why,
                         known.error().hint);
         }
         if (!*known) {
-            return fail(fmt::format("parse binfmt_misc entry '{}'", show(name)),
-                        fmt::format("unknown line '{}'", show(line)),
-                        "is this a binfmt_misc entry file?");
+            return fail("parse binfmt_misc entry '" + show(name) + "'",
+                        "unknown line '" + show(line) + "'", "is this a binfmt_misc entry file?");
         }
         seen_status = seen_status || line == "enabled" || line == "disabled";
     }
     if (!seen_status || e.interpreter.empty() || e.magic.empty()) {
-        return fail(fmt::format("parse binfmt_misc entry '{}'", show(name)),
+        return fail("parse binfmt_misc entry '" + show(name) + "'",
                     "the status, interpreter or magic/extension line is missing",
                     "is this a binfmt_misc entry file?");
     }

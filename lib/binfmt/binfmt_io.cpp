@@ -2,8 +2,6 @@
 #include "binfmt/binfmt_io.hpp"
 #include "util/file.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -90,17 +88,16 @@ Result<void> ensure_binfmt_mount(const BinfmtOptions& options) {
     if (looks_mounted(options.mount)) {
         return {};
     }
-    std::string what = fmt::format("binfmt_misc at {}", options.mount.string());
+    std::string what = "binfmt_misc at " + options.mount.string();
     bool is_default = options.mount == std::filesystem::path(k_binfmt_default_mount);
     if (!is_default) {
         return fail(what, "not a binfmt_misc mount (no register and status files)",
-                    fmt::format("mount -t binfmt_misc binfmt_misc {}", options.mount.string()));
+                    "mount -t binfmt_misc binfmt_misc " + options.mount.string());
     }
     if (!options.mount_if_missing || ::geteuid() != 0) {
         return fail(what, "binfmt_misc is not mounted",
-                    fmt::format("as root: mount -t binfmt_misc binfmt_misc {} (or use 'emurun "
-                                "sandbox', which needs no host mount)",
-                                options.mount.string()));
+                    "as root: mount -t binfmt_misc binfmt_misc " + options.mount.string() +
+                        " (or use 'emurun sandbox', which needs no host mount)");
     }
     // We mount it and leave it mounted: other tools expect it there; we never unmount.
     if (::mount("binfmt_misc", options.mount.c_str(), "binfmt_misc", 0, nullptr) != 0) {

@@ -1,8 +1,8 @@
 // Pure parts of binfmt: plans (wanted vs current), the arch table's entries, and the two
 // persistence formats (systemd binfmt.d, Debian update-binfmts).
-#include <emurun/binfmt.hpp>
+#include "binfmt/binfmt_text.hpp"
 
-#include <fmt/format.h>
+#include <emurun/binfmt.hpp>
 
 #include <algorithm>
 
@@ -14,55 +14,56 @@ const BinfmtEntry* find_by_name(const std::vector<BinfmtEntry>& table, std::stri
     return it == table.end() ? nullptr : &*it;
 }
 
-std::string show(std::string_view s) {
-    return escape_binfmt_bytes(s, '\0');
-}
+using detail::escape_binfmt_bytes;
+using detail::show;
 
 // Which fields differ, in words: "flags OCF here, P wanted; interpreter ...".
 std::string differences(const BinfmtEntry& cur, const BinfmtEntry& want) {
-    std::vector<std::string> d;
+    std::string d;
+    auto add = [&d](const std::string& difference) { d += (d.empty() ? "" : "; ") + difference; };
     if (cur.type != want.type) {
-        d.emplace_back("type differs");
+        add("type differs");
     }
     if (cur.offset != want.offset) {
-        d.push_back(fmt::format("offset {} registered, {} wanted", cur.offset, want.offset));
+        add("offset " + std::to_string(cur.offset) + " registered, " + std::to_string(want.offset) +
+            " wanted");
     }
     if (cur.magic != want.magic || cur.mask != want.mask) {
-        d.emplace_back("magic/mask differ");
+        add("magic/mask differ");
     }
     if (cur.interpreter != want.interpreter) {
-        d.push_back(
-            fmt::format("interpreter {} registered, {} wanted", cur.interpreter, want.interpreter));
+        add("interpreter " + cur.interpreter + " registered, " + want.interpreter + " wanted");
     }
     if (!(cur.flags == want.flags)) {
-        d.push_back(fmt::format("flags '{}' registered, '{}' wanted", cur.flags.to_string(),
-                                want.flags.to_string()));
+        add("flags '" + cur.flags.to_string() + "' registered, '" + want.flags.to_string() +
+            "' wanted");
     }
-    return fmt::format("{}", fmt::join(d, "; "));
+    return d;
 }
 
 std::unexpected<Error> bad_file(std::string_view what, std::size_t line, std::string why,
                                 std::string hint = {}) {
-    return fail(fmt::format("{}, line {}", what, line), std::move(why), std::move(hint));
+    return fail(std::string(what) + ", line " + std::to_string(line), std::move(why),
+                std::move(hint));
 }
 
 } // namespace
 
 std::string_view to_string(BinfmtAction action) {
     switch (action) {
-    case BinfmtAction::Add:
+    case BinfmtAction::add:
         return "add";
-    case BinfmtAction::Keep:
+    case BinfmtAction::keep:
         return "keep";
-    case BinfmtAction::Enable:
+    case BinfmtAction::enable:
         return "enable";
-    case BinfmtAction::Replace:
+    case BinfmtAction::replace:
         return "replace";
-    case BinfmtAction::Conflict:
+    case BinfmtAction::conflict:
         return "conflict";
-    case BinfmtAction::Remove:
+    case BinfmtAction::remove:
         return "remove";
-    case BinfmtAction::Absent:
+    case BinfmtAction::absent:
         return "absent";
     }
     return "?";
@@ -70,21 +71,23 @@ std::string_view to_string(BinfmtAction action) {
 
 bool BinfmtPlan::has_conflict() const {
     return std::ranges::any_of(items,
-                               [](const auto& i) { return i.action == BinfmtAction::Conflict; });
+                               [](const auto& i) { return i.action == BinfmtAction::conflict; });
 }
 
 bool BinfmtPlan::changes_anything() const {
     return std::ranges::any_of(items, [](const auto& i) {
-        return i.action != BinfmtAction::Keep && i.action != BinfmtAction::Absent &&
-               i.action != BinfmtAction::Conflict;
+        return i.action != BinfmtAction::keep && i.action != BinfmtAction::absent &&
+               i.action != BinfmtAction::conflict;
     });
 }
 
 std::string BinfmtPlan::describe() const {
     std::string out;
     for (const auto& i : items) {
-        out += fmt::format("{:<8} {}", to_string(i.action), show(i.wanted.name));
-        if (i.action == BinfmtAction::Add || i.action == BinfmtAction::Replace) {
+        std::string action(to_string(i.action));
+        action.resize(std::max<std::size_t>(action.size(), 8), ' '); // a column of 8
+        out += action + " " + show(i.wanted.name);
+        if (i.action == BinfmtAction::add || i.action == BinfmtAction::replace) {
             auto line = format_binfmt_line(i.wanted);
             out += " " + (line ? *line : line.error().message());
         }
@@ -100,13 +103,13 @@ BinfmtPlan plan_binfmt_register(const std::vector<BinfmtEntry>& wanted,
                                 const std::vector<BinfmtEntry>& current, bool replace) {
     BinfmtPlan plan;
     for (const auto& w : wanted) {
-        BinfmtPlanItem item{BinfmtAction::Add, w, std::nullopt, {}};
+        BinfmtPlanItem item{BinfmtAction::add, w, std::nullopt, {}};
         if (const auto* cur = find_by_name(current, w.name)) {
             item.current = *cur;
             if (cur->same_registration(w)) {
-                item.action = cur->enabled ? BinfmtAction::Keep : BinfmtAction::Enable;
+                item.action = cur->enabled ? BinfmtAction::keep : BinfmtAction::enable;
             } else {
-                item.action = replace ? BinfmtAction::Replace : BinfmtAction::Conflict;
+                item.action = replace ? BinfmtAction::replace : BinfmtAction::conflict;
                 item.detail = differences(*cur, w);
             }
         }
@@ -119,10 +122,10 @@ BinfmtPlan plan_binfmt_unregister(const std::vector<std::string>& names,
                                   const std::vector<BinfmtEntry>& current) {
     BinfmtPlan plan;
     for (const auto& n : names) {
-        BinfmtPlanItem item{BinfmtAction::Absent, BinfmtEntry{}, std::nullopt, {}};
+        BinfmtPlanItem item{BinfmtAction::absent, BinfmtEntry{}, std::nullopt, {}};
         item.wanted.name = n;
         if (const auto* cur = find_by_name(current, n)) {
-            item.action = BinfmtAction::Remove;
+            item.action = BinfmtAction::remove;
             item.current = *cur;
             item.wanted = *cur;
         }
@@ -143,7 +146,7 @@ BinfmtEntry binfmt_entry_for(const Arch& arch, const std::filesystem::path& inte
 }
 
 const Arch* binfmt_entry_arch(const BinfmtEntry& entry) {
-    if (entry.type != BinfmtType::Magic || entry.offset != 0) {
+    if (entry.type != BinfmtType::magic || entry.offset != 0) {
         return nullptr;
     }
     for (const auto& a : all_arches()) {
@@ -187,29 +190,30 @@ Result<std::vector<BinfmtEntry>> parse_binfmt_d(std::string_view text) {
 Result<std::string> format_update_binfmts(const BinfmtEntry& e, std::string_view package) {
     EMURUN_TRY(validate_binfmt_entry(e));
     if (e.flags.open_binary && !e.flags.credentials) {
-        return fail(fmt::format("export '{}' for update-binfmts", show(e.name)),
+        return fail("export '" + show(e.name) + "' for update-binfmts",
                     "update-binfmts has no field for the O flag without C",
                     "export to binfmt.d instead, or drop O");
     }
-    std::string out = fmt::format("package {}\ninterpreter {}\n", package, e.interpreter);
-    if (e.type == BinfmtType::Magic) {
-        out += fmt::format("magic {}\noffset {}\n", escape_binfmt_bytes(e.magic, ':'), e.offset);
+    std::string out = "package " + std::string(package) + "\ninterpreter " + e.interpreter + "\n";
+    if (e.type == BinfmtType::magic) {
+        out += "magic " + escape_binfmt_bytes(e.magic, ':') + "\noffset " +
+               std::to_string(e.offset) + "\n";
         if (!e.mask.empty()) {
-            out += fmt::format("mask {}\n", escape_binfmt_bytes(e.mask, ':'));
+            out += "mask " + escape_binfmt_bytes(e.mask, ':') + "\n";
         }
     } else {
-        out += fmt::format("extension {}\n", e.magic);
+        out += "extension " + e.magic + "\n";
     }
-    auto yes = [](bool b) { return b ? "yes" : "no"; };
-    out += fmt::format("credentials {}\nfix_binary {}\npreserve {}\n", yes(e.flags.credentials),
-                       yes(e.flags.fix_binary), yes(e.flags.preserve_argv0));
+    auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
+    out += "credentials " + yes(e.flags.credentials) + "\nfix_binary " + yes(e.flags.fix_binary) +
+           "\npreserve " + yes(e.flags.preserve_argv0) + "\n";
     return out;
 }
 
 Result<BinfmtEntry> parse_update_binfmts(std::string_view name, std::string_view text) {
     // Build the equivalent kernel line and let the kernel-exact parser judge it.
     std::string magic, mask, offset, ext, interp, flags;
-    std::string what = fmt::format("update-binfmts file '{}'", show(name));
+    std::string what = "update-binfmts file '" + show(name) + "'";
     std::size_t number = 0;
     while (!text.empty()) {
         ++number;
@@ -240,7 +244,7 @@ Result<BinfmtEntry> parse_update_binfmts(std::string_view name, std::string_view
                     : key == "preserve"   ? 'P'
                                           : 0;
         if (!flag || (value != "yes" && value != "no")) {
-            return bad_file(what, number, fmt::format("unknown line '{}'", show(line)),
+            return bad_file(what, number, "unknown line '" + show(line) + "'",
                             "expected package, interpreter, magic, offset, mask, extension, "
                             "detector, credentials, fix_binary or preserve");
         }
@@ -248,10 +252,11 @@ Result<BinfmtEntry> parse_update_binfmts(std::string_view name, std::string_view
             flags += flag;
         }
     }
+    const std::string n(name);
     std::string line = magic.empty() && !ext.empty()
-                           ? fmt::format(":{}:E::{}::{}:{}", name, ext, interp, flags)
-                           : fmt::format(":{}:M:{}:{}:{}:{}:{}", name, offset == "0" ? "" : offset,
-                                         magic, mask, interp, flags);
+                           ? ":" + n + ":E::" + ext + "::" + interp + ":" + flags
+                           : ":" + n + ":M:" + (offset == "0" ? "" : offset) + ":" + magic + ":" +
+                                 mask + ":" + interp + ":" + flags;
     auto e = parse_binfmt_line(line);
     if (!e) {
         return fail(what, e.error().why, e.error().hint);

@@ -1,11 +1,12 @@
 // The kernel's registration syntax (fs/binfmt_misc.c create_entry), reproduced byte for byte:
 // parse, validate, format.
+#include "binfmt/binfmt_text.hpp"
+
 #include <emurun/binfmt.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <fmt/format.h>
 
 namespace emurun {
 namespace {
@@ -29,7 +30,7 @@ std::string printable(std::string_view s) {
     std::string out;
     for (unsigned char c : s) {
         if (c < 0x20 || c >= 0x7f || c == '\\') {
-            out += fmt::format("\\x{:02x}", c);
+            out += detail::hex_escape(c);
         } else {
             out.push_back(static_cast<char>(c));
         }
@@ -102,7 +103,7 @@ std::optional<int> kernel_strtoint(std::string_view s) {
 }
 
 std::unexpected<Error> bad_line(std::string_view line, std::string why) {
-    return fail(fmt::format("parse binfmt_misc line '{}'", printable(line)), std::move(why),
+    return fail("parse binfmt_misc line '" + printable(line) + "'", std::move(why),
                 std::string(k_hint_syntax));
 }
 
@@ -153,8 +154,8 @@ Result<void> parse_magic_fields(Cursor& c, BinfmtEntry& e, std::string_view line
     if (!off->empty()) {
         auto v = kernel_strtoint(*off);
         if (!v || *v < 0) {
-            return bad_line(line, fmt::format("offset '{}' is not a non-negative decimal number",
-                                              printable(*off)));
+            return bad_line(line, "offset '" + printable(*off) +
+                                      "' is not a non-negative decimal number");
         }
         e.offset = *v;
     }
@@ -174,14 +175,15 @@ Result<void> parse_magic_fields(Cursor& c, BinfmtEntry& e, std::string_view line
     e.magic = unescape_hex(*magic);
     e.mask = unescape_hex(*mask);
     if (!mask->empty() && e.mask.size() != e.magic.size()) {
-        return bad_line(line, fmt::format("the mask is {} bytes but the magic is {} bytes",
-                                          e.mask.size(), e.magic.size()));
+        return bad_line(line, "the mask is " + std::to_string(e.mask.size()) +
+                                  " bytes but the magic is " + std::to_string(e.magic.size()) +
+                                  " bytes");
     }
     if (e.magic.size() > k_binfmt_buf_size ||
         k_binfmt_buf_size - e.magic.size() < static_cast<std::size_t>(e.offset)) {
-        return bad_line(line, fmt::format("offset {} + magic size {} exceeds the {} bytes the "
-                                          "kernel reads",
-                                          e.offset, e.magic.size(), k_binfmt_buf_size));
+        return bad_line(line, "offset " + std::to_string(e.offset) + " + magic size " +
+                                  std::to_string(e.magic.size()) + " exceeds the " +
+                                  std::to_string(k_binfmt_buf_size) + " bytes the kernel reads");
     }
     return {};
 }
@@ -207,16 +209,16 @@ Result<void> parse_name_and_type(Cursor& c, BinfmtEntry& e, std::string_view lin
         return bad_line(line, "the name field is not terminated (a NUL byte?)");
     }
     if (name->empty() || *name == "." || *name == ".." || name->find('/') != std::string::npos) {
-        return bad_line(
-            line, fmt::format("name '{}' is empty, '.', '..' or contains '/'", printable(*name)));
+        return bad_line(line,
+                        "name '" + printable(*name) + "' is empty, '.', '..' or contains '/'");
     }
     e.name = *name;
     char type = c.buf[c.p++];
     if (type != 'M' && type != 'E') {
-        return bad_line(line, fmt::format("type '{}' is neither M (magic) nor E (extension)",
-                                          printable(std::string(1, type))));
+        return bad_line(line, "type '" + printable(std::string(1, type)) +
+                                  "' is neither M (magic) nor E (extension)");
     }
-    e.type = type == 'M' ? BinfmtType::Magic : BinfmtType::Extension;
+    e.type = type == 'M' ? BinfmtType::magic : BinfmtType::extension;
     if (c.buf[c.p++] != c.del) {
         return bad_line(line, "the type field is longer than one character");
     }
@@ -246,9 +248,8 @@ Result<void> parse_interpreter_and_flags(Cursor& c, BinfmtEntry& e, std::string_
                                   "delimiters, the last one before the flags even when there are "
                                   "none, and the delimiter must not be a flag letter)");
         }
-        return bad_line(line, fmt::format("unexpected '{}' in the flags field (flags are P, O, C, "
-                                          "F)",
-                                          printable(std::string_view(c.buf).substr(c.p, 1))));
+        return bad_line(line, "unexpected '" + printable(std::string_view(c.buf).substr(c.p, 1)) +
+                                  "' in the flags field (flags are P, O, C, F)");
     }
     return {};
 }
@@ -289,8 +290,8 @@ Result<BinfmtFlags> BinfmtFlags::parse(std::string_view letters) {
             f.fix_binary = true;
             break;
         default:
-            return fail(fmt::format("parse binfmt flags '{}'", printable(letters)),
-                        fmt::format("'{}' is not a flag", printable(std::string(1, c))),
+            return fail("parse binfmt flags '" + printable(letters) + "'",
+                        "'" + printable(std::string(1, c)) + "' is not a flag",
                         "flags are P (preserve argv[0]), O (open binary), C (credentials), F (fix "
                         "binary)");
         }
@@ -305,9 +306,9 @@ bool BinfmtEntry::same_registration(const BinfmtEntry& o) const {
 
 Result<BinfmtEntry> parse_binfmt_line(std::string_view line) {
     if (line.size() < 11 || line.size() > k_binfmt_max_line) {
-        return bad_line(line.substr(0, 80), fmt::format("the line is {} bytes; the kernel accepts "
-                                                        "11 to {}",
-                                                        line.size(), k_binfmt_max_line));
+        return bad_line(line.substr(0, 80), "the line is " + std::to_string(line.size()) +
+                                                " bytes; the kernel accepts 11 to " +
+                                                std::to_string(k_binfmt_max_line));
     }
     Cursor c;
     c.del = line[0];
@@ -316,7 +317,7 @@ Result<BinfmtEntry> parse_binfmt_line(std::string_view line) {
     BinfmtEntry e;
     auto r = parse_name_and_type(c, e, line);
     if (r) {
-        r = e.type == BinfmtType::Magic ? parse_magic_fields(c, e, line)
+        r = e.type == BinfmtType::magic ? parse_magic_fields(c, e, line)
                                         : parse_extension_fields(c, e, line);
     }
     if (r) {

@@ -71,6 +71,27 @@ std::vector<Emulator> find_all_emulators(const EmulatorSearch& search) {
     return out;
 }
 
+Result<std::vector<const Arch*>> select_arches(const std::vector<std::string>& names,
+                                               const EmulatorSearch& search) {
+    std::vector<const Arch*> out;
+    for (const auto& n : names) {
+        if (n == "all") {
+            for (const auto& e : find_all_emulators(search)) {
+                if (!runs_natively(*e.arch)) {
+                    out.push_back(e.arch);
+                }
+            }
+            continue;
+        }
+        auto arch = find_arch(n);
+        if (!arch) {
+            return std::unexpected(arch.error());
+        }
+        out.push_back(*arch);
+    }
+    return out;
+}
+
 std::optional<std::string> emulator_version(const Emulator& emu) {
     // qemu-user embeds its banner "qemu-<cpu> version X.Y.Z (...)"; reading it avoids running
     // a process (this module spawns nothing).

@@ -4,6 +4,7 @@
 #include "testdir.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <string>
@@ -76,7 +77,7 @@ TEST_CASE("binfmt line: kernel quirks") {
     SUBCASE("extension entries ignore offset and mask") {
         auto e = parse_binfmt_line(":py:E:zz:py:whatever:/usr/bin/python3:");
         REQUIRE(e.has_value());
-        CHECK(e->type == BinfmtType::Extension);
+        CHECK(e->type == BinfmtType::extension);
         CHECK(e->magic == "py");
         CHECK(e->offset == 0);
         CHECK(e->mask.empty());
@@ -138,7 +139,7 @@ TEST_CASE("binfmt line: format -> parse is an exact round trip") {
     entries.push_back(odd);
     BinfmtEntry ext;
     ext.name = "py";
-    ext.type = BinfmtType::Extension;
+    ext.type = BinfmtType::extension;
     ext.magic = "py";
     ext.interpreter = "/usr/bin/python3";
     entries.push_back(ext);
@@ -185,7 +186,7 @@ TEST_CASE("binfmt entry file: what the kernel shows parses to the registered ent
                                            "extension .py\n");
     REQUIRE(d.has_value());
     CHECK_FALSE(d->enabled);
-    CHECK(d->type == BinfmtType::Extension);
+    CHECK(d->type == BinfmtType::extension);
     CHECK(d->magic == "py");
     CHECK_FALSE(parse_binfmt_entry_file("x", "enabled\ninterpreter /a\nmagic 7g\n").has_value());
     CHECK_FALSE(parse_binfmt_entry_file("x", "enabled\ninterpreter /a\nbogus 1\nmagic 7f\n"));
@@ -199,17 +200,17 @@ TEST_CASE("binfmt plan: add, keep, enable, conflict, replace; others untouched")
     SUBCASE("empty table: add") {
         auto p = plan_binfmt_register({want}, {other}, false);
         REQUIRE(p.items.size() == 1);
-        CHECK(p.items[0].action == BinfmtAction::Add);
+        CHECK(p.items[0].action == BinfmtAction::add);
         CHECK(p.changes_anything());
     }
     SUBCASE("identical: keep; identical but disabled: enable") {
         auto p = plan_binfmt_register({want}, {want, other}, false);
-        CHECK(p.items.at(0).action == BinfmtAction::Keep);
+        CHECK(p.items.at(0).action == BinfmtAction::keep);
         CHECK_FALSE(p.changes_anything());
         auto off = want;
         off.enabled = false;
         CHECK(plan_binfmt_register({want}, {off}, false).items.at(0).action ==
-              BinfmtAction::Enable);
+              BinfmtAction::enable);
     }
     SUBCASE("other flags under the same name: conflict, or replace when asked") {
         auto cur = aarch64_entry("OCF");
@@ -218,13 +219,13 @@ TEST_CASE("binfmt plan: add, keep, enable, conflict, replace; others untouched")
         CHECK(p.items.at(0).detail.find("flags 'OCF' registered, 'PF' wanted") !=
               std::string::npos);
         auto r = plan_binfmt_register({want}, {cur}, true);
-        CHECK(r.items.at(0).action == BinfmtAction::Replace);
+        CHECK(r.items.at(0).action == BinfmtAction::replace);
         CHECK(r.items.at(0).current->flags.credentials);
     }
     SUBCASE("unregister: remove what is there, absent otherwise") {
         auto p = plan_binfmt_unregister({"qemu-aarch64", "qemu-s390x"}, {want, other});
-        CHECK(p.items.at(0).action == BinfmtAction::Remove);
-        CHECK(p.items.at(1).action == BinfmtAction::Absent);
+        CHECK(p.items.at(0).action == BinfmtAction::remove);
+        CHECK(p.items.at(1).action == BinfmtAction::absent);
         CHECK(p.items.size() == 2);
         CHECK(p.describe().find("absent   qemu-s390x") != std::string::npos);
     }
@@ -325,4 +326,65 @@ TEST_CASE("binfmt interpreter checks: files and directories others can write to"
     // A sticky directory (like /tmp) is fine: others cannot replace a file they do not own.
     auto sticky = interpreter_file("sticky/qemu-x", 0755, 01777);
     CHECK(refusal(sticky).empty());
+}
+
+TEST_CASE("binfmt opt-in: C and O only with an explicit opt-in") {
+    BinfmtOptions o;
+    CHECK_FALSE(missing_binfmt_opt_in(*BinfmtFlags::parse("PF"), o).has_value());
+    CHECK(missing_binfmt_opt_in(*BinfmtFlags::parse("C"), o) == BinfmtOptIn::credentials);
+    CHECK(missing_binfmt_opt_in(*BinfmtFlags::parse("OC"), o) == BinfmtOptIn::credentials);
+    CHECK(missing_binfmt_opt_in(*BinfmtFlags::parse("PO"), o) == BinfmtOptIn::open_binary);
+    o.allow_open_binary = true; // O allowed does not allow C
+    CHECK_FALSE(missing_binfmt_opt_in(*BinfmtFlags::parse("O"), o).has_value());
+    CHECK(missing_binfmt_opt_in(*BinfmtFlags::parse("C"), o) == BinfmtOptIn::credentials);
+    o = BinfmtOptions{};
+    o.allow_credentials = true; // C brings its O: allowed with allow_credentials alone
+    CHECK_FALSE(missing_binfmt_opt_in(*BinfmtFlags::parse("OC"), o).has_value());
+    CHECK(opt_in_reason(BinfmtOptIn::credentials) ==
+          "C runs setuid binaries with raised privileges");
+    CHECK(opt_in_reason(BinfmtOptIn::open_binary) ==
+          "O hands the emulator binaries users cannot read");
+}
+
+TEST_CASE("binfmt opt-in: register_binfmt refuses C or O without it, before touching the mount") {
+    BinfmtOptions o;
+    o.mount = "/nonexistent/binfmt_misc";
+    o.mount_if_missing = false;
+    for (const char* flags : {"PC", "PO"}) {
+        CAPTURE(flags);
+        auto r = register_binfmt({aarch64_entry(flags)}, o);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().what ==
+              "register qemu-aarch64 with flags " + BinfmtFlags::parse(flags)->to_string());
+        CHECK(r.error().hint.find(flags[1] == 'C' ? "allow_credentials" : "allow_open_binary") !=
+              std::string::npos);
+    }
+    o.allow_credentials = true; // with the opt-in the request gets as far as the mount
+    auto r = register_binfmt({aarch64_entry("PC")}, o);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().why.find("setuid") == std::string::npos);
+}
+
+TEST_CASE("binfmt status JSON: every field of every entry, escaped bytes, null for others") {
+    BinfmtTable t;
+    t.enabled = false;
+    t.entries.push_back(aarch64_entry("PF"));
+    BinfmtEntry ext;
+    ext.name = "cli";
+    ext.type = BinfmtType::extension;
+    ext.magic = "exe";
+    ext.interpreter = "/usr/bin/mono";
+    ext.enabled = false;
+    t.entries.push_back(ext);
+    const nlohmann::json j = binfmt_status_json("/mnt/b", t);
+    CHECK(j.dump() ==
+          R"({"enabled":false,"entries":[{"arch":"aarch64","enabled":true,"flags":"PF",)"
+          R"("interpreter":"/usr/bin/qemu-aarch64-static","line":)" +
+              nlohmann::json(*format_binfmt_line(aarch64_entry("PF"))).dump() +
+              R"(,"magic":"\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00)"
+              R"(\\x02\\x00\\xb7\\x00","mask":"\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff)"
+              R"(\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff","name":"qemu-aarch64",)"
+              R"("offset":0,"type":"magic"},{"arch":null,"enabled":false,"flags":"",)"
+              R"("interpreter":"/usr/bin/mono","line":":cli:E::exe::/usr/bin/mono:","magic":"exe",)"
+              R"("mask":"","name":"cli","offset":0,"type":"extension"}],"mount":"/mnt/b"})");
 }

@@ -92,3 +92,30 @@ TEST_CASE("qemu: the library prefix goes in as -L when asked for (shims)") {
           std::vector<std::string>{"/usr/bin/qemu-aarch64", "-0", "tool", "-L", "/sr", "/t/tool",
                                    "x"});
 }
+
+TEST_CASE("qemu: select_arches expands 'all' to the foreign arches with an emulator") {
+    auto dir = test::testdir("qemu-select");
+    fake_emulator(dir, "qemu-s390x-static", "s");
+    fake_emulator(dir, "qemu-ppc64le", "p");
+    EmulatorSearch only_dir{{dir}, false};
+    auto all = select_arches({"all"}, only_dir);
+    REQUIRE(all.has_value());
+    std::vector<const Arch*> want;
+    for (const auto& a : all_arches()) { // table order, natively run arches left out
+        if ((a.name == "s390x" || a.name == "ppc64le") && !runs_natively(a)) {
+            want.push_back(&a);
+        }
+    }
+    CHECK(*all == want);
+    auto named = select_arches({"arm64", "all", "s390x"}, only_dir);
+    REQUIRE(named.has_value());
+    CHECK(named->size() == want.size() + 2);
+    CHECK(named->front() == &arch("aarch64"));
+    CHECK(named->back() == &arch("s390x"));
+    auto bad = select_arches({"s390x", "vax"}, only_dir);
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("vax") != std::string::npos);
+    auto none = select_arches({"all"}, EmulatorSearch{{test::testdir("qemu-none")}, false});
+    REQUIRE(none.has_value());
+    CHECK(none->empty());
+}

@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -39,10 +38,8 @@ BinfmtOptions options_from(const BinfmtArgs& a) {
     }
     o.dry_run = a.dry_run;
     o.replace = a.replace;
-    // Test hook: makes apply fail after N writes so tests can watch the rollback.
-    if (const char* n = std::getenv("EMURUN_BINFMT_FAIL_AFTER")) {
-        o.fail_after = std::strtoull(n, nullptr, 10);
-    }
+    o.allow_credentials = a.allow_credentials;
+    o.allow_open_binary = a.allow_open_binary;
     return o;
 }
 
@@ -52,19 +49,8 @@ void warn(const std::vector<std::string>& warnings) {
     }
 }
 
-std::vector<const Arch*> resolve_arches(const std::vector<std::string>& names, bool allow_all) {
-    std::vector<const Arch*> out;
-    for (const auto& n : split_list(names)) {
-        if (n == "all" && allow_all) {
-            for (const auto& e : find_all_emulators()) {
-                if (!runs_natively(*e.arch)) {
-                    out.push_back(e.arch);
-                }
-            }
-            continue;
-        }
-        out.push_back(unwrap(find_arch(n)));
-    }
+std::vector<const Arch*> resolve_arches(const std::vector<std::string>& names) {
+    auto out = unwrap(select_arches(split_list(names)));
     if (out.empty()) {
         throw Failure(Error{"emurun binfmt", "no architecture selected",
                             "name arches (aarch64, arm64, ...) or 'all' (apt-get install "
@@ -83,34 +69,17 @@ std::vector<std::string> entry_names(const std::vector<std::string>& targets) {
     return out;
 }
 
+// C and O need their opt-in (the library refuses them too); here it is a usage error.
 BinfmtFlags parse_flags(const BinfmtArgs& a) {
     BinfmtFlags f = unwrap(BinfmtFlags::parse(a.flags));
-    if (f.credentials && !a.allow_credentials) {
-        throw Failure(Error{"--flags " + a.flags, "C runs setuid binaries with raised privileges",
-                            "add --allow-credentials if that is really wanted"},
-                      k_exit_usage);
-    }
-    if (f.open_binary && !f.credentials && !a.allow_open_binary) {
-        throw Failure(Error{"--flags " + a.flags, "O hands the emulator binaries users cannot read",
-                            "add --allow-open-binary if that is really wanted"},
+    if (auto missing = missing_binfmt_opt_in(f, options_from(a))) {
+        const bool c = *missing == BinfmtOptIn::credentials;
+        throw Failure(Error{"--flags " + a.flags, std::string(opt_in_reason(*missing)),
+                            c ? "add --allow-credentials if that is really wanted"
+                              : "add --allow-open-binary if that is really wanted"},
                       k_exit_usage);
     }
     return f;
-}
-
-nlohmann::json entry_json(const BinfmtEntry& e) {
-    const Arch* arch = binfmt_entry_arch(e);
-    auto line = format_binfmt_line(e);
-    return {{"name", e.name},
-            {"enabled", e.enabled},
-            {"type", e.type == BinfmtType::Magic ? "magic" : "extension"},
-            {"arch", arch ? nlohmann::json(arch->name) : nlohmann::json(nullptr)},
-            {"interpreter", e.interpreter},
-            {"flags", e.flags.to_string()},
-            {"offset", e.offset},
-            {"magic", escape_binfmt_bytes(e.magic, ':')},
-            {"mask", escape_binfmt_bytes(e.mask, ':')},
-            {"line", line ? nlohmann::json(*line) : nlohmann::json(nullptr)}};
 }
 
 int run_status(const BinfmtArgs& a) {
@@ -119,12 +88,7 @@ int run_status(const BinfmtArgs& a) {
     unwrap(ensure_binfmt_mount(o));
     BinfmtTable t = unwrap(read_binfmt_table(o.mount));
     if (a.json) {
-        nlohmann::json j{
-            {"mount", a.mount}, {"enabled", t.enabled}, {"entries", nlohmann::json::array()}};
-        for (const auto& e : t.entries) {
-            j["entries"].push_back(entry_json(e));
-        }
-        std::cout << j.dump(2) << '\n';
+        std::cout << binfmt_status_json(a.mount, t).dump(2) << '\n';
         return 0;
     }
     std::cout << "binfmt_misc at " << a.mount << ": " << (t.enabled ? "enabled" : "disabled")
@@ -138,28 +102,10 @@ int run_status(const BinfmtArgs& a) {
     return 0;
 }
 
-nlohmann::json plan_json(const BinfmtApplyResult& r) {
-    nlohmann::json items = nlohmann::json::array();
-    for (const auto& item : r.plan.items) {
-        const bool removal =
-            item.action == BinfmtAction::Remove || item.action == BinfmtAction::Absent;
-        items.push_back(
-            {{"action", to_string(item.action)},
-             {"name", item.wanted.name},
-             {"wanted", removal ? nlohmann::json(nullptr) : entry_json(item.wanted)},
-             {"current", item.current ? entry_json(*item.current) : nlohmann::json(nullptr)},
-             {"detail", item.detail}});
-    }
-    return {{"applied", r.applied},
-            {"conflict", r.plan.has_conflict()},
-            {"warnings", r.warnings},
-            {"plan", items}};
-}
-
 int report_apply(const BinfmtApplyResult& r, const BinfmtArgs& a) {
     warn(r.warnings);
     if (a.json) {
-        std::cout << plan_json(r).dump(2) << '\n';
+        std::cout << binfmt_apply_json(r).dump(2) << '\n';
     } else {
         std::cout << (a.dry_run ? "plan (dry run, nothing changed):\n" : "") << r.plan.describe();
     }
@@ -173,7 +119,7 @@ int report_apply(const BinfmtApplyResult& r, const BinfmtArgs& a) {
 
 int run_register(const BinfmtArgs& a) {
     BinfmtFlags flags = parse_flags(a);
-    auto arches = resolve_arches(a.targets, true);
+    auto arches = resolve_arches(a.targets);
     if (!a.interpreter.empty() && arches.size() != 1) {
         throw Failure(
             Error{"--interpreter", "given for several arches", "register one arch per call"},
@@ -198,20 +144,19 @@ int run_unregister(const BinfmtArgs& a) {
 
 int run_verify(const BinfmtArgs& a) {
     int bad = 0;
-    nlohmann::json all = nlohmann::json::array();
-    for (const Arch* arch : resolve_arches(a.targets, true)) {
+    std::vector<BinfmtVerifyResult> results;
+    for (const Arch* arch : resolve_arches(a.targets)) {
         std::filesystem::path probe =
             std::filesystem::path(a.probe_dir) / arch->name / "probe-static";
         auto v = verify_binfmt(*arch, probe);
-        if (a.json) {
-            all.push_back({{"arch", v.arch}, {"ok", v.ok}, {"detail", v.detail}});
-        } else {
+        if (!a.json) {
             std::cout << (v.ok ? "ok    " : "FAIL  ") << v.arch << ": " << v.detail << '\n';
         }
         bad += v.ok ? 0 : 1;
+        results.push_back(std::move(v));
     }
     if (a.json) {
-        std::cout << nlohmann::json{{"ok", bad == 0}, {"arches", all}}.dump(2) << '\n';
+        std::cout << binfmt_verify_json(results).dump(2) << '\n';
     }
     return bad ? 1 : 0;
 }
