@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct SandboxSpec {
     /// Set inside the sandbox after QEMU_LD_PREFIX, so a QEMU_LD_PREFIX here wins.
     std::vector<std::pair<std::string, std::string>> env;
     EmulatorSearch emulators; ///< static emulators preferred: F pins them at registration
-    /// An emurun executable, for sandbox_argv() and for re-executing (see find_emurun_exe).
+    /// The executable sandbox_argv() starts (see find_emurun_exe): emurun, or any program whose
+    /// main() calls run_if_sandbox_helper() first.
     std::optional<std::filesystem::path> emurun_exe;
     /// Where the merged loader prefix is cached; nullopt = cache_dir() (sysroot.hpp).
     std::optional<std::filesystem::path> cache_dir;
@@ -62,7 +64,8 @@ struct SandboxFailure {
 /// /proc/sys/fs/binfmt_misc, the plan's entries registered, the plan's env set. On success it
 /// does not return: the command replaces this process (same pid, exit status and signals are
 /// the command's). A multithreaded caller (unshare(CLONE_NEWUSER) refuses those) is replaced
-/// by a fresh emurun running sandbox_argv() instead. Kernels without sandboxed binfmt_misc
+/// by a fresh emurun running sandbox_argv(spec, argv) instead. Kernels without sandboxed
+/// binfmt_misc
 /// (< 6.7, or user namespaces disabled) get an error naming the requirement and the
 /// alternatives. Test hook: EMURUN_TEST_SANDBOX_UNSUPPORTED=1 fails the mount as EPERM would.
 [[nodiscard]] EMURUN_EXPORT SandboxFailure exec_in_sandbox(const SandboxSpec& spec,
@@ -73,17 +76,23 @@ struct SandboxFailure {
 /// file name is "emurun"; "emurun" in PATH. Error when none is found.
 [[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> find_emurun_exe(const SandboxSpec& spec);
 
-/// The argument vector that runs `inner` inside a sandbox built from `spec`:
-/// {emurun, "sandbox", "--arch", "a,b", ["--sysroot", "[arch=]dir"]..., ["--qemu-dir", D]...,
-///  ["--env", "K=V"]..., "--", inner...} (spec.cache_dir does not travel: set XDG_CACHE_HOME). This
-///  is the sandbox launch mode for the step runner: spawn it like any
-/// command; its exit status is inner's (128+N when inner dies of signal N, as a shell says).
+/// argv[1] of a process that sandbox_argv() starts: marks it as the sandbox helper.
+inline constexpr std::string_view k_sandbox_helper_marker = "__emurun_sandbox_helper__";
+
+/// The argument vector that runs `inner` inside a sandbox built from `spec`, in a fresh
+/// (single-threaded) process: {emurun, k_sandbox_helper_marker, <every field of spec as JSON>,
+/// inner...}. This is the sandbox launch mode for the step runner: spawn it like any command;
+/// its exit status is inner's (128+N when inner dies of signal N, as a shell says). Errors: no
+/// arch, no command, no emurun executable, a path or variable that is not UTF-8.
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
 sandbox_argv(const SandboxSpec& spec, const std::vector<std::string>& inner);
 
-/// One line of /proc/<pid>/uid_map or gid_map: "inside outside count\n".
-[[nodiscard]] EMURUN_EXPORT std::string id_map_line(unsigned long inside, unsigned long outside,
-                                                    unsigned long count = 1);
+/// The other end of sandbox_argv(): call it first thing in main() (emurun does). When argv[1]
+/// is k_sandbox_helper_marker, it reads the spec and runs exec_in_sandbox(spec, argv[3...]),
+/// returning only its failure (print it, exit with its exit_code); a malformed call is a
+/// failure with exit code 125. Any other argv: nullopt, nothing done.
+[[nodiscard]] EMURUN_EXPORT std::optional<SandboxFailure> run_if_sandbox_helper(int argc,
+                                                                                char** argv);
 
 /// Whether a sandbox can be set up here: forks a child that creates a user + mount namespace
 /// and mounts binfmt_misc in it (nothing else). Error names the step that failed and why.

@@ -1,4 +1,5 @@
-// The sandbox's plan (emulators, sysroots, loader prefix, entries) and its command line.
+// The sandbox's plan (emulators, sysroots, loader prefix, entries).
+#include "sandbox/sandbox_internal.hpp"
 #include "util/file.hpp"
 #include "util/self.hpp"
 
@@ -116,31 +117,7 @@ Result<fs::path> find_emurun_exe(const SandboxSpec& spec) {
     return util::find_emurun(spec.emurun_exe);
 }
 
-Result<std::vector<std::string>> sandbox_argv(const SandboxSpec& spec,
-                                              const std::vector<std::string>& inner) {
-    if (spec.arches.empty() || inner.empty()) {
-        return fail("build the sandbox command", spec.arches.empty() ? "no arch" : "no command");
-    }
-    auto exe = EMURUN_TRY(find_emurun_exe(spec));
-    std::vector<std::string> argv{exe.string(), "sandbox", "--arch", arch_list(spec.arches)};
-    for (const auto& s : spec.sysroots) {
-        argv.emplace_back("--sysroot");
-        argv.push_back((s.arch != nullptr ? s.arch->name + "=" : "") + s.dir.string());
-    }
-    for (const auto& d : spec.emulators.dirs) {
-        argv.emplace_back("--qemu-dir");
-        argv.push_back(d.string());
-    }
-    for (const auto& [k, v] : spec.env) {
-        argv.emplace_back("--env");
-        argv.push_back(k + "=" + v);
-    }
-    argv.emplace_back("--");
-    argv.insert(argv.end(), inner.begin(), inner.end());
-    return argv;
-}
-
-std::string id_map_line(unsigned long inside, unsigned long outside, unsigned long count) {
+std::string detail::id_map_line(unsigned long inside, unsigned long outside, unsigned long count) {
     return std::to_string(inside) + " " + std::to_string(outside) + " " + std::to_string(count) +
            "\n";
 }

@@ -1,6 +1,7 @@
 // Entering the sandbox: user + mount namespace, id maps, private binfmt_misc, registration,
 // exec. Runs in a single-threaded process (unshare(CLONE_NEWUSER) refuses multithreaded ones).
 #include "process/spawn.hpp"
+#include "sandbox/sandbox_internal.hpp"
 #include "util/env.hpp"
 #include "util/fd.hpp"
 #include "util/file.hpp"
@@ -78,10 +79,10 @@ Result<void> enter_namespaces() {
             return r;
         }
     }
-    if (auto r = write_proc("/proc/self/uid_map", id_map_line(0, uid)); !r) {
+    if (auto r = write_proc("/proc/self/uid_map", detail::id_map_line(0, uid)); !r) {
         return r;
     }
-    if (auto r = write_proc("/proc/self/gid_map", id_map_line(0, gid)); !r) {
+    if (auto r = write_proc("/proc/self/gid_map", detail::id_map_line(0, gid)); !r) {
         return r;
     }
     // Nothing we mount may propagate back to the host.
@@ -168,7 +169,7 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
 
 Result<void> probe_sandbox() {
     // Everything the child needs is prepared here: after fork only async-signal-safe calls.
-    const std::string uid_map = id_map_line(0, ::geteuid());
+    const std::string uid_map = detail::id_map_line(0, ::geteuid());
     auto run = detail::run_forked([&](int report_fd) {
         std::array<int, 2> res{0, 0}; // step, errno
         if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {

@@ -1,3 +1,4 @@
+#include "sandbox/sandbox_internal.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
 
@@ -31,27 +32,95 @@ bool have_emulator(const Arch& a) {
 } // namespace
 
 TEST_CASE("sandbox: id map lines are what the kernel parses") {
-    CHECK(id_map_line(0, 1000) == "0 1000 1\n");
-    CHECK(id_map_line(0, 0, 4294967295UL) == "0 0 4294967295\n");
+    CHECK(detail::id_map_line(0, 1000) == "0 1000 1\n");
+    CHECK(detail::id_map_line(0, 0, 4294967295UL) == "0 0 4294967295\n");
 }
 
-TEST_CASE("sandbox: argv re-enters emurun with every part of the spec") {
+namespace {
+
+SandboxSpec full_spec() {
     SandboxSpec spec;
     spec.arches = {arch("arm64"), arch("s390x")};
     spec.sysroots = {{arch("aarch64"), "/sr/a"}, {nullptr, "/sr/any"}};
-    spec.env = {{"K", "v=1"}};
-    spec.emulators.dirs = {"/opt/qemu"};
+    spec.env = {{"K", "v=1"}, {"A", ""}};
+    spec.emulators.dirs = {"/opt/qemu", "/opt/q 2"};
+    spec.emulators.system = false;
+    spec.emulators.prefer_static = false;
     spec.emurun_exe = "/x/emurun";
+    spec.cache_dir = "/c";
+    return spec;
+}
+
+void check_same(const SandboxSpec& a, const SandboxSpec& b) {
+    CHECK(a.arches == b.arches);
+    REQUIRE(a.sysroots.size() == b.sysroots.size());
+    for (std::size_t i = 0; i < a.sysroots.size(); ++i) {
+        CHECK(a.sysroots[i].arch == b.sysroots[i].arch);
+        CHECK(a.sysroots[i].dir == b.sysroots[i].dir);
+    }
+    CHECK(a.env == b.env);
+    CHECK(a.emulators.dirs == b.emulators.dirs);
+    CHECK(a.emulators.system == b.emulators.system);
+    CHECK(a.emulators.prefer_static == b.emulators.prefer_static);
+    CHECK(a.emurun_exe == b.emurun_exe);
+    CHECK(a.cache_dir == b.cache_dir);
+}
+
+} // namespace
+
+TEST_CASE("sandbox: argv re-enters emurun as the helper with every part of the spec") {
+    const SandboxSpec spec = full_spec();
     auto argv = sandbox_argv(spec, {"sh", "-c", "echo hi"});
     REQUIRE(argv.has_value());
-    const std::vector<std::string> want{
-        "/x/emurun", "sandbox", "--arch",     "aarch64,s390x", "--sysroot", "aarch64=/sr/a",
-        "--sysroot", "/sr/any", "--qemu-dir", "/opt/qemu",     "--env",     "K=v=1",
-        "--",        "sh",      "-c",         "echo hi"};
-    CHECK(*argv == want);
+    REQUIRE(argv->size() == 6);
+    CHECK((*argv)[0] == "/x/emurun");
+    CHECK((*argv)[1] == k_sandbox_helper_marker);
+    CHECK(std::vector<std::string>(argv->begin() + 3, argv->end()) ==
+          std::vector<std::string>{"sh", "-c", "echo hi"});
+    for (const auto& a : *argv) { // no CLI syntax: the spec travels as data
+        CHECK_FALSE(a.starts_with("--"));
+    }
+    auto back = detail::sandbox_spec_from_json((*argv)[2]);
+    REQUIRE_MESSAGE(back.has_value(), back.error().message());
+    check_same(*back, spec);
+    check_same(*detail::sandbox_spec_from_json(*detail::sandbox_spec_to_json(SandboxSpec{})),
+               SandboxSpec{});
     CHECK_FALSE(sandbox_argv(spec, {}).has_value());
-    spec.arches.clear();
-    CHECK_FALSE(sandbox_argv(spec, {"true"}).has_value());
+    SandboxSpec no_arch = spec;
+    no_arch.arches.clear();
+    CHECK_FALSE(sandbox_argv(no_arch, {"true"}).has_value());
+    SandboxSpec not_utf8 = spec;
+    not_utf8.sysroots.push_back({nullptr, "/sr/\xff"});
+    auto bad = sandbox_argv(not_utf8, {"true"});
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().hint.find("UTF-8") != std::string::npos);
+}
+
+TEST_CASE("sandbox: the helper entry point acts only on its marker and names a bad spec") {
+    std::vector<std::string> args{"emurun", "sandbox", "--arch", "aarch64", "--", "true"};
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    CHECK_FALSE(run_if_sandbox_helper(static_cast<int>(argv.size()), argv.data()).has_value());
+    CHECK_FALSE(run_if_sandbox_helper(1, argv.data()).has_value());
+    args = {"emurun", std::string(k_sandbox_helper_marker), R"({"arches":["vax"]})", "true"};
+    argv.clear();
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    auto unknown = run_if_sandbox_helper(4, argv.data());
+    REQUIRE(unknown.has_value());
+    CHECK(unknown->exit_code == 125);
+    CHECK(unknown->error.message().find("vax") != std::string::npos);
+    args[2] = "{not json";
+    argv[2] = args[2].data();
+    auto malformed = run_if_sandbox_helper(4, argv.data());
+    REQUIRE(malformed.has_value());
+    CHECK(malformed->error.what == "read the sandbox spec");
+    auto no_command = run_if_sandbox_helper(3, argv.data());
+    REQUIRE(no_command.has_value());
+    CHECK(no_command->exit_code == 125);
 }
 
 TEST_CASE("sandbox: the emurun executable comes from the spec, then $EMURUN_EXE") {

@@ -1,6 +1,7 @@
 #include "cli.hpp"
 #include "cli_output.hpp"
 
+#include <emurun/sandbox.hpp>
 #include <emurun/shim.hpp>
 
 #include <cstdio>
@@ -58,6 +59,11 @@ int main(int argc, char** argv) {
     if (auto shim_error = run_if_shim(argc, argv)) {
         std::cerr << "emurun: error: " << shim_error->message() << '\n';
         return k_exit_failure;
+    }
+    // Started by sandbox_argv() (the runner's sandbox mode): become the sandbox at once.
+    if (auto failure = run_if_sandbox_helper(argc, argv)) {
+        std::cerr << "emurun: error: " << failure->error.message() << '\n';
+        return failure->exit_code;
     }
     CLI::App app{"emurun: run foreign-architecture Linux programs under QEMU user-mode emulation",
                  "emurun"};
