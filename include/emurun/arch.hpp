@@ -5,6 +5,7 @@
 #include <emurun/export.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -68,6 +69,20 @@ arch_for_elf_fields(int elf_class, int elf_data, std::uint16_t machine, std::uin
 
 /// runs_natively() for a given host arch (testable without the real host).
 [[nodiscard]] EMURUN_EXPORT bool runs_natively_on(const Arch& host, const Arch& arch);
+
+/// How a program runs: the one vocabulary of launch plans (plan_launch gives native or exec),
+/// pipeline steps and reports.
+enum class Emulation {
+    native,  ///< the host runs it: argv as given, no emulation
+    exec,    ///< the emulator is exec'd with the program as its argument (no binfmt needed)
+    sandbox, ///< inside a private binfmt_misc namespace with handlers for the arch
+    host,    ///< argv as given, relying on the host's registered binfmt handlers
+};
+
+/// "native", "exec", "sandbox" or "host".
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(Emulation mode);
+/// The Emulation named `text`, or nullopt.
+[[nodiscard]] EMURUN_EXPORT std::optional<Emulation> emulation_from(std::string_view text);
 
 /// The whole table as JSON text, exactly as embedded (installed as share/emurun/arches.json).
 [[nodiscard]] EMURUN_EXPORT std::string_view arch_table_json();

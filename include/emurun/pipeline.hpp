@@ -2,6 +2,7 @@
 // Spawns nothing; the Runner (runner.hpp) executes a Pipeline.
 #pragma once
 
+#include <emurun/arch.hpp>
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
@@ -30,18 +31,8 @@ using Duration = std::chrono::milliseconds;
 /// What a step does; sharding splits `test` steps only.
 enum class StepKind { configure, build, test, other };
 
-/// How a step's program runs.
-enum class Emulation {
-    native,  ///< argv as given, no emulation
-    exec,    ///< argv[0] prefixed with the arch's qemu (explicit, no binfmt needed)
-    sandbox, ///< inside a private binfmt_misc namespace with handlers for the arch
-    host,    ///< argv as given, relying on the host's registered binfmt handlers
-};
-
 [[nodiscard]] EMURUN_EXPORT std::string_view to_string(StepKind kind);
-[[nodiscard]] EMURUN_EXPORT std::string_view to_string(Emulation mode);
 [[nodiscard]] EMURUN_EXPORT std::optional<StepKind> step_kind_from(std::string_view text);
-[[nodiscard]] EMURUN_EXPORT std::optional<Emulation> emulation_from(std::string_view text);
 
 /// Environment variables, ordered so that output is deterministic.
 using EnvMap = std::map<std::string, std::string>;

@@ -16,6 +16,8 @@
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -64,6 +66,10 @@ struct ShimInfo {
 /// Every shim in `dir`, sorted by name. A dir without shims gives an empty list.
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<ShimInfo>>
 list_shims(const std::filesystem::path& dir);
+
+/// The JSON of `emurun shim list --json` (README): an array of {name, path, target, arch,
+/// native, emulator, env, ld_prefix (null when none)}.
+[[nodiscard]] EMURUN_EXPORT nlohmann::json shim_list_json(const std::vector<ShimInfo>& shims);
 
 /// Remove shim `name` from `dir` (the executable and its sidecar). Error if it is not a shim.
 [[nodiscard]] EMURUN_EXPORT Result<void> remove_shim(const std::filesystem::path& dir,

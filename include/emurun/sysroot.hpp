@@ -6,6 +6,8 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -47,6 +49,24 @@ struct LinkMap {
 [[nodiscard]] EMURUN_EXPORT LinkMap
 resolve_libraries(const std::filesystem::path& binary, const ElfInfo& elf,
                   const std::vector<std::filesystem::path>& sysroots);
+
+/// One binary examined (`emurun inspect`): its ELF facts and where its libraries resolve.
+struct Inspection {
+    std::filesystem::path file; ///< as given
+    ElfInfo elf;
+    LinkMap links; ///< empty for a static binary without DT_NEEDED; sysroots always set
+};
+
+/// Read `file`'s ELF header and resolve its interpreter and libraries in `sysroots` (empty =
+/// default_sysroots of its arch, none for an unknown arch). Error: not a readable ELF file.
+[[nodiscard]] EMURUN_EXPORT Result<Inspection>
+inspect_binary(const std::filesystem::path& file,
+               const std::vector<std::filesystem::path>& sysroots = {});
+
+/// One element of the `emurun inspect --json` array (README): file, arch (null when unknown),
+/// class, endianness, machine, type, static, runpath, rpath, soname, interpreter, needed,
+/// libraries ({name, needed_by, path or null, [package]}), missing, sysroots.
+[[nodiscard]] EMURUN_EXPORT nlohmann::json inspection_json(const Inspection& inspection);
 
 /// The Debian package that most likely ships `soname` for `arch` ("libz.so.1" → "zlib1g:arm64"),
 /// or empty if no guess.

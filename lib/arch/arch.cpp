@@ -209,4 +209,27 @@ std::string_view arch_table_json() {
     return detail::k_arch_table_json;
 }
 
+std::string_view to_string(Emulation mode) {
+    switch (mode) {
+    case Emulation::exec:
+        return "exec";
+    case Emulation::sandbox:
+        return "sandbox";
+    case Emulation::host:
+        return "host";
+    case Emulation::native:
+        break;
+    }
+    return "native";
+}
+
+std::optional<Emulation> emulation_from(std::string_view text) {
+    for (auto m : {Emulation::native, Emulation::exec, Emulation::sandbox, Emulation::host}) {
+        if (to_string(m) == text) {
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace emurun

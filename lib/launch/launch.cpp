@@ -30,7 +30,7 @@ Result<void> check_runnable(const fs::path& p) {
 
 LaunchPlan native_plan(const LaunchRequest& req, const fs::path& program, const Arch* arch) {
     LaunchPlan plan;
-    plan.mode = LaunchMode::native;
+    plan.mode = Emulation::native;
     plan.arch = arch;
     plan.program = program;
     plan.exe = program;
@@ -83,12 +83,9 @@ Result<void> add_library_env(LaunchPlan& plan, const LaunchRequest& req, const E
 Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& program,
                                  const ElfInfo& elf) {
     LaunchPlan plan = native_plan(req, program, elf.arch);
-    plan.mode = req.use_binfmt ? LaunchMode::binfmt : LaunchMode::qemu;
+    plan.mode = Emulation::exec;
     if (!elf.is_static()) {
         EMURUN_TRY(add_library_env(plan, req, elf));
-    }
-    if (req.use_binfmt) {
-        return plan;
     }
     auto emu = EMURUN_TRY(find_emulator(*elf.arch, req.emulators));
     plan.emulator = emu;
@@ -102,16 +99,15 @@ Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& progr
 
 } // namespace
 
-std::string_view to_string(LaunchMode mode) {
-    switch (mode) {
-    case LaunchMode::native:
-        return "native";
-    case LaunchMode::binfmt:
-        return "binfmt";
-    case LaunchMode::qemu:
-        return "qemu";
+Command launch_command(const LaunchPlan& plan, std::map<std::string, std::string> env) {
+    for (const auto& [k, v] : plan.env_set) {
+        env[k] = v;
     }
-    return "?";
+    Command cmd;
+    cmd.argv = plan.argv;
+    cmd.program = plan.exe;
+    cmd.env = std::move(env);
+    return cmd;
 }
 
 Result<LaunchPlan> plan_launch(const LaunchRequest& req) {

@@ -109,33 +109,10 @@ std::string_view to_string(StepKind kind) {
     return "other";
 }
 
-std::string_view to_string(Emulation mode) {
-    switch (mode) {
-    case Emulation::exec:
-        return "exec";
-    case Emulation::sandbox:
-        return "sandbox";
-    case Emulation::host:
-        return "host";
-    case Emulation::native:
-        break;
-    }
-    return "native";
-}
-
 std::optional<StepKind> step_kind_from(std::string_view text) {
     for (auto k : {StepKind::configure, StepKind::build, StepKind::test, StepKind::other}) {
         if (to_string(k) == text) {
             return k;
-        }
-    }
-    return std::nullopt;
-}
-
-std::optional<Emulation> emulation_from(std::string_view text) {
-    for (auto m : {Emulation::native, Emulation::exec, Emulation::sandbox, Emulation::host}) {
-        if (to_string(m) == text) {
-            return m;
         }
     }
     return std::nullopt;

@@ -32,13 +32,10 @@ Result<Command> exec_command(const Step& step, const Arch* arch, const EmulatorS
     request.arch = arch;
     request.sysroots = step.sysroots;
     request.emulators = emulators;
-    auto plan = EMURUN_TRY(plan_launch(request));
-    cmd.argv = plan.argv;
-    cmd.program = plan.exe;
-    for (const auto& [k, v] : plan.env_set) {
-        (*cmd.env)[k] = v;
-    }
-    return cmd;
+    const auto plan = EMURUN_TRY(plan_launch(request));
+    Command launched = launch_command(plan, std::move(*cmd.env));
+    launched.cwd = std::move(cmd.cwd);
+    return launched;
 }
 
 Result<Command> sandbox_command(const Step& step, const Arch* arch, const EmulatorSearch& emulators,

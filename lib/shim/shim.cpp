@@ -48,7 +48,7 @@ Result<ShimInfo> plan_shim(const fs::path& dir, const ShimSpec& spec) {
     info.name = spec.name;
     info.path = fs::absolute(dir, ec).lexically_normal() / spec.name;
     info.target = target;
-    info.native = plan->mode == LaunchMode::native;
+    info.native = plan->mode == Emulation::native;
     const Arch* arch = plan->arch != nullptr ? plan->arch : host_arch();
     info.arch = arch != nullptr ? arch->name : "native";
     if (plan->emulator) {

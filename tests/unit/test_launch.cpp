@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -104,7 +105,7 @@ TEST_CASE("launch: a program of the host's arch runs natively, even with librari
     req.env = {{"A", "1"}};
     auto plan = plan_launch(req);
     REQUIRE_MESSAGE(plan.has_value(), why(plan));
-    CHECK(plan->mode == LaunchMode::native);
+    CHECK(plan->mode == Emulation::native);
     CHECK(plan->arch == host_arch());
     CHECK(plan->exe == prog);
     CHECK(plan->argv == Strings{prog.string(), "x", "y z"});
@@ -121,7 +122,7 @@ TEST_CASE("launch: a static foreign program runs under its emulator, without a s
     req.cpu = "max";
     auto plan = plan_launch(req);
     REQUIRE_MESSAGE(plan.has_value(), why(plan));
-    CHECK(plan->mode == LaunchMode::qemu);
+    CHECK(plan->mode == Emulation::exec);
     CHECK(plan->arch == &foreign());
     CHECK(plan->program == f.program);
     CHECK(plan->exe == f.qemu);
@@ -153,15 +154,6 @@ TEST_CASE("launch: no emulator for a foreign program is a named error") {
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().message().find("no emulator for " + foreign().name) != std::string::npos);
     CHECK(plan.error().message().find("qemu-" + foreign().qemu) != std::string::npos);
-    // With a registered handler (sandbox, host mode) no emulator is needed: the program is
-    // executed itself.
-    auto req = request(f.program, test::testdir("no-qemu/empty"));
-    req.use_binfmt = true;
-    auto binfmt = plan_launch(req);
-    REQUIRE_MESSAGE(binfmt.has_value(), why(binfmt));
-    CHECK(binfmt->mode == LaunchMode::binfmt);
-    CHECK(binfmt->exe == f.program);
-    CHECK(binfmt->argv == Strings{f.program.string()});
 }
 
 TEST_CASE("launch: a dynamic foreign program gets QEMU_LD_PREFIX from the sysroot that has it") {
@@ -179,7 +171,7 @@ TEST_CASE("launch: a dynamic foreign program gets QEMU_LD_PREFIX from the sysroo
     req.sysroots = {wrong, right};
     auto plan = plan_launch(req);
     REQUIRE_MESSAGE(plan.has_value(), why(plan));
-    CHECK(plan->mode == LaunchMode::qemu);
+    CHECK(plan->mode == Emulation::exec);
     CHECK(plan->ld_prefix == right);
     CHECK(plan->env_set.at("QEMU_LD_PREFIX") == right.string());
     CHECK(has_note(*plan, "QEMU_LD_PREFIX=" + right.string()));
@@ -246,9 +238,23 @@ TEST_CASE("launch: a #! script runs natively, with a note about what it starts")
     req.args = {"a"};
     auto plan = plan_launch(req);
     REQUIRE_MESSAGE(plan.has_value(), why(plan));
-    CHECK(plan->mode == LaunchMode::native);
+    CHECK(plan->mode == Emulation::native);
     CHECK(plan->arch == nullptr);
     CHECK(plan->exe == script);
     CHECK(plan->argv == Strings{script.string(), "a"});
     CHECK(has_note(*plan, "#! script"));
+}
+
+TEST_CASE("launch: launch_command runs the plan's exe with its argv and its variables on top") {
+    LaunchPlan plan;
+    plan.exe = "/usr/bin/qemu-x";
+    plan.argv = {"/usr/bin/qemu-x", "-0", "tool", "/t/tool", "a"};
+    plan.env_set = {{"QEMU_LD_PREFIX", "/p"}, {"K", "plan"}};
+    const Command cmd = launch_command(plan, {{"K", "caller"}, {"PATH", "/bin"}});
+    CHECK(cmd.argv == plan.argv);
+    CHECK(cmd.program == fs::path("/usr/bin/qemu-x"));
+    REQUIRE(cmd.env.has_value());
+    CHECK(*cmd.env == std::map<std::string, std::string>{
+                          {"K", "plan"}, {"PATH", "/bin"}, {"QEMU_LD_PREFIX", "/p"}});
+    CHECK_FALSE(cmd.cwd.has_value());
 }

@@ -44,15 +44,7 @@ int run_exec(const ExecArgs& a) {
     for (const auto& n : plan.notes) {
         spdlog::debug("{}", n);
     }
-    Command cmd;
-    cmd.argv = plan.argv;
-    cmd.program = plan.exe;
-    auto env = current_environment();
-    for (const auto& [k, v] : plan.env_set) {
-        env[k] = v;
-    }
-    cmd.env = std::move(env);
-    throw Failure(exec_replace(cmd));
+    throw Failure(exec_replace(launch_command(plan, current_environment())));
 }
 
 } // namespace

@@ -17,48 +17,6 @@ struct InspectArgs {
     bool json = false;
 };
 
-struct Inspected {
-    std::string file;
-    ElfInfo elf;
-    LinkMap links;
-};
-
-nlohmann::json lookup_json(const LibraryLookup& l) {
-    nlohmann::json j{{"name", l.name}, {"needed_by", l.needed_by}};
-    j["path"] = l.path ? nlohmann::json(l.path->string()) : nlohmann::json(nullptr);
-    if (!l.package_hint.empty()) {
-        j["package"] = l.package_hint;
-    }
-    return j;
-}
-
-nlohmann::json to_json(const Inspected& in) {
-    const ElfInfo& e = in.elf;
-    nlohmann::json j{{"file", in.file},
-                     {"arch", e.arch ? nlohmann::json(e.arch->name) : nlohmann::json(nullptr)},
-                     {"class", e.elf_class == 2 ? 64 : 32},
-                     {"endianness", e.endianness()},
-                     {"machine", e.machine},
-                     {"type", e.type_name()},
-                     {"static", e.is_static()},
-                     {"runpath", e.runpath},
-                     {"rpath", e.rpath}};
-    j["soname"] = e.soname ? nlohmann::json(*e.soname) : nlohmann::json(nullptr);
-    j["interpreter"] =
-        in.links.interpreter ? lookup_json(*in.links.interpreter) : nlohmann::json(nullptr);
-    j["needed"] = e.needed;
-    j["libraries"] = nlohmann::json::array();
-    for (const auto& l : in.links.libraries) {
-        j["libraries"].push_back(lookup_json(l));
-    }
-    j["missing"] = in.links.missing();
-    j["sysroots"] = nlohmann::json::array();
-    for (const auto& s : in.links.sysroots) {
-        j["sysroots"].push_back(s.string());
-    }
-    return j;
-}
-
 std::string where(const LibraryLookup& l) {
     if (l.path) {
         return l.path->string();
@@ -66,9 +24,9 @@ std::string where(const LibraryLookup& l) {
     return "MISSING" + (l.package_hint.empty() ? "" : " (Debian: " + l.package_hint + ")");
 }
 
-void print_human(const Inspected& in) {
+void print_human(const Inspection& in) {
     const ElfInfo& e = in.elf;
-    std::cout << in.file << ": "
+    std::cout << in.file.string() << ": "
               << (e.arch ? e.arch->name
                          : "unknown arch (e_machine " + std::to_string(e.machine) + ")")
               << ", ELF " << (e.elf_class == 2 ? 64 : 32) << "-bit " << e.endianness() << "-endian "
@@ -89,24 +47,16 @@ void print_human(const Inspected& in) {
 }
 
 int run_inspect(const InspectArgs& a) {
-    std::vector<Inspected> results;
+    std::vector<Inspection> results;
     for (const auto& f : a.files) {
-        ElfInfo elf = unwrap(read_elf(f));
-        std::vector<std::filesystem::path> roots = to_paths(a.sysroots);
-        if (roots.empty() && elf.arch != nullptr) {
-            roots = default_sysroots(*elf.arch);
-        }
-        LinkMap links =
-            elf.is_static() && elf.needed.empty() ? LinkMap{} : resolve_libraries(f, elf, roots);
-        links.sysroots = roots;
-        results.push_back({f, std::move(elf), std::move(links)});
+        results.push_back(unwrap(inspect_binary(f, to_paths(a.sysroots))));
     }
     bool missing = false;
     nlohmann::json all = nlohmann::json::array();
     for (const auto& r : results) {
         missing = missing || !r.links.complete();
         if (a.json) {
-            all.push_back(to_json(r));
+            all.push_back(inspection_json(r));
         } else {
             print_human(r);
         }

@@ -44,22 +44,10 @@ int shim_add(const ShimArgs& a) {
     return 0;
 }
 
-nlohmann::json to_json(const ShimInfo& s) {
-    nlohmann::json j{{"name", s.name}, {"path", s.path.string()}, {"target", s.target.string()},
-                     {"arch", s.arch}, {"native", s.native},      {"emulator", s.emulator.string()},
-                     {"env", s.env}};
-    j["ld_prefix"] = s.ld_prefix ? nlohmann::json(s.ld_prefix->string()) : nlohmann::json();
-    return j;
-}
-
 int shim_list(const ShimArgs& a) {
     const auto shims = unwrap(list_shims(a.dir));
     if (a.json) {
-        nlohmann::json j = nlohmann::json::array();
-        for (const auto& s : shims) {
-            j.push_back(to_json(s));
-        }
-        std::cout << j.dump(2) << '\n';
+        std::cout << shim_list_json(shims).dump(2) << '\n';
         return 0;
     }
     for (const auto& s : shims) {
