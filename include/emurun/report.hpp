@@ -6,7 +6,7 @@
 #include <emurun/export.hpp>
 #include <emurun/pipeline.hpp>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <filesystem>

@@ -6,8 +6,6 @@
 #include <emurun/elf.hpp>
 #include <emurun/process.hpp>
 
-#include <fmt/format.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -141,19 +139,20 @@ BinfmtVerifyResult verify_binfmt(const Arch& arch, const std::filesystem::path& 
     }
     const auto& status = r->status;
     if (r->start_errno == ENOEXEC) {
-        v.detail = fmt::format("exec {}: {}: the kernel has no handler for {} binaries",
-                               probe.string(), std::strerror(ENOEXEC), arch.name);
+        v.detail = "exec " + probe.string() + ": " + std::strerror(ENOEXEC) +
+                   ": the kernel has no handler for " + arch.name + " binaries";
     } else if (r->start_error) {
         v.detail = r->start_error->message();
     } else if (r->timed_out) {
         v.detail = "probe still running after 30 s: killed";
     } else if (status.signal()) {
-        v.detail = fmt::format("probe died of signal {}", *status.signal());
+        v.detail = "probe died of signal " + std::to_string(*status.signal());
     } else if (!status.success() || r->out.empty()) {
-        v.detail = fmt::format("probe exited {} printing '{}'", status.code().value_or(-1), r->out);
+        v.detail = "probe exited " + std::to_string(status.code().value_or(-1)) + " printing '" +
+                   r->out + "'";
     } else {
         v.ok = true;
-        v.detail = fmt::format("ran through the kernel's handler, uname says {}", r->out);
+        v.detail = "ran through the kernel's handler, uname says " + r->out;
     }
     return v;
 }

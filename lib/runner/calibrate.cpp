@@ -5,6 +5,7 @@
 #include "util/json.hpp"
 
 #include <emurun/arch.hpp>
+#include <emurun/calibrate.hpp>
 
 #include <charconv>
 #include <unistd.h>

@@ -1,6 +1,8 @@
 // Fuzz target for the report reader: no input may crash it; what loads must round-trip.
 #include <emurun/report.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

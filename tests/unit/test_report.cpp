@@ -1,5 +1,7 @@
 #include <emurun/report.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <doctest/doctest.h>
 
 #include "testdir.hpp"

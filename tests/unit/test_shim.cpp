@@ -6,6 +6,7 @@
 #include <emurun/shim.hpp>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -172,4 +173,17 @@ TEST_CASE("shim: shim_environment puts the shim dir first in PATH") {
     CHECK(env.at("HOME") == "/root");
     auto bare = shim_environment("/opt/shims", {});
     CHECK(bare.at("PATH").starts_with("/opt/shims:"));
+}
+
+TEST_CASE("shim list JSON: one object per shim, ld_prefix null when there is none") {
+    ShimInfo emulated{"protoc",    "/s/protoc",  "/t/protoc",
+                      "aarch64",   false,        "/usr/bin/qemu-aarch64-static",
+                      "/c/prefix", {{"A", "1"}}, std::nullopt};
+    ShimInfo native{"tool", "/s/tool", "/t/tool", "x86_64", true, "", std::nullopt, {}, "max"};
+    CHECK(shim_list_json({emulated, native}).dump() ==
+          R"([{"arch":"aarch64","emulator":"/usr/bin/qemu-aarch64-static","env":{"A":"1"},)"
+          R"("ld_prefix":"/c/prefix","name":"protoc","native":false,"path":"/s/protoc",)"
+          R"("target":"/t/protoc"},{"arch":"x86_64","emulator":"","env":{},"ld_prefix":null,)"
+          R"("name":"tool","native":true,"path":"/s/tool","target":"/t/tool"}])");
+    CHECK(shim_list_json({}).dump() == "[]");
 }

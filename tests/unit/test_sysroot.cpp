@@ -1,9 +1,11 @@
+#include "elf_builder.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
 
 #include <emurun/sysroot.hpp>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -135,4 +137,77 @@ TEST_CASE("sysroot: a merged prefix serves several arches without collisions" * 
     auto again = make_ld_prefix(spec, cache);
     REQUIRE(again.has_value());
     CHECK(*again == *p);
+}
+
+namespace {
+
+fs::path write_elf(const std::string& name, const test::ElfSpec& spec) {
+    const auto image = test::build_elf(spec).bytes;
+    return test::write_file(name, std::string(image.begin(), image.end()));
+}
+
+test::ElfSpec aarch64_spec() {
+    test::ElfSpec spec;
+    spec.type = 2;
+    spec.machine = 183;
+    spec.interp = "/lib/ld-linux-aarch64.so.1";
+    spec.needed = {"libfoo.so.1"};
+    return spec;
+}
+
+} // namespace
+
+TEST_CASE("inspect: a binary's facts and what is missing, in the sysroots given or the default") {
+    const auto empty = test::testdir("inspect-empty-sysroot");
+    const auto dyn = write_elf("inspect/dyn", aarch64_spec());
+    auto in = inspect_binary(dyn, {empty});
+    REQUIRE_MESSAGE(in.has_value(), test::why(in));
+    CHECK(in->file == dyn);
+    CHECK(in->elf.arch == &arch("aarch64"));
+    CHECK(in->links.sysroots == std::vector<fs::path>{empty});
+    CHECK_FALSE(in->links.complete());
+    CHECK(in->links.missing().front() == "/lib/ld-linux-aarch64.so.1");
+    test::ElfSpec st = aarch64_spec();
+    st.interp.clear();
+    st.dynamic = false;
+    st.needed.clear();
+    auto stat = inspect_binary(write_elf("inspect/static", st));
+    REQUIRE_MESSAGE(stat.has_value(), test::why(stat));
+    CHECK(stat->links.complete()); // nothing to resolve
+    CHECK(stat->links.libraries.empty());
+    CHECK(stat->links.sysroots == default_sysroots(arch("aarch64")));
+    auto not_elf = inspect_binary(test::write_file("inspect/text", "hello\n"));
+    REQUIRE_FALSE(not_elf.has_value());
+    CHECK(not_elf.error().message().find("inspect/text") != std::string::npos);
+}
+
+TEST_CASE("inspect JSON: every field, null for what is absent, package only when guessed") {
+    Inspection in;
+    in.file = "out/prog";
+    in.elf.elf_class = 2;
+    in.elf.elf_data = 1;
+    in.elf.type = 3;
+    in.elf.machine = 183;
+    in.elf.arch = &arch("aarch64");
+    in.elf.interpreter = "/lib/ld-linux-aarch64.so.1";
+    in.elf.needed = {"libz.so.1"};
+    in.elf.runpath = {"$ORIGIN"};
+    in.links.interpreter =
+        LibraryLookup{"/lib/ld-linux-aarch64.so.1", "prog", "/sr/lib/ld-linux-aarch64.so.1", ""};
+    in.links.libraries = {LibraryLookup{"libz.so.1", "prog", std::nullopt, "zlib1g:arm64"}};
+    in.links.sysroots = {"/sr"};
+    CHECK(inspection_json(in).dump() ==
+          R"({"arch":"aarch64","class":64,"endianness":"little","file":"out/prog",)"
+          R"("interpreter":{"name":"/lib/ld-linux-aarch64.so.1","needed_by":"prog",)"
+          R"("path":"/sr/lib/ld-linux-aarch64.so.1"},"libraries":[{"name":"libz.so.1",)"
+          R"("needed_by":"prog","package":"zlib1g:arm64","path":null}],"machine":183,)"
+          R"("missing":["libz.so.1"],"needed":["libz.so.1"],"rpath":[],"runpath":["$ORIGIN"],)"
+          R"("soname":null,"static":false,"sysroots":["/sr"],"type":"DYN"})");
+    in.elf.arch = nullptr;
+    in.elf.interpreter.reset();
+    in.links = LinkMap{};
+    const auto j = inspection_json(in);
+    CHECK(j["arch"].is_null());
+    CHECK(j["interpreter"].is_null());
+    CHECK(j["static"] == true);
 }

@@ -2,7 +2,7 @@
 #include "cli.hpp"
 
 #include <emurun/arch.hpp>
-#include <emurun/runner.hpp>
+#include <emurun/calibrate.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -4,6 +4,8 @@
 
 #include <emurun/report.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <iostream>
 #include <memory>
 

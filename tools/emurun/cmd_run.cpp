@@ -2,6 +2,7 @@
 #include "cli.hpp"
 #include "cli_output.hpp"
 
+#include <emurun/calibrate.hpp>
 #include <emurun/runner.hpp>
 
 #include <spdlog/spdlog.h>

@@ -1,0 +1,65 @@
+// Calibration: how much slower emulation is on this machine, per arch, measured once and
+// stored; the timeout multipliers a run derives from it (or is given). Part of the runner module.
+#pragma once
+
+#include <emurun/arch.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/qemu.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace emurun {
+
+/// Scales the timeouts of emulated steps: one factor for all arches, or one per arch.
+struct TimeoutMultiplier {
+    double all = 1;
+    std::map<std::string, double, std::less<>> per_arch; ///< canonical arch names
+    /// The factor for `arch` (per_arch, else `all`).
+    [[nodiscard]] EMURUN_EXPORT double for_arch(std::string_view arch) const;
+};
+
+/// Parse "8", "aarch64=8,ppc64le=12" or "auto" (factors from `calibration_file`, written by
+/// `emurun calibrate`). Errors name the bad part.
+[[nodiscard]] EMURUN_EXPORT Result<TimeoutMultiplier>
+parse_timeout_multiplier(std::string_view text, const std::filesystem::path& calibration_file);
+
+/// calibration.json in cache_dir() (sysroot.hpp): $XDG_CACHE_HOME/emurun/calibration.json, ...
+[[nodiscard]] EMURUN_EXPORT std::filesystem::path default_calibration_file();
+/// Slowdown factors by arch from a calibration file ({"arches": {"aarch64": {"slowdown": 9.1,
+/// ...}}}). A missing file is an error that says to run `emurun calibrate`.
+[[nodiscard]] EMURUN_EXPORT Result<std::map<std::string, double, std::less<>>>
+load_calibration(const std::filesystem::path& file);
+
+/// One calibration measurement.
+struct Calibration {
+    std::string arch;
+    double native_seconds = 0;
+    double emulated_seconds = 0;
+    [[nodiscard]] double slowdown() const {
+        return native_seconds > 0 ? emulated_seconds / native_seconds : 0;
+    }
+};
+
+/// How to calibrate: the workload programs are built from an embedded C source with the host
+/// compiler and <triplet>-gcc -static unless given.
+struct CalibrateOptions {
+    std::optional<std::filesystem::path> native_program;
+    std::optional<std::filesystem::path> emulated_program;
+    std::filesystem::path work_dir; ///< where to compile; empty = a temporary directory
+    EmulatorSearch emulators;
+};
+
+/// Run a fixed CPU workload natively and under qemu (exec mode) and measure both (CPU time).
+[[nodiscard]] EMURUN_EXPORT Result<Calibration> calibrate(const Arch& arch,
+                                                          const CalibrateOptions& options);
+/// Merge one measurement into a calibration file (atomically).
+[[nodiscard]] EMURUN_EXPORT Result<void> store_calibration(const std::filesystem::path& file,
+                                                           const Calibration& c);
+
+} // namespace emurun
