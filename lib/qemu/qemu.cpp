@@ -83,11 +83,7 @@ Result<std::vector<const Arch*>> select_arches(const std::vector<std::string>& n
             }
             continue;
         }
-        auto arch = find_arch(n);
-        if (!arch) {
-            return std::unexpected(arch.error());
-        }
-        out.push_back(*arch);
+        out.push_back(EMURUN_TRY(find_arch(n)));
     }
     return out;
 }

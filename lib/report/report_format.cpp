@@ -1,6 +1,8 @@
 // Report renderings: JUnit XML, Markdown, GitHub annotations, terminal tables.
 #include <emurun/report.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>

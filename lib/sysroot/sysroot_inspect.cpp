@@ -21,18 +21,15 @@ Json lookup_json(const LibraryLookup& l) {
 
 Result<Inspection> inspect_binary(const std::filesystem::path& file,
                                   const std::vector<std::filesystem::path>& sysroots) {
-    auto elf = read_elf(file);
-    if (!elf) {
-        return std::unexpected(elf.error());
-    }
+    auto elf = EMURUN_TRY(read_elf(file));
     std::vector<std::filesystem::path> roots = sysroots;
-    if (roots.empty() && elf->arch != nullptr) {
-        roots = default_sysroots(*elf->arch);
+    if (roots.empty() && elf.arch != nullptr) {
+        roots = default_sysroots(*elf.arch);
     }
     LinkMap links =
-        elf->is_static() && elf->needed.empty() ? LinkMap{} : resolve_libraries(file, *elf, roots);
+        elf.is_static() && elf.needed.empty() ? LinkMap{} : resolve_libraries(file, elf, roots);
     links.sysroots = roots;
-    return Inspection{file, std::move(*elf), std::move(links)};
+    return Inspection{file, std::move(elf), std::move(links)};
 }
 
 Json inspection_json(const Inspection& in) {

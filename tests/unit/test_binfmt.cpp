@@ -388,3 +388,24 @@ TEST_CASE("binfmt status JSON: every field of every entry, escaped bytes, null f
               R"("interpreter":"/usr/bin/mono","line":":cli:E::exe::/usr/bin/mono:","magic":"exe",)"
               R"("mask":"","name":"cli","offset":0,"type":"extension"}],"mount":"/mnt/b"})");
 }
+
+TEST_CASE("binfmt apply and verify JSON: the plan item by item, ok only when every arch is") {
+    BinfmtApplyResult r;
+    r.plan = plan_binfmt_register({aarch64_entry("PF")}, {aarch64_entry("P")}, false);
+    r.warnings = {"w"};
+    const nlohmann::json j = binfmt_apply_json(r);
+    CHECK(j["applied"] == false);
+    CHECK(j["conflict"] == true);
+    CHECK(j["warnings"] == nlohmann::json::array({"w"}));
+    REQUIRE(j["plan"].size() == 1);
+    CHECK(j["plan"][0]["action"] == "conflict");
+    CHECK(j["plan"][0]["wanted"]["flags"] == "PF");
+    CHECK(j["plan"][0]["current"]["flags"] == "P");
+    CHECK(j["plan"][0]["detail"] == "flags 'P' registered, 'PF' wanted");
+    r.plan = plan_binfmt_unregister({"qemu-x"}, {});
+    CHECK(binfmt_apply_json(r)["plan"][0]["wanted"].is_null());
+    CHECK(binfmt_verify_json({{"aarch64", true, "fine"}, {"s390x", false, "no handler"}}).dump() ==
+          R"({"arches":[{"arch":"aarch64","detail":"fine","ok":true},)"
+          R"({"arch":"s390x","detail":"no handler","ok":false}],"ok":false})");
+    CHECK(binfmt_verify_json({{"aarch64", true, "fine"}})["ok"] == true);
+}

@@ -1,6 +1,8 @@
 // CI conventions of reports: annotation caps, folded sections, JUnit bodies and log tails.
 #include <emurun/report.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <doctest/doctest.h>
 
 #include "testdir.hpp"
