@@ -83,7 +83,9 @@ rollback)
     # an unrelated entry that must survive
     printf ':other:E::xyz::/bin/true:' >"$M/register"
     "$EMURUN" binfmt register "$1"   # already there before: must stay after rollback
-    if EMURUN_BINFMT_FAIL_AFTER=2 "$EMURUN" binfmt register $arches 2>"$work/err"; then
+    # $1 is kept (no write): the failure is injected at the second write, registering $3 after $2
+    # (FAIL_AFTER=2 never fired with exactly 3 arches).
+    if EMURUN_BINFMT_FAIL_AFTER=1 "$EMURUN" binfmt register $arches 2>"$work/err"; then
         echo "FAILED: injected failure not reported"; fails=$((fails + 1))
     fi
     check grep -q "rolled back" "$work/err"
