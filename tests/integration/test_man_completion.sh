@@ -2,7 +2,9 @@
 # The man page and the shell completions follow the CLI: every subcommand (and sub-subcommand)
 # that 'emurun --help' lists has a section in emurun(1) and is completed by bash; every option in
 # a subcommand's --help is completed; bash's compgen really offers them; man renders the pages
-# without warnings; zsh loads its completion (when zsh is installed).
+# without warnings; zsh loads its completion. Parts: bash, man (needs man), zsh (needs zsh); a
+# part whose tool is missing is reported as skipped.
+# ctest-parts: bash man zsh
 . "$(dirname "$0")/lib/common.sh"
 
 src=$EMURUN_SOURCE_DIR
@@ -23,32 +25,34 @@ options_of() {
 . "$bashcomp"
 
 top=$(subcommands_of)
-[ "$(echo "$top" | wc -w)" -ge 10 ] || not_ok "emurun --help lists too few subcommands: $top"
-for cmd in $top; do
-    grep -q "^\.SS \"$cmd\b" "$man" && ok "emurun(1) has $cmd" || not_ok "emurun(1) has no .SS section for $cmd"
-    expect_contains "bash completes $cmd" " $(_emurun_words "") " " $cmd "
-    subs=$(subcommands_of "$cmd")
-    for sub in $subs; do
-        grep -q "$cmd $sub\|$cmd [a-z|]*$sub" "$man" && ok "emurun(1) mentions $cmd $sub" ||
-            not_ok "emurun(1) does not mention $cmd $sub"
-        expect_contains "bash completes $cmd $sub" " $(_emurun_words "$cmd") " " $sub "
-        for opt in $(options_of "$cmd" "$sub"); do
-            expect_contains "bash completes $cmd $sub $opt" " $(echo $(_emurun_words "$cmd $sub")) " " $opt "
-        done
-    done
-    if [ -z "$subs" ]; then
-        for opt in $(options_of "$cmd"); do
-            expect_contains "bash completes $cmd $opt" " $(echo $(_emurun_words "$cmd")) " " $opt "
-        done
-    fi
-done
 
-# What a user sees pressing TAB: compgen through the completion function.
-complete_line() { # WORDS... (the last one is being completed)
-    COMP_WORDS=("$@")
-    COMP_CWORD=$(($# - 1))
-    _emurun
-    echo "${COMPREPLY[*]}"
+part_bash() {
+    [ "$(echo "$top" | wc -w)" -ge 10 ] || not_ok "emurun --help lists too few subcommands: $top"
+    for cmd in $top; do
+        grep -q "^\.SS \"$cmd\b" "$man" && ok "emurun(1) has $cmd" || not_ok "emurun(1) has no .SS section for $cmd"
+        expect_contains "bash completes $cmd" " $(_emurun_words "") " " $cmd "
+        subs=$(subcommands_of "$cmd")
+        for sub in $subs; do
+            grep -q "$cmd $sub\|$cmd [a-z|]*$sub" "$man" && ok "emurun(1) mentions $cmd $sub" ||
+                not_ok "emurun(1) does not mention $cmd $sub"
+            expect_contains "bash completes $cmd $sub" " $(_emurun_words "$cmd") " " $sub "
+            for opt in $(options_of "$cmd" "$sub"); do
+                expect_contains "bash completes $cmd $sub $opt" " $(echo $(_emurun_words "$cmd $sub")) " " $opt "
+            done
+        done
+        if [ -z "$subs" ]; then
+            for opt in $(options_of "$cmd"); do
+                expect_contains "bash completes $cmd $opt" " $(echo $(_emurun_words "$cmd")) " " $opt "
+            done
+        fi
+    done
+
+    # What a user sees pressing TAB: compgen through the completion function.
+    complete_line() { # WORDS... (the last one is being completed)
+        COMP_WORDS=("$@")
+        COMP_CWORD=$(($# - 1))
+        _emurun
+        echo "${COMPREPLY[*]}"
 }
 expect_eq "TAB after 'emurun'" "$(echo $top)" "$(complete_line emurun "")"
 expect_eq "TAB on 'emurun sa'" "sandbox" "$(complete_line emurun sa)"
@@ -57,25 +61,26 @@ expect_eq "TAB on 'emurun run --sh'" "--shard" "$(complete_line emurun run --sh)
 expect_eq "TAB on 'emurun --color='" "always" "$(complete_line emurun --color al)"
 expect_eq "TAB on 'emurun -v report compare --j'" "--json" "$(complete_line emurun -v report compare --j)"
 expect_eq "nothing after --" "" "$(complete_line emurun exec -- ls --a)"
+}
 
 # man renders both pages without warnings (lintian runs the same check).
-if command -v man >/dev/null; then
+part_man() {
+    command -v man >/dev/null || { skip_part "man not installed (man-db; tools/install-deps installs it)"; return; }
     for page in "$man" "$EMURUN_BUILD_DIR/man/emurun-sysroot.1"; do
         warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null)
         expect_eq "man renders $(basename "$page") cleanly" "" "$warnings"
     done
-else
-    echo "SKIP part: man not installed"
-fi
+}
 
-if command -v zsh >/dev/null; then
+part_zsh() {
+    command -v zsh >/dev/null || { skip_part "zsh not installed (tools/install-deps installs it)"; return; }
     zsh -n "$src/tools/completions/_emurun" && ok "zsh: _emurun parses" || not_ok "zsh: _emurun has syntax errors"
     loaded=$(zsh -fc "fpath=($src/tools/completions \$fpath); autoload -Uz compinit; compinit -u -d $T/zcompdump; print -r -- \${_comps[emurun]}")
     expect_eq "zsh: compinit maps emurun to _emurun" "_emurun" "$loaded"
     for cmd in $top; do
         grep -q "'$cmd:" "$src/tools/completions/_emurun" && ok "zsh completes $cmd" || not_ok "zsh does not list $cmd"
     done
-else
-    echo "SKIP part: zsh not installed (zsh completion not checked)"
-fi
+}
+
+run_parts bash man zsh
 finish

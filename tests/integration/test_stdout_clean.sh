@@ -2,6 +2,9 @@
 # stdout belongs to the program: whatever emurun says (debug, trace, warnings) goes to stderr, so
 # `emurun exec -- tool > out.bin`, a shim and `emurun sandbox` give the program's own bytes at
 # every verbosity. Each case compares with the program run directly (natively, or by qemu itself).
+# Parts: native; foreign, shim, sandbox need qemu-aarch64 and the aarch64 fixture, sandbox also a
+# working `emurun sandbox`; a part whose precondition is missing is reported as skipped.
+# ctest-parts: native foreign shim sandbox
 . "$(dirname "$0")/lib/common.sh"
 
 native=$EMURUN_HELPER_DIR/print_bytes
@@ -19,45 +22,60 @@ check() {
 
 "$native" 70000 300 >"$T/native.want" 2>/dev/null
 verbosities=("" "-v" "-vv" "-q" "--color=always -vv")
-for v in "${verbosities[@]}"; do
-    # shellcheck disable=SC2086
-    check "exec native ${v:-default}" "$T/native.want" -- "$EMURUN" $v exec -- "$native" 70000 300
-done
-# -v must really produce diagnostics (on stderr), or the test above proves nothing.
-"$EMURUN" -vv exec -- "$native" 1 0 >/dev/null 2>"$T/err"
-expect_contains "-vv exec writes its debug lines to stderr" "$(cat "$T/err")" "emurun["
-EMURUN_VERBOSE=2 "$EMURUN" exec -- "$native" 1 0 >/dev/null 2>"$T/err"
-expect_contains "EMURUN_VERBOSE=2 has the effect of -vv" "$(cat "$T/err")" "emurun["
-
 qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
 probe=$EMURUN_FIXTURE_DIR/aarch64/probe-static
-if [ -z "$qemu" ] || [ ! -x "$probe" ]; then
-    echo "SKIP part: no qemu-aarch64 or no aarch64 fixture (foreign cases not run)"
-    finish
-    exit $?
-fi
-"$qemu" "$probe" argv "a b" "" x >"$T/foreign.want"
-for v in "${verbosities[@]}"; do
-    # shellcheck disable=SC2086
-    check "exec foreign ${v:-default}" "$T/foreign.want" -- "$EMURUN" $v exec -- "$probe" argv "a b" "" x
-done
 
-"$EMURUN" shim add probe --target "$probe" --dir "$T/shims" >/dev/null
-"$T/shims/probe" argv "a b" "" x >"$T/shim.want.raw" 2>/dev/null
-sed "s|^\[0\]=.*|[0]=<$probe>|" "$T/shim.want.raw" >"$T/shim.want"
-for level in -1 0 1 2; do # the launcher ignores EMURUN_VERBOSE; whatever it is, stdout stays clean
-    EMURUN_VERBOSE=$level "$T/shims/probe" argv "a b" "" x >"$T/out" 2>/dev/null || true
-    sed -i "s|^\[0\]=.*|[0]=<$probe>|" "$T/out"
-    if cmp -s "$T/foreign.want" "$T/out"; then ok "shim EMURUN_VERBOSE=$level"; else
-        not_ok "shim EMURUN_VERBOSE=$level: stdout differs: $(head -n2 "$T/out")"
+part_native() {
+    for v in "${verbosities[@]}"; do
+        # shellcheck disable=SC2086
+        check "exec native ${v:-default}" "$T/native.want" -- "$EMURUN" $v exec -- "$native" 70000 300
+    done
+    # -v must really produce diagnostics (on stderr), or the test above proves nothing.
+    "$EMURUN" -vv exec -- "$native" 1 0 >/dev/null 2>"$T/err"
+    expect_contains "-vv exec writes its debug lines to stderr" "$(cat "$T/err")" "emurun["
+    EMURUN_VERBOSE=2 "$EMURUN" exec -- "$native" 1 0 >/dev/null 2>"$T/err"
+    expect_contains "EMURUN_VERBOSE=2 has the effect of -vv" "$(cat "$T/err")" "emurun["
+}
+
+# need_foreign: false (the part skipped, or failed: need_probe) without qemu-aarch64 or the aarch64
+# probe, or when qemu cannot run it; else writes what it prints under qemu to $T/foreign.want.
+need_foreign() {
+    [ -n "$qemu" ] || { skip_part "no qemu-aarch64 (qemu-user-static; tools/install-deps)"; return 1; }
+    need_probe aarch64 || return 1
+    "$qemu" "$probe" argv "a b" "" x >"$T/foreign.want" ||
+        { not_ok "$qemu $probe exited $? (the reference output)"; return 1; }
+}
+
+part_foreign() {
+    need_foreign || return 0
+    for v in "${verbosities[@]}"; do
+        # shellcheck disable=SC2086
+        check "exec foreign ${v:-default}" "$T/foreign.want" -- "$EMURUN" $v exec -- "$probe" argv "a b" "" x
+    done
+}
+
+part_shim() {
+    need_foreign || return 0
+    "$EMURUN" shim add probe --target "$probe" --dir "$T/shims" >/dev/null
+    "$T/shims/probe" argv "a b" "" x >"$T/shim.want.raw" 2>/dev/null
+    sed "s|^\[0\]=.*|[0]=<$probe>|" "$T/shim.want.raw" >"$T/shim.want"
+    for level in -1 0 1 2; do # the launcher ignores EMURUN_VERBOSE; whatever it is, stdout stays clean
+        EMURUN_VERBOSE=$level "$T/shims/probe" argv "a b" "" x >"$T/out" 2>/dev/null || true
+        sed -i "s|^\[0\]=.*|[0]=<$probe>|" "$T/out"
+        if cmp -s "$T/foreign.want" "$T/out"; then ok "shim EMURUN_VERBOSE=$level"; else
+            not_ok "shim EMURUN_VERBOSE=$level: stdout differs: $(head -n2 "$T/out")"
+        fi
+    done
+}
+
+part_sandbox() {
+    need_foreign || return 0
+    rc=0
+    "$EMURUN" sandbox --arch aarch64 -- true >/dev/null 2>"$T/err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        skip_part "emurun sandbox cannot run here: $(tail -n1 "$T/err")"
+        return
     fi
-done
-
-rc=0
-"$EMURUN" sandbox --arch aarch64 -- true >/dev/null 2>"$T/err" || rc=$?
-if [ "$rc" -ne 0 ]; then
-    echo "SKIP part: emurun sandbox cannot run here: $(tail -n1 "$T/err")"
-else
     for v in "${verbosities[@]}"; do
         # shellcheck disable=SC2086
         check "sandbox ${v:-default}" "$T/foreign.want" -- "$EMURUN" $v sandbox --arch aarch64 -- "$probe" argv "a b" "" x
@@ -68,5 +86,7 @@ else
     : >"$T/empty"
     check "sandbox mips64el warning stays off stdout" "$T/empty" -- "$EMURUN" -vv sandbox --arch mips64el -- true
     expect_contains "sandbox -vv: diagnostics reach stderr" "$(cat "$T/err")" "emurun"
-fi
+}
+
+run_parts native foreign shim sandbox
 finish

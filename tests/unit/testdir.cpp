@@ -35,4 +35,18 @@ std::filesystem::path fixture(const std::string& name) {
     return std::filesystem::path(EMURUN_FIXTURE_DIR) / name;
 }
 
+bool fixture_arch_built(const std::string& arch) {
+    std::ifstream in(fixture("arches.txt"));
+    std::string name;
+    while (std::getline(in, name, ';')) {
+        while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) {
+            name.pop_back();
+        }
+        if (name == arch) {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace emurun::test

@@ -8,6 +8,23 @@ trap 'rm -rf "$T"' EXIT
 
 skip() { echo "SKIP: $*"; exit 125; }
 
+# Parts. A script with a "# ctest-parts: a b" line is one ctest per part (tests/CMakeLists.txt),
+# the part's name as $1; it defines part_a, part_b ... and ends with `run_parts a b`. Without an
+# argument every part runs. A part whose precondition is missing calls `skip_part WHY` and
+# returns: the run then exits 125 (skipped) unless something failed, never 0.
+skipped=0
+skip_part() { skipped=$((skipped + 1)); echo "SKIP part ${current_part:-}: $*"; }
+run_parts() {
+    local wanted=${script_part:-$*} p
+    for p in $wanted; do
+        case " $* " in
+            *" $p "*) current_part=$p; echo "== part $p"; "part_$p" ;;
+            *) not_ok "no part '$p' (parts: $*)" ;;
+        esac
+    done
+}
+script_part=${1:-}
+
 ok() { passes=$((passes + 1)); echo "ok - $*"; }
 not_ok() { fails=$((fails + 1)); echo "not ok - $*"; }
 
@@ -34,7 +51,20 @@ need_fixture_arch() {
     esac
 }
 
+# need_probe ARCH: true when ARCH's static probe fixture is there. Else false, after skip_part when
+# CMake did not build ARCH's fixtures (no cross compiler) or not_ok when it did (one is missing).
+need_probe() {
+    case " $(fixture_arches) " in
+        *" $1 "*) ;;
+        *) skip_part "no $1 fixtures: cross compiler for $1 missing (tools/install-deps installs it)"; return 1 ;;
+    esac
+    [ -x "$EMURUN_FIXTURE_DIR/$1/probe-static" ] && return 0
+    not_ok "$EMURUN_FIXTURE_DIR/$1/probe-static missing, though CMake built the $1 fixtures"
+    return 1
+}
+
 finish() {
-    echo "$passes passed, $fails failed"
-    [ "$fails" -eq 0 ]
+    echo "$passes passed, $fails failed, $skipped parts skipped"
+    [ "$fails" -eq 0 ] || return 1
+    [ "$skipped" -eq 0 ] || return 125
 }
