@@ -278,15 +278,25 @@ static int parse_bool(struct Parser* ps, int* out) {
     return fail_with(ps, "\"native\" is not true or false");
 }
 
-/* The "env" object: string keys to string values. */
-static int parse_env(struct Parser* ps, struct Sidecar* sc) {
+/* Opens a JSON object: 0 on error (named `why`), 1 when it is empty (consumed), 2 when members
+ * follow. */
+static int open_object(struct Parser* ps, const char* why) {
     if (!expect(ps, '{')) {
-        return fail_with(ps, "\"env\" is not an object");
+        return fail_with(ps, why);
     }
     skip_ws(ps);
     if (*ps->p == '}') {
         ++ps->p;
         return 1;
+    }
+    return 2;
+}
+
+/* The "env" object: string keys to string values. */
+static int parse_env(struct Parser* ps, struct Sidecar* sc) {
+    int opened = open_object(ps, "\"env\" is not an object");
+    if (opened != 2) {
+        return opened;
     }
     for (;;) {
         if (sc->env_count == k_sidecar_env_max) {
@@ -354,13 +364,9 @@ static int parse_member(struct Parser* ps, const char* key, struct Sidecar* sc, 
 }
 
 static int parse_object(struct Parser* ps, struct Sidecar* sc, long* format) {
-    if (!expect(ps, '{')) {
-        return fail_with(ps, "not a JSON object");
-    }
-    skip_ws(ps);
-    if (*ps->p == '}') {
-        ++ps->p;
-        return 1;
+    int opened = open_object(ps, "not a JSON object");
+    if (opened != 2) {
+        return opened;
     }
     for (;;) {
         const char* key = parse_string(ps);
