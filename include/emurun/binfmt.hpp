@@ -94,8 +94,45 @@ format_binfmt_line(const BinfmtEntry& entry, std::optional<char> delimiter = std
                                                          const std::filesystem::path& interpreter,
                                                          BinfmtFlags flags);
 
+/// emurun's default flags for `interpreter`, as Debian and tonistiigi/binfmt decide: P always
+/// (argv[0] reaches the program), F when the interpreter is a static ELF (pinned at
+/// registration, so it works in chroots and containers). C and O are never default.
+[[nodiscard]] EMURUN_EXPORT BinfmtFlags
+default_binfmt_flags(const std::filesystem::path& interpreter);
+
 /// The arch whose table entry (magic, mask, offset 0) this entry is, or nullptr.
 [[nodiscard]] EMURUN_EXPORT const Arch* binfmt_entry_arch(const BinfmtEntry& entry);
+
+/// Whether two magic entries match exactly the same files: equal offset, equal mask at every
+/// byte, equal magic under the mask (bytes past the end, or masked to 0, do not matter).
+[[nodiscard]] EMURUN_EXPORT bool binfmt_magic_equivalent(const BinfmtEntry& a,
+                                                         const BinfmtEntry& b);
+
+/// An entry another tool registered that already does emurun's job for an arch.
+struct BinfmtProvider {
+    const Arch* arch = nullptr;
+    /// "qemu-user-static" (Debian's /usr/libexec/qemu-binfmt/<cpu>-binfmt-P, *-static) or
+    /// "another tool (tonistiigi/binfmt or docker/setup-qemu-action)".
+    std::string owner;
+    std::filesystem::path emulator; ///< the interpreter, symlinks resolved
+    bool static_emulator = false;   ///< the emulator is a static ELF
+    bool fix_binary = false;        ///< flag F: the kernel pinned the emulator
+    /// Usable for running steps on the host: F or a static emulator.
+    [[nodiscard]] EMURUN_EXPORT bool sane() const;
+};
+
+/// When `entry` (enabled, magic equivalent to the table's for an arch) has an interpreter that
+/// resolves (symlinks followed) to qemu-<cpu> or qemu-<cpu>-static of that same arch: who
+/// provides it. A missing interpreter is accepted only with F (the kernel holds it open).
+/// Reads the file system; nullopt for anything else.
+[[nodiscard]] EMURUN_EXPORT std::optional<BinfmtProvider>
+binfmt_entry_provider(const BinfmtEntry& entry);
+
+/// Files under `root` that register entry `name` again at boot or on a restart of
+/// systemd-binfmt / binfmt-support: {etc,run,usr/lib}/binfmt.d/*.conf lines naming it and
+/// usr/share/binfmts/<name>.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::filesystem::path>
+binfmt_restore_files(std::string_view name, const std::filesystem::path& root = "/");
 
 // ---- plan ---------------------------------------------------------------------------------
 

@@ -215,6 +215,22 @@ Result<BinfmtApplyResult> locked_apply(const BinfmtOptions& options, MakePlan ma
     return result;
 }
 
+// A replaced entry that a distro file registers again (boot, systemd-binfmt or binfmt-support
+// restart) will come back and win over ours.
+void restore_warnings(const BinfmtPlan& plan, BinfmtWarnings& warnings) {
+    for (const auto& i : plan.items) {
+        if (i.action != BinfmtAction::replace || !i.current) {
+            continue;
+        }
+        for (const auto& f : binfmt_restore_files(i.current->name)) {
+            warnings.push_back(show(i.current->name) + " is registered again by " + f.string() +
+                               " at boot or when systemd-binfmt/binfmt-support restarts, which "
+                               "undoes this replacement; remove that file, or keep the "
+                               "existing entry (register without --replace)");
+        }
+    }
+}
+
 } // namespace
 
 std::optional<BinfmtOptIn> missing_binfmt_opt_in(const BinfmtFlags& flags,
@@ -250,6 +266,7 @@ Result<BinfmtApplyResult> register_binfmt(const std::vector<BinfmtEntry>& wanted
         return plan_binfmt_register(wanted, current, options.replace);
     });
     if (r) {
+        restore_warnings(r->plan, warnings);
         r->warnings = std::move(warnings);
     }
     return r;

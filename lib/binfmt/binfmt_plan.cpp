@@ -41,6 +41,34 @@ std::string differences(const BinfmtEntry& cur, const BinfmtEntry& want) {
     return d;
 }
 
+// An enabled entry (this name first, then any other) whose emulator already serves the wanted
+// arch: keep it rather than conflict with it or register a twin.
+void keep_if_provided(BinfmtPlanItem& item, const std::vector<BinfmtEntry>& current) {
+    const Arch* arch = binfmt_entry_arch(item.wanted);
+    if (arch == nullptr) {
+        return;
+    }
+    std::vector<const BinfmtEntry*> order;
+    if (item.current) {
+        order.push_back(&*item.current);
+    }
+    for (const auto& c : current) {
+        if (c.name != item.wanted.name) {
+            order.push_back(&c);
+        }
+    }
+    for (const BinfmtEntry* c : order) {
+        if (auto p = binfmt_entry_provider(*c); p && p->arch == arch) {
+            item.action = BinfmtAction::keep;
+            item.current = *c;
+            item.detail = "kept: provided by " + p->owner + " (entry " + show(c->name) + ", " +
+                          c->interpreter + " -> " + p->emulator.string() + ", flags '" +
+                          c->flags.to_string() + "')";
+            return;
+        }
+    }
+}
+
 std::unexpected<Error> bad_file(std::string_view what, std::size_t line, std::string why,
                                 std::string hint = {}) {
     return fail(std::string(what) + ", line " + std::to_string(line), std::move(why),
@@ -112,6 +140,9 @@ BinfmtPlan plan_binfmt_register(const std::vector<BinfmtEntry>& wanted,
                 item.action = replace ? BinfmtAction::replace : BinfmtAction::conflict;
                 item.detail = differences(*cur, w);
             }
+        }
+        if (!replace && item.action != BinfmtAction::keep) {
+            keep_if_provided(item, current);
         }
         plan.items.push_back(std::move(item));
     }

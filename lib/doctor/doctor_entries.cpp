@@ -15,6 +15,9 @@ const Arch* entry_arch(const BinfmtEntry& e) {
     if (const Arch* a = binfmt_entry_arch(e)) {
         return a;
     }
+    if (auto p = binfmt_entry_provider(e)) {
+        return p->arch;
+    }
     for (const auto& a : all_arches()) {
         if (e.name == "qemu-" + a.qemu) {
             return &a;
@@ -61,6 +64,13 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
     const std::string head = e.name + " (" + arch.name + ", " + e.interpreter + ", flags " +
                              (e.flags.to_string().empty() ? "none" : e.flags.to_string()) + ")";
     const std::string replace = "emurun binfmt register --replace " + arch.name;
+    const auto provider = binfmt_entry_provider(e);
+    const std::string owner = provider ? ": provided by " + provider->owner : "";
+    if (provider && !e.flags.credentials && !e.flags.open_binary &&
+        ::access(e.interpreter.c_str(), X_OK) != 0) {
+        // A tool run in a container (tonistiigi/binfmt) registers its own path with F.
+        return {id, CheckStatus::ok, head + owner + ": emulator pinned by F, not on this disk", ""};
+    }
     if (::access(e.interpreter.c_str(), X_OK) != 0) {
         // With F the kernel holds the file open, so the entry still works until re-registered.
         return e.flags.fix_binary
@@ -76,7 +86,14 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
     }
     if (e.flags.credentials || e.flags.open_binary) {
         return {id, CheckStatus::warn,
-                head + ": C/O flags: setuid foreign binaries run with raised privileges", replace};
+                head + owner +
+                    (e.flags.credentials
+                         ? ": flag C: setuid foreign binaries run with raised privileges"
+                         : ": flag O: the emulator is handed binaries users cannot read"),
+                replace};
+    }
+    if (provider && provider->arch == &arch) {
+        return {id, CheckStatus::ok, head + owner + " (emurun uses it as it is)", ""};
     }
     if (auto d = differences(e, want); !d.empty()) {
         return {id, CheckStatus::warn, head + ": differs from emurun's entry: " + d,

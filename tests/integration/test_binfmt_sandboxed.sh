@@ -3,9 +3,9 @@
 # (Linux >= 6.7): the host's table is never touched. Skips (125) when that is not possible.
 # Each scenario is its own ctest (integration.binfmt_sandboxed.<scenario>), so one that cannot
 # run here is reported as skipped, not folded into a pass of the others.
-# ctest-parts: basic conflict rollback concurrent export
+# ctest-parts: basic conflict rollback concurrent export debian tonistiigi
 set -u
-scenarios=${1:-basic conflict rollback concurrent export}
+scenarios=${1:-basic conflict rollback concurrent export debian tonistiigi}
 : "${EMURUN:?}" "${EMURUN_FIXTURE_DIR:?}" "${EMURUN_TESTDIR_ROOT:=/tmp}"
 
 if ! command -v unshare >/dev/null; then
@@ -58,19 +58,21 @@ basic)
     "$EMURUN" binfmt status --json | grep -q '"mount"' || { echo "FAILED: status --json"; fails=$((fails + 1)); }
     ;;
 conflict)
-    # A foreign entry with other flags under emurun's name: reported, untouched, exit non-zero.
-    line=$(printf ':qemu-aarch64:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F' "$interp")
+    # A foreign entry under emurun's name whose handler is not a qemu: reported, untouched,
+    # exit non-zero.
+    line=$(printf ':qemu-aarch64:M::\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00:\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff:%s:F' /bin/true)
     printf '%s' "$line" >"$M/register" || exit 98
     before=$(cat "$M/qemu-aarch64")
     if "$EMURUN" binfmt register aarch64 2>"$work/err"; then
         echo "FAILED: register succeeded over a conflicting entry"; fails=$((fails + 1))
     fi
-    check grep -q "flags 'F' registered, 'P' wanted" "$work/err"
+    check grep -q "interpreter /bin/true registered" "$work/err"
     check [ "$before" = "$(cat "$M/qemu-aarch64")" ]
     check "$EMURUN" binfmt register --dry-run --replace aarch64
     check [ "$before" = "$(cat "$M/qemu-aarch64")" ]
     check "$EMURUN" binfmt register --replace aarch64
-    check grep -q "^flags: P$" "$M/qemu-aarch64"
+    check grep -q "^interpreter /usr/bin/qemu-aarch64" "$M/qemu-aarch64"
+    check grep -q "^flags: PF\?$" "$M/qemu-aarch64"
     # C is refused without the option that names it
     if "$EMURUN" binfmt register --replace --flags PC aarch64 2>/dev/null; then
         echo "FAILED: C accepted without --allow-credentials"; fails=$((fails + 1))
@@ -118,6 +120,41 @@ export)
     check "$EMURUN" binfmt unregister $arches
     check "$EMURUN" binfmt import "$work"/deb/qemu-*
     for a in $arches; do check [ "$(cat "$M/qemu-$a")" = "$(cat "$work/before-$a")" ]; done
+    ;;
+debian|tonistiigi)
+    # The exact line the distro or the tool writes: kept, verified through, owner reported.
+    [ -x /usr/bin/qemu-aarch64-static ] && [ -x /usr/bin/qemu-aarch64 ] &&
+        [ -e /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] &&
+        [ -x "$EMURUN_FIXTURE_DIR/aarch64/probe-static" ] ||
+        { echo "SKIP: needs qemu-user-static's aarch64 files and the aarch64 probe"; exit 125; }
+    magic='\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+    mask='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+    if [ "$1" = debian ]; then
+        line=":qemu-aarch64:M::$magic:$mask:/usr/libexec/qemu-binfmt/aarch64-binfmt-P:OPF"
+        owner="provided by qemu-user-static"
+    else
+        line=":qemu-aarch64:M::$magic:$mask:/usr/bin/qemu-aarch64:POCF"
+        owner="provided by another tool (tonistiigi/binfmt or docker/setup-qemu-action)"
+    fi
+    printf '%s\n' "$line" >"$M/register" || exit 98
+    before=$(cat "$M/qemu-aarch64")
+    check "$EMURUN" binfmt register aarch64 >"$work/out" 2>"$work/err"
+    check grep -q "^keep .*qemu-aarch64 (kept: $owner" "$work/out"
+    check [ "$before" = "$(cat "$M/qemu-aarch64")" ]
+    check "$EMURUN" binfmt verify --probe-dir "$EMURUN_FIXTURE_DIR" aarch64
+    "$EMURUN" doctor --no-probe >"$work/doctor" 2>&1
+    check grep -q "^WARN  binfmt.entry.qemu-aarch64: .*: $owner: flag [CO]" "$work/doctor"
+    # Without C/O the same entry is simply OK.
+    echo -1 >"$M/qemu-aarch64"
+    printf '%s\n' "${line%:*}:PF" >"$M/register" || exit 97
+    "$EMURUN" doctor --no-probe >"$work/doctor" 2>&1
+    check grep -q "^OK    binfmt.entry.qemu-aarch64: .*: $owner" "$work/doctor"
+    # --replace takes it over, and warns when a distro file restores theirs.
+    check "$EMURUN" binfmt register --replace aarch64 2>"$work/err"
+    check grep -q "^interpreter /usr/bin/qemu-aarch64-static" "$M/qemu-aarch64"
+    if [ -e /usr/lib/binfmt.d/qemu-aarch64.conf ]; then
+        check grep -q "registered again by /usr/lib/binfmt.d/qemu-aarch64.conf" "$work/err"
+    fi
     ;;
 *)
     echo "FAILED: no scenario '$1'"; exit 97

@@ -19,7 +19,7 @@ struct BinfmtArgs {
     std::string lock_file;
     std::vector<std::string> targets; // arches (or entry names), or files for import
     std::string interpreter;
-    std::string flags = "P";
+    std::string flags; // empty: default_binfmt_flags() of each interpreter
     std::string probe_dir;
     std::string binfmt_d;
     std::string update_binfmts;
@@ -118,7 +118,8 @@ int report_apply(const BinfmtApplyResult& r, const BinfmtArgs& a) {
 }
 
 int run_register(const BinfmtArgs& a) {
-    BinfmtFlags flags = parse_flags(a);
+    const std::optional<BinfmtFlags> flags =
+        a.flags.empty() ? std::nullopt : std::optional(parse_flags(a));
     auto arches = resolve_arches(a.targets);
     if (!a.interpreter.empty() && arches.size() != 1) {
         throw Failure(
@@ -131,7 +132,8 @@ int run_register(const BinfmtArgs& a) {
         if (interp.empty()) {
             interp = unwrap(find_emulator(*arch)).path;
         }
-        wanted.push_back(binfmt_entry_for(*arch, interp, flags));
+        wanted.push_back(
+            binfmt_entry_for(*arch, interp, flags ? *flags : default_binfmt_flags(interp)));
     }
     warn(binfmt_environment_warnings());
     return report_apply(unwrap(register_binfmt(wanted, options_from(a))), a);
@@ -237,7 +239,8 @@ void change_options(CLI::App* sub, BinfmtArgs& a) {
     sub->add_flag("--dry-run", a.dry_run, "Print the plan, change nothing");
     sub->add_flag("--replace", a.replace, "Replace an entry of the same name with other content");
     sub->add_option("--flags", a.flags,
-                    "Flags (default P); C and O need --allow-credentials / --allow-open-binary");
+                    "Flags (default: P, plus F for a static emulator); C and O need "
+                    "--allow-credentials / --allow-open-binary");
     sub->add_flag("--allow-credentials", a.allow_credentials,
                   "Permit flag C (setuid binaries run with raised privileges)");
     sub->add_flag("--allow-open-binary", a.allow_open_binary, "Permit flag O");
