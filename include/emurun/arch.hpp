@@ -77,9 +77,12 @@ enum class Emulation {
     exec,    ///< the emulator is exec'd with the program as its argument (no binfmt needed)
     sandbox, ///< inside a private binfmt_misc namespace with handlers for the arch
     host,    ///< argv as given, relying on the host's registered binfmt handlers
+    /// "auto", the default for a foreign arch in a pipeline: sandbox where the kernel allows
+    /// it, else host when the host's handlers are sane (the runner decides before the run).
+    automatic,
 };
 
-/// "native", "exec", "sandbox" or "host".
+/// "native", "exec", "sandbox", "host" or "auto".
 [[nodiscard]] EMURUN_EXPORT std::string_view to_string(Emulation mode);
 /// The Emulation named `text`, or nullopt.
 [[nodiscard]] EMURUN_EXPORT std::optional<Emulation> emulation_from(std::string_view text);

@@ -99,4 +99,29 @@ sandbox_argv(const SandboxSpec& spec, const std::vector<std::string>& inner);
 /// Safe to call from a multithreaded process.
 [[nodiscard]] EMURUN_EXPORT Result<void> probe_sandbox();
 
+/// Where `auto` emulation runs foreign programs here.
+enum class AutoMode {
+    sandbox, ///< a private binfmt_misc (Linux >= 6.7, user namespaces allowed)
+    host,    ///< the host's own binfmt_misc handlers, which are sane for every arch
+};
+
+/// "sandbox" or "host".
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(AutoMode mode);
+
+/// Whether the binfmt_misc at `mount` has, for every arch, an enabled entry that is sane to run
+/// through: QEMU's magic/mask, a qemu of that arch, F or a static emulator
+/// (binfmt_entry_provider() and BinfmtProvider::sane()). The error names the arches without
+/// one and the fix (emurun binfmt register as root).
+[[nodiscard]] EMURUN_EXPORT Result<void>
+host_binfmt_covers(const std::vector<const Arch*>& arches,
+                   const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");
+
+/// The `auto` emulation mode: sandbox when probe_sandbox() succeeds (probed once per process;
+/// EMURUN_TEST_SANDBOX_UNSUPPORTED=1 simulates a kernel without it), else host when
+/// host_binfmt_covers(); else an error naming both reasons and the fixes (register the
+/// handlers as root, a Linux >= 6.7 kernel, or exec mode).
+[[nodiscard]] EMURUN_EXPORT Result<AutoMode>
+choose_auto_mode(const std::vector<const Arch*>& arches,
+                 const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");
+
 } // namespace emurun

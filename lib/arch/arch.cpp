@@ -217,6 +217,8 @@ std::string_view to_string(Emulation mode) {
         return "sandbox";
     case Emulation::host:
         return "host";
+    case Emulation::automatic:
+        return "auto";
     case Emulation::native:
         break;
     }
@@ -224,7 +226,8 @@ std::string_view to_string(Emulation mode) {
 }
 
 std::optional<Emulation> emulation_from(std::string_view text) {
-    for (auto m : {Emulation::native, Emulation::exec, Emulation::sandbox, Emulation::host}) {
+    for (auto m : {Emulation::native, Emulation::exec, Emulation::sandbox, Emulation::host,
+                   Emulation::automatic}) {
         if (to_string(m) == text) {
             return m;
         }

@@ -176,10 +176,12 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.cwd = merged.cwd;
     step.timeout = merged.timeout;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
-    // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox (DESIGN.md).
-    step.emulation = merged.emulation.value_or(arch && !runs_natively(*arch) ? Emulation::sandbox
+    // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
+    // kernel allows it, else through the host's handlers (auto; DESIGN.md).
+    step.emulation = merged.emulation.value_or(arch && !runs_natively(*arch) ? Emulation::automatic
                                                                              : Emulation::native);
-    if (!arch && (step.emulation == Emulation::exec || step.emulation == Emulation::sandbox)) {
+    if (!arch && (step.emulation == Emulation::exec || step.emulation == Emulation::sandbox ||
+                  step.emulation == Emulation::automatic)) {
         return at.fail("emulation \"" + std::string(to_string(step.emulation)) + "\" needs an arch",
                        "set \"arch\" on the step or in \"defaults\"");
     }

@@ -377,6 +377,7 @@ Result<Report> Runner::run(CommandRunner& commands) {
         History h = m_options.previous ? m_options.previous->history() : History{};
         selected = select_shard(m_pipeline, *m_options.shard, h);
     }
+    detail::resolve_auto_emulation(selected);
     Execution e(selected, m_options, commands);
     return e.run();
 }

@@ -14,6 +14,11 @@ namespace emurun::detail {
 /// missing libraries (exec mode), no emurun executable (sandbox mode).
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators);
 
+/// Decide every `auto` step's mode (choose_auto_mode) before the run, so that the report
+/// records the mode each step really runs in. A step that cannot be decided stays `auto`:
+/// step_command() then fails it with the reason and the fixes.
+void resolve_auto_emulation(Pipeline& pipeline);
+
 /// A file name for a step's log: unsafe characters become '_'.
 std::string log_file_name(std::string_view step);
 

@@ -1,4 +1,5 @@
-// How one step becomes a Command, by emulation mode (native/host, exec via launch, sandbox).
+// How one step becomes a Command, by emulation mode (native/host, exec via launch, sandbox,
+// auto resolved to sandbox or host).
 #include "runner/runner_internal.hpp"
 
 #include <emurun/arch.hpp>
@@ -68,11 +69,33 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators) 
         return exec_command(step, arch, emulators, std::move(cmd));
     case Emulation::sandbox:
         return sandbox_command(step, arch, emulators, std::move(cmd));
+    case Emulation::automatic: // resolve_auto_emulation() could not decide: say why
+        if (auto mode = choose_auto_mode({arch}); !mode) {
+            return std::unexpected(mode.error());
+        } else if (*mode == AutoMode::sandbox) {
+            return sandbox_command(step, arch, emulators, std::move(cmd));
+        }
+        break;
     case Emulation::native:
     case Emulation::host:
         break;
     }
     return cmd;
+}
+
+void resolve_auto_emulation(Pipeline& pipeline) {
+    for (auto& step : pipeline.steps) {
+        if (step.emulation != Emulation::automatic || !step.arch) {
+            continue;
+        }
+        auto arch = find_arch(*step.arch);
+        if (!arch) {
+            continue; // step_command() reports the unknown arch
+        }
+        if (auto mode = choose_auto_mode({*arch})) {
+            step.emulation = *mode == AutoMode::sandbox ? Emulation::sandbox : Emulation::host;
+        }
+    }
 }
 
 std::string log_file_name(std::string_view step) {

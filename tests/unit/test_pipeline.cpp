@@ -82,7 +82,7 @@ TEST_CASE("pipeline: a full pipeline loads with defaults applied") {
     CHECK(p->find("nope") == nullptr);
 }
 
-TEST_CASE("pipeline: a foreign arch without a mode runs in the sandbox") {
+TEST_CASE("pipeline: a foreign arch without a mode is auto (sandbox, else host handlers)") {
     // ppc64el is foreign unless this runs on ppc64le (the dogfood run under qemu-ppc64le).
     const emurun::Arch* host = emurun::host_arch();
     const bool on_ppc = host != nullptr && host->name == "ppc64le";
@@ -90,7 +90,9 @@ TEST_CASE("pipeline: a foreign arch without a mode runs in the sandbox") {
                              (on_ppc ? "s390x" : "ppc64el") +
                              R"("}, "steps": [{"name": "a", "argv": ["x"]}]})");
     REQUIRE(p.has_value());
-    CHECK(p->steps[0].emulation == emurun::Emulation::sandbox);
+    CHECK(p->steps[0].emulation == emurun::Emulation::automatic);
+    CHECK(to_string(p->steps[0].emulation) == "auto");
+    CHECK(emurun::emulation_from("auto") == emurun::Emulation::automatic);
     CHECK(p->steps[0].arch == (on_ppc ? "s390x" : "ppc64le"));
 }
 
