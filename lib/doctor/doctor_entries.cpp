@@ -92,14 +92,15 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
                          : ": flag O: the emulator is handed binaries users cannot read"),
                 replace};
     }
+    const std::string d = differences(e, want);
+    if (d.empty()) {
+        return {id, CheckStatus::ok, head + ": as emurun registers it", ""};
+    }
     if (provider && provider->arch == &arch) {
         return {id, CheckStatus::ok, head + owner + " (emurun uses it as it is)", ""};
     }
-    if (auto d = differences(e, want); !d.empty()) {
-        return {id, CheckStatus::warn, head + ": differs from emurun's entry: " + d,
-                "leave it if it works ('emurun binfmt verify'), or " + replace};
-    }
-    return {id, CheckStatus::ok, head + ": as emurun registers it", ""};
+    return {id, CheckStatus::warn, head + ": differs from emurun's entry: " + d,
+            "leave it if it works ('emurun binfmt verify'), or " + replace};
 }
 
 nlohmann::json opt(const auto& v) {
