@@ -1,0 +1,74 @@
+// sandbox: whether the host's binfmt_misc handlers can stand in for a sandbox (auto mode), on a
+// fake binfmt_misc directory: entry files as the kernel shows them.
+#include <emurun/sandbox.hpp>
+
+#include "elf_builder.hpp"
+#include "testdir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+
+using namespace emurun;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_aarch64 = "offset 0\nmagic 7f454c460201010000000000000000000200b700\n"
+                                  "mask ffffffffffffff00fffffffffffffffffeffffff\n";
+
+fs::path emulator(const fs::path& dir, const std::string& name, bool is_static) {
+    test::ElfSpec spec;
+    if (is_static) {
+        spec.interp.clear();
+        spec.dynamic = false;
+    }
+    auto b = test::build_elf(spec);
+    fs::create_directories(dir);
+    const fs::path p = dir / name;
+    std::ofstream(p, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.bytes.data()),
+               static_cast<std::streamsize>(b.bytes.size()));
+    ::chmod(p.c_str(), 0755);
+    return p;
+}
+
+fs::path fake_mount(const std::string& name, const fs::path& interp, const std::string& flags) {
+    const fs::path m = test::testdir(name);
+    std::ofstream(m / "register") << "";
+    std::ofstream(m / "status") << "enabled\n";
+    std::ofstream(m / "qemu-aarch64")
+        << "enabled\ninterpreter " << interp.string() << "\nflags: " << flags << "\n"
+        << k_aarch64;
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("auto mode: host handlers stand in only when sane for every arch") {
+    const fs::path bin = test::testdir("auto-bin");
+    const auto st = emulator(bin, "qemu-aarch64-static", true);
+    const auto dyn = emulator(bin, "qemu-aarch64", false);
+    const Arch* aarch64 = *find_arch("aarch64");
+    const Arch* s390x = *find_arch("s390x");
+
+    CHECK(host_binfmt_covers({aarch64}, fake_mount("auto-static", st, "OPF")).has_value());
+    CHECK(host_binfmt_covers({aarch64}, fake_mount("auto-dyn-f", dyn, "POCF")).has_value());
+    CHECK(host_binfmt_covers({aarch64}, fake_mount("auto-static-p", st, "P")).has_value());
+
+    auto no_f = host_binfmt_covers({aarch64}, fake_mount("auto-dyn-p", dyn, "P"));
+    REQUIRE_FALSE(no_f.has_value());
+    CHECK(no_f.error().why.find("no usable handler for aarch64") != std::string::npos);
+    CHECK(no_f.error().hint.find("emurun binfmt register aarch64") != std::string::npos);
+
+    auto partial = host_binfmt_covers({aarch64, s390x}, fake_mount("auto-part", st, "PF"));
+    REQUIRE_FALSE(partial.has_value());
+    CHECK(partial.error().why.find("no usable handler for s390x") != std::string::npos);
+
+    auto none = host_binfmt_covers({aarch64}, test::testdir("auto-missing") / "nothing");
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().why.find("aarch64") != std::string::npos);
+}
