@@ -17,7 +17,8 @@ if ! unshare --user --map-root-user --mount sh -c \
     exit 125
 fi
 
-work=$(mktemp -d "$EMURUN_TESTDIR_ROOT/binfmt.XXXXXX")
+mkdir -p "$EMURUN_TESTDIR_ROOT"
+work=$(mktemp -d "$EMURUN_TESTDIR_ROOT/binfmt.XXXXXX") || exit 1
 export EMURUN work EMURUN_FIXTURE_DIR
 inner=$work/inner.sh
 # Everything below runs in the namespace; $1 selects the scenario.
