@@ -143,12 +143,17 @@ TEST_CASE("doctor: registered entries against emurun's table") {
     c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
     CHECK(c.summary.find("magic") != std::string::npos);
 
-    f.entries[0] = aarch64_entry("/nonexistent/qemu-aarch64", "P");
+    f.entries[0] = aarch64_entry("/nonexistent/handler", "P");
     c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
     CHECK(c.status == CheckStatus::fail);
     f.entries[0].flags.fix_binary = true; // pinned: still works until re-registered
     CHECK(find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64")->status ==
           CheckStatus::warn);
+    // tonistiigi/binfmt registers a path inside its container, pinned by F: its entry, OK.
+    f.entries[0] = aarch64_entry("/nonexistent/qemu-aarch64", "PF");
+    c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
+    CHECK(c.status == CheckStatus::ok);
+    CHECK(c.summary.find("provided by another tool (tonistiigi/binfmt") != std::string::npos);
 
     f.entries[0] = aarch64_entry("/bin/sh", "PF");
     f.entries[0].enabled = false;
