@@ -47,8 +47,10 @@ fs::path debian_root(const std::string& name) {
     write_elf(root / "usr/bin/qemu-aarch64-static", true);
     write_elf(root / "usr/bin/qemu-aarch64", false);
     fs::create_directories(root / "usr/libexec/qemu-binfmt");
-    fs::create_symlink("../../bin/qemu-aarch64-static",
-                       root / "usr/libexec/qemu-binfmt/aarch64-binfmt-P");
+    const fs::path link = root / "usr/libexec/qemu-binfmt/aarch64-binfmt-P";
+    if (!fs::is_symlink(link)) { // doctest runs the case again for each SUBCASE
+        fs::create_symlink("../../bin/qemu-aarch64-static", link);
+    }
     return root;
 }
 
