@@ -197,6 +197,7 @@ TEST_CASE("binfmt plan: add, keep, enable, conflict, replace; others untouched")
     auto want = aarch64_entry("PF");
     BinfmtEntry other = aarch64_entry("OCF");
     other.name = "qemu-arm";
+    other.interpreter = "/opt/other/handler"; // a qemu of aarch64 would be kept (provider)
     SUBCASE("empty table: add") {
         auto p = plan_binfmt_register({want}, {other}, false);
         REQUIRE(p.items.size() == 1);
@@ -392,7 +393,11 @@ TEST_CASE("binfmt status JSON: every field of every entry, escaped bytes, null f
 
 TEST_CASE("binfmt apply and verify JSON: the plan item by item, ok only when every arch is") {
     BinfmtApplyResult r;
-    r.plan = plan_binfmt_register({aarch64_entry("PF")}, {aarch64_entry("P")}, false);
+    // Not a qemu, so not kept as another tool's provider (test_binfmt_provider).
+    auto want = aarch64_entry("PF");
+    auto cur = aarch64_entry("P");
+    want.interpreter = cur.interpreter = "/opt/other/handler";
+    r.plan = plan_binfmt_register({want}, {cur}, false);
     r.warnings = {"w"};
     const nlohmann::json j = binfmt_apply_json(r);
     CHECK(j["applied"] == false);
