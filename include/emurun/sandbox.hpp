@@ -52,6 +52,13 @@ struct SandboxPlan {
 /// prefix cannot be built.
 [[nodiscard]] EMURUN_EXPORT Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec);
 
+/// What running through the host's own binfmt_misc handlers needs instead of a sandbox (the
+/// `auto` fallback): the same environment (QEMU_LD_PREFIX, the merged loader prefix of the
+/// sysroots or their defaults, which the host's qemu reads too; then spec.env) and notes as
+/// plan_sandbox(), but no entries and no emulator search (the host's handlers bring theirs).
+/// Errors: a --sysroot that holds no requested arch's loader; the prefix cannot be built.
+[[nodiscard]] EMURUN_EXPORT Result<SandboxPlan> plan_host_handlers(const SandboxSpec& spec);
+
 /// A failure to run the command in the sandbox, with the exit code the CLI should use:
 /// 127 command not found, 126 not executable, 125 emurun's own failure.
 struct SandboxFailure {

@@ -52,6 +52,36 @@ Result<Command> sandbox_command(const Step& step, const Arch* arch, const Emulat
     return cmd;
 }
 
+// The environment a step that runs through the host's handlers needs (auto's fallback): what
+// the sandbox would set, QEMU_LD_PREFIX for the step's sysroots or their defaults. The step's
+// own env wins.
+Result<void> add_host_handlers_env(const Step& step, const Arch* arch,
+                                   std::map<std::string, std::string>& env) {
+    SandboxSpec spec;
+    spec.arches = {arch};
+    for (const auto& dir : step.sysroots) {
+        spec.sysroots.push_back(SandboxSysroot{arch, dir});
+    }
+    const auto plan = EMURUN_TRY(plan_host_handlers(spec));
+    for (const auto& [k, v] : plan.env) {
+        if (!step.env.contains(k)) {
+            env[k] = v;
+        }
+    }
+    return {};
+}
+
+// resolve_auto_emulation() could not decide: decide again, failing with the reason.
+Result<Command> undecided_auto_command(const Step& step, const Arch* arch,
+                                       const EmulatorSearch& emulators, Command cmd) {
+    const auto mode = EMURUN_TRY(choose_auto_mode({arch}));
+    if (mode == AutoMode::sandbox) {
+        return sandbox_command(step, arch, emulators, std::move(cmd));
+    }
+    EMURUN_TRY(add_host_handlers_env(step, arch, *cmd.env));
+    return cmd;
+}
+
 } // namespace
 
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators) {
@@ -69,13 +99,8 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators) 
         return exec_command(step, arch, emulators, std::move(cmd));
     case Emulation::sandbox:
         return sandbox_command(step, arch, emulators, std::move(cmd));
-    case Emulation::automatic: // resolve_auto_emulation() could not decide: say why
-        if (auto mode = choose_auto_mode({arch}); !mode) {
-            return std::unexpected(mode.error());
-        } else if (*mode == AutoMode::sandbox) {
-            return sandbox_command(step, arch, emulators, std::move(cmd));
-        }
-        break;
+    case Emulation::automatic:
+        return undecided_auto_command(step, arch, emulators, std::move(cmd));
     case Emulation::native:
     case Emulation::host:
         break;
@@ -92,8 +117,11 @@ void resolve_auto_emulation(Pipeline& pipeline) {
         if (!arch) {
             continue; // step_command() reports the unknown arch
         }
-        if (auto mode = choose_auto_mode({*arch})) {
-            step.emulation = *mode == AutoMode::sandbox ? Emulation::sandbox : Emulation::host;
+        auto mode = choose_auto_mode({*arch});
+        if (mode && *mode == AutoMode::sandbox) {
+            step.emulation = Emulation::sandbox;
+        } else if (mode && add_host_handlers_env(step, *arch, step.env)) {
+            step.emulation = Emulation::host;
         }
     }
 }

@@ -113,6 +113,17 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
     return plan;
 }
 
+Result<SandboxPlan> plan_host_handlers(const SandboxSpec& spec) {
+    if (spec.arches.empty()) {
+        return fail("emurun sandbox", "no arch requested",
+                    "name one or more: --arch aarch64,s390x");
+    }
+    SandboxPlan plan;
+    EMURUN_TRY(plan_prefix(spec, plan));
+    plan.env.insert(plan.env.end(), spec.env.begin(), spec.env.end());
+    return plan;
+}
+
 Result<fs::path> find_emurun_exe(const SandboxSpec& spec) {
     return util::find_emurun(spec.emurun_exe);
 }

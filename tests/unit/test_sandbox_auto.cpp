@@ -72,3 +72,24 @@ TEST_CASE("auto mode: host handlers stand in only when sane for every arch") {
     REQUIRE_FALSE(none.has_value());
     CHECK(none.error().why.find("aarch64") != std::string::npos);
 }
+
+TEST_CASE("auto mode: the host-handler fallback needs no emulator, only the sandbox's env") {
+    SandboxSpec spec;
+    spec.arches = {*find_arch("aarch64")};
+    spec.emulators.dirs = {test::testdir("host-env-no-qemu")}; // no emulator anywhere here
+    spec.emulators.system = false;
+    spec.cache_dir = test::testdir("host-env-cache");
+    spec.env = {{"QEMU_STRACE", "1"}};
+    CHECK_FALSE(plan_sandbox(spec).has_value()); // the sandbox registers an emulator
+    auto plan = plan_host_handlers(spec);        // the host's handlers bring their own
+    REQUIRE(plan.has_value());
+    CHECK(plan->entries.empty());
+    REQUIRE_FALSE(plan->env.empty());
+    CHECK(plan->env.back() == std::pair<std::string, std::string>{"QEMU_STRACE", "1"});
+
+    spec.sysroots = {SandboxSysroot{nullptr, test::testdir("host-env-empty-sysroot")}};
+    auto bad = plan_host_handlers(spec);
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().why.find("holds no libc.so.6") != std::string::npos);
+    CHECK_FALSE(plan_host_handlers(SandboxSpec{}).has_value());
+}

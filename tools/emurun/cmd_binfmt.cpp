@@ -6,6 +6,7 @@
 #include <emurun/qemu.hpp>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <fstream>
 #include <iostream>
@@ -43,9 +44,10 @@ BinfmtOptions options_from(const BinfmtArgs& a) {
     return o;
 }
 
+// Through the logger, so that -q silences them like every other warning.
 void warn(const std::vector<std::string>& warnings) {
     for (const auto& w : warnings) {
-        std::cerr << "emurun: warning: " << w << '\n';
+        spdlog::warn("{}", w);
     }
 }
 

@@ -4,7 +4,8 @@
 #include <emurun/process.hpp>
 #include <emurun/sandbox.hpp>
 
-#include <iostream>
+#include <spdlog/spdlog.h>
+
 #include <memory>
 
 namespace emurun::cli {
@@ -51,13 +52,18 @@ SandboxSpec make_spec(const SandboxArgs& a) {
 }
 
 // No private binfmt_misc on this kernel, but the host's handlers serve every arch: run CMD
-// directly with the sandbox's environment. Returns only if the exec fails.
+// directly with the environment the sandbox would set (QEMU_LD_PREFIX for the sysroots, --env).
+// Returns only if the exec fails.
 [[noreturn]] void run_on_host_handlers(const SandboxSpec& spec,
                                        const std::vector<std::string>& command) {
-    std::cerr << "emurun: note: this kernel has no private binfmt_misc for a sandbox; running "
-                 "through the host's binfmt_misc handlers, which serve every requested arch\n";
+    spdlog::warn("this kernel has no private binfmt_misc for a sandbox; running through the "
+                 "host's binfmt_misc handlers, which serve every requested arch");
+    const SandboxPlan plan = unwrap(plan_host_handlers(spec));
+    for (const auto& n : plan.notes) {
+        spdlog::warn("{}", n);
+    }
     Command cmd{.argv = command, .env = current_environment()};
-    for (const auto& [k, v] : spec.env) {
+    for (const auto& [k, v] : plan.env) {
         (*cmd.env)[k] = v;
     }
     throw Failure(exec_replace(cmd));
