@@ -138,9 +138,16 @@ BinfmtVerifyResult verify_binfmt(const Arch& arch, const std::filesystem::path& 
         r->out.pop_back();
     }
     const auto& status = r->status;
+    std::error_code ec;
     if (r->start_errno == ENOEXEC) {
         v.detail = "exec " + probe.string() + ": " + std::strerror(ENOEXEC) +
                    ": the kernel has no handler for " + arch.name + " binaries";
+    } else if (r->start_errno == ENOENT && std::filesystem::exists(file, ec)) {
+        // The probe is there: the kernel's ENOENT is about the handler's interpreter.
+        v.detail = "exec " + probe.string() + ": " + std::strerror(ENOENT) +
+                   ", though the probe exists: the interpreter of the binfmt_misc entry for " +
+                   arch.name + " is missing (an uninstalled emulator or a dangling symlink; " +
+                   "'emurun doctor' names the entry)";
     } else if (r->start_error) {
         v.detail = r->start_error->message();
     } else if (r->timed_out) {

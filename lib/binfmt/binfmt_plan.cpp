@@ -139,6 +139,10 @@ BinfmtPlan plan_binfmt_register(const std::vector<BinfmtEntry>& wanted,
             } else {
                 item.action = replace ? BinfmtAction::replace : BinfmtAction::conflict;
                 item.detail = differences(*cur, w);
+                if (!cur->enabled) { // e.g. a distro's entry an admin switched off
+                    item.detail = "disabled: 'emurun binfmt enable " + cur->name +
+                                  "' if it should serve; " + item.detail;
+                }
             }
         }
         if (!replace && item.action != BinfmtAction::keep) {

@@ -15,6 +15,9 @@ namespace emurun {
 namespace fs = std::filesystem;
 namespace {
 
+// qemu-user-static emulators are 5-20 MiB (a 1 MiB cap read them as "not static").
+constexpr std::size_t k_max_emulator_size = std::size_t{256} << 20;
+
 unsigned char byte_at(std::string_view s, std::size_t i) {
     return i < s.size() ? static_cast<unsigned char>(s[i]) : 0;
 }
@@ -122,7 +125,7 @@ std::optional<BinfmtProvider> binfmt_entry_provider(const BinfmtEntry& entry) {
     }
     BinfmtProvider p{arch, owner_of(entry, resolved), resolved, false, entry.flags.fix_binary};
     if (!ec) {
-        auto elf = read_elf(resolved, 1 << 20);
+        auto elf = read_elf(resolved, k_max_emulator_size);
         p.static_emulator = elf && elf->is_static();
     }
     return p;
@@ -131,7 +134,7 @@ std::optional<BinfmtProvider> binfmt_entry_provider(const BinfmtEntry& entry) {
 BinfmtFlags default_binfmt_flags(const fs::path& interpreter) {
     BinfmtFlags f;
     f.preserve_argv0 = true;
-    auto elf = read_elf(interpreter, 1 << 20);
+    auto elf = read_elf(interpreter, k_max_emulator_size);
     f.fix_binary = elf && elf->is_static();
     return f;
 }

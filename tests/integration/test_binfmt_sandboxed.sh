@@ -3,9 +3,9 @@
 # (Linux >= 6.7): the host's table is never touched. Skips (125) when that is not possible.
 # Each scenario is its own ctest (integration.binfmt_sandboxed.<scenario>), so one that cannot
 # run here is reported as skipped, not folded into a pass of the others.
-# ctest-parts: basic conflict rollback concurrent export debian tonistiigi
+# ctest-parts: basic conflict rollback concurrent export debian tonistiigi dangling disabled
 set -u
-scenarios=${1:-basic conflict rollback concurrent export debian tonistiigi}
+scenarios=${1:-basic conflict rollback concurrent export debian tonistiigi dangling disabled}
 : "${EMURUN:?}" "${EMURUN_FIXTURE_DIR:?}" "${EMURUN_TESTDIR_ROOT:=/tmp}"
 
 if ! command -v unshare >/dev/null; then
@@ -73,7 +73,10 @@ conflict)
     check [ "$before" = "$(cat "$M/qemu-aarch64")" ]
     check "$EMURUN" binfmt register --replace aarch64
     check grep -q "^interpreter /usr/bin/qemu-aarch64" "$M/qemu-aarch64"
-    check grep -q "^flags: PF\?$" "$M/qemu-aarch64"
+    # Default flags: P, plus F for a static emulator (as Debian and tonistiigi register).
+    want=P
+    grep -q "^interpreter /usr/bin/qemu-aarch64-static$" "$M/qemu-aarch64" && want=PF
+    check grep -q "^flags: $want$" "$M/qemu-aarch64"
     # C is refused without the option that names it
     if "$EMURUN" binfmt register --replace --flags PC aarch64 2>/dev/null; then
         echo "FAILED: C accepted without --allow-credentials"; fails=$((fails + 1))
@@ -156,6 +159,38 @@ debian|tonistiigi)
     if [ -e /usr/lib/binfmt.d/qemu-aarch64.conf ]; then
         check grep -q "registered again by /usr/lib/binfmt.d/qemu-aarch64.conf" "$work/err"
     fi
+    ;;
+dangling|disabled)
+    # A handler whose interpreter is a dangling symlink to a qemu, and Debian's entry disabled:
+    # neither is kept as a provider; register names why, verify and doctor point at the entry.
+    [ -e /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] &&
+        [ -x "$EMURUN_FIXTURE_DIR/aarch64/probe-static" ] ||
+        { echo "SKIP: needs qemu-user-static's aarch64 files and the aarch64 probe"; exit 125; }
+    magic='\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+    mask='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+    if [ "$1" = dangling ]; then
+        mkdir -p "$work/bin"
+        ln -s "$work/gone/qemu-aarch64-static" "$work/bin/qemu-aarch64-static"
+        printf '%s\n' ":qemu-aarch64:M::$magic:$mask:$work/bin/qemu-aarch64-static:P" >"$M/register" || exit 98
+        why="interpreter $work/bin/qemu-aarch64-static registered"
+        doctor="^FAIL  binfmt.entry.qemu-aarch64: .*interpreter missing"
+    else
+        printf '%s\n' ":qemu-aarch64:M::$magic:$mask:/usr/libexec/qemu-binfmt/aarch64-binfmt-P:OPF" >"$M/register" || exit 98
+        echo 0 >"$M/qemu-aarch64"
+        why="disabled: 'emurun binfmt enable qemu-aarch64' if it should serve"
+        doctor="^WARN  binfmt.entry.qemu-aarch64: .*: disabled"
+    fi
+    before=$(cat "$M/qemu-aarch64")
+    rc=0; "$EMURUN" binfmt register aarch64 >"$work/out" 2>"$work/err" || rc=$?
+    check [ "$rc" -eq 125 ]
+    check grep -qF "$why" "$work/err"
+    check [ "$before" = "$(cat "$M/qemu-aarch64")" ]
+    if "$EMURUN" binfmt verify --probe-dir "$EMURUN_FIXTURE_DIR" aarch64 >"$work/verify"; then
+        echo "FAILED: verify passed through a $1 entry"; fails=$((fails + 1))
+    fi
+    [ "$1" = dangling ] && check grep -q "interpreter of the binfmt_misc entry for aarch64 is missing" "$work/verify"
+    "$EMURUN" doctor --no-probe >"$work/doctor" 2>&1
+    check grep -q "$doctor" "$work/doctor"
     ;;
 *)
     echo "FAILED: no scenario '$1'"; exit 97

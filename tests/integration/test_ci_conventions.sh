@@ -14,6 +14,22 @@ expect_contains "GitLab section end" "$out" $'\e[0Ksection_end:'
 out=$(env -u GITHUB_ACTIONS -u GITLAB_CI "$EMURUN" run g.json --report g-r.json --log-dir logs 2>/dev/null)
 case "$out" in *section_start*|*::group::*) not_ok "folding outside CI: $out" ;; *) ok "no folding outside CI" ;; esac
 
+# Groups stay balanced when a step never starts (its command cannot be made: exec mode on a
+# program that does not exist), on GitHub and GitLab, one step at a time or in parallel.
+cat >b.json <<'JSON'
+{"name": "b", "steps": [{"name": "ok", "argv": ["echo", "hi"]},
+  {"name": "unmade", "arch": "aarch64", "emulation": "exec", "argv": ["/nonexistent/prog"]},
+  {"name": "after", "argv": ["echo", "there"], "needs": ["unmade"]}]}
+JSON
+for j in 1 2; do
+    out=$(GITHUB_ACTIONS=true "$EMURUN" run b.json -j $j --report b-r.json --log-dir logs 2>/dev/null || true)
+    expect_eq "GitHub -j $j: every ::group:: ends once" "$(grep -c '^::group::' <<<"$out")" \
+        "$(grep -c '^::endgroup::' <<<"$out")"
+    out=$(env -u GITHUB_ACTIONS GITLAB_CI=true "$EMURUN" run b.json -j $j --report b-r.json --log-dir logs 2>/dev/null || true)
+    expect_eq "GitLab -j $j: every section_start ends once" "$(grep -c 'section_start:' <<<"$out")" \
+        "$(grep -c 'section_end:' <<<"$out")"
+done
+
 # GitLab parallel: --shard defaults to CI_NODE_INDEX/CI_NODE_TOTAL.
 cat >s.json <<'JSON'
 {"name": "s", "steps": [

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <poll.h>
+#include <set>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -66,10 +67,13 @@ class OutputPrinter {
     void started(const std::string& step) {
         if (m_ci != CiLog::plain && !m_prefix) {
             write_fully(STDOUT_FILENO, fold_start(m_ci, step, "emurun: step " + step, now()));
+            m_open_groups.insert(step);
         }
     }
     void finished(const std::string& step) {
-        if (m_ci == CiLog::plain) {
+        // A step that never started (its command could not be made, or its needs failed) has
+        // no live group to close: a lone end marker would close someone else's.
+        if (m_ci == CiLog::plain || (!m_prefix && m_open_groups.erase(step) == 0)) {
             return;
         }
         if (m_prefix) {
@@ -117,6 +121,7 @@ class OutputPrinter {
     std::map<std::string, std::vector<std::pair<Stream, std::string>>> m_kept;
     std::string m_buffer;
     std::map<std::string, bool> m_open_line; ///< stdout of the step ended mid-line
+    std::set<std::string> m_open_groups;     ///< live groups started and not yet ended
 };
 
 void print_event(const RunEvent& e, bool tty) {
