@@ -128,6 +128,11 @@ struct BinfmtProvider {
 [[nodiscard]] EMURUN_EXPORT std::optional<BinfmtProvider>
 binfmt_entry_provider(const BinfmtEntry& entry);
 
+/// The qemu CPU name the entry's interpreter resolves to, symlinks followed ("aarch64" for
+/// /usr/libexec/qemu-binfmt/aarch64-binfmt-P -> qemu-aarch64-static), or "" when it is no
+/// qemu-<cpu>[-static] (or a missing file's name is not one). Reads the file system.
+[[nodiscard]] EMURUN_EXPORT std::string binfmt_interpreter_qemu_cpu(const BinfmtEntry& entry);
+
 /// Files under `root` that register entry `name` again at boot or on a restart of
 /// systemd-binfmt / binfmt-support: {etc,run,usr/lib}/binfmt.d/*.conf lines naming it and
 /// usr/share/binfmts/<name>.

@@ -267,6 +267,12 @@ Result<BinfmtApplyResult> register_binfmt(const std::vector<BinfmtEntry>& wanted
     });
     if (r) {
         restore_warnings(r->plan, warnings);
+        if (auto t = read_binfmt_table(options.mount); t && !t->enabled) {
+            warnings.push_back("binfmt_misc at " + options.mount.string() +
+                               " is disabled as a whole (status: disabled): the kernel uses no "
+                               "entry, these included, until 'echo 1 > " +
+                               (options.mount / "status").string() + "' as root");
+        }
         r->warnings = std::move(warnings);
     }
     return r;

@@ -131,6 +131,15 @@ std::optional<BinfmtProvider> binfmt_entry_provider(const BinfmtEntry& entry) {
     return p;
 }
 
+std::string binfmt_interpreter_qemu_cpu(const BinfmtEntry& entry) {
+    std::error_code ec;
+    fs::path resolved = fs::canonical(entry.interpreter, ec);
+    if (ec) {
+        resolved = entry.interpreter;
+    }
+    return qemu_cpu_of(resolved.filename().string());
+}
+
 BinfmtFlags default_binfmt_flags(const fs::path& interpreter) {
     BinfmtFlags f;
     f.preserve_argv0 = true;

@@ -46,24 +46,39 @@ std::string differences(const BinfmtEntry& e, const BinfmtEntry& want) {
     return d;
 }
 
-std::string emulator_for(const DoctorFacts& f, const Arch& arch) {
+// The entry `emurun binfmt register ARCH` would write: the found emulator, P, and F when that
+// emulator is static (default_binfmt_flags(), decided here from the facts).
+BinfmtEntry wanted_entry(const DoctorFacts& f, const Arch& arch) {
+    BinfmtFlags flags;
+    flags.preserve_argv0 = true;
     for (const auto& e : f.emulators) {
         if (e.arch == arch.name) {
-            return e.path.string();
+            flags.fix_binary = e.is_static;
+            return binfmt_entry_for(arch, e.path, flags);
         }
     }
-    return {};
+    return binfmt_entry_for(arch, "", flags);
+}
+
+// An interpreter that is the qemu of another CPU cannot run this arch's programs.
+std::optional<std::string> wrong_qemu(const BinfmtEntry& e, const Arch& arch) {
+    const std::string cpu = binfmt_interpreter_qemu_cpu(e);
+    if (cpu.empty() || cpu == arch.qemu) {
+        return std::nullopt;
+    }
+    return ": the interpreter is qemu for " + cpu + ", not for " + arch.qemu + ": " + arch.name +
+           " programs fail under it";
 }
 
 DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& arch) {
-    BinfmtFlags flags;
-    flags.preserve_argv0 = true;
-    flags.fix_binary = true;
-    const BinfmtEntry want = binfmt_entry_for(arch, emulator_for(f, arch), flags);
+    const BinfmtEntry want = wanted_entry(f, arch);
     const std::string id = "binfmt.entry." + e.name;
     const std::string head = e.name + " (" + arch.name + ", " + e.interpreter + ", flags " +
                              (e.flags.to_string().empty() ? "none" : e.flags.to_string()) + ")";
     const std::string replace = "emurun binfmt register --replace " + arch.name;
+    if (auto why = wrong_qemu(e, arch)) {
+        return {id, CheckStatus::fail, head + *why, replace};
+    }
     const auto provider = binfmt_entry_provider(e);
     const std::string owner = provider ? ": provided by " + provider->owner : "";
     if (provider && !e.flags.credentials && !e.flags.open_binary &&

@@ -191,6 +191,14 @@ dangling|disabled)
     [ "$1" = dangling ] && check grep -q "interpreter of the binfmt_misc entry for aarch64 is missing" "$work/verify"
     "$EMURUN" doctor --no-probe >"$work/doctor" 2>&1
     check grep -q "$doctor" "$work/doctor"
+    if [ "$1" = disabled ]; then
+        # binfmt_misc switched off as a whole: register still works, and says nothing will run.
+        echo -1 >"$M/qemu-aarch64"
+        echo 0 >"$M/status"
+        check "$EMURUN" binfmt register aarch64 2>"$work/err"
+        check grep -q "is disabled as a whole" "$work/err"
+        echo 1 >"$M/status"
+    fi
     ;;
 *)
     echo "FAILED: no scenario '$1'"; exit 97

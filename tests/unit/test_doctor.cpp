@@ -159,6 +159,24 @@ TEST_CASE("doctor: registered entries against emurun's table") {
     f.entries[0].enabled = false;
     c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
     CHECK(c.fix == "emurun binfmt enable qemu-aarch64");
+
+    // The qemu of another CPU (pinned by F, so its absence here does not matter): it fails.
+    f.entries[0] = aarch64_entry("/nonexistent/qemu-arm-static", "PF");
+    c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
+    CHECK(c.status == CheckStatus::fail);
+    CHECK(c.summary.find("qemu for arm, not for aarch64") != std::string::npos);
+    CHECK(c.fix.find("--replace aarch64") != std::string::npos);
+}
+
+TEST_CASE("doctor: emurun's own entry for a dynamic emulator has P alone, and that is OK") {
+    auto f = healthy();
+    f.emulators[0].is_static = false; // register writes P without F for it
+    f.entries.push_back(aarch64_entry("/bin/sh", "P"));
+    CHECK(find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64")->status ==
+          CheckStatus::ok);
+    f.entries[0] = aarch64_entry("/bin/sh", "PF");
+    CHECK(find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64")
+              ->summary.find("flags PF (emurun: P)") != std::string::npos);
 }
 
 TEST_CASE("doctor: gathers facts from a fake mount and fake sysctls") {
