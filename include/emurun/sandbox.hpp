@@ -78,6 +78,12 @@ struct SandboxFailure {
 [[nodiscard]] EMURUN_EXPORT SandboxFailure exec_in_sandbox(const SandboxSpec& spec,
                                                            const std::vector<std::string>& argv);
 
+/// `emurun sandbox` where choose_auto_mode() says host: exec `argv` (searched in PATH) in place,
+/// through the host's own binfmt_misc handlers, with plan_host_handlers()' environment set, after
+/// a warning saying so. Returns only on failure, with the same exit codes as exec_in_sandbox().
+[[nodiscard]] EMURUN_EXPORT SandboxFailure
+exec_through_host_handlers(const SandboxSpec& spec, const std::vector<std::string>& argv);
+
 /// The emurun executable used to re-enter the sandbox, in this order (the same rule as
 /// find_launcher() in shim.hpp uses): spec.emurun_exe; $EMURUN_EXE; this executable when its
 /// file name is "emurun"; "emurun" in PATH. Error when none is found.

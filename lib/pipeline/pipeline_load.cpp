@@ -71,7 +71,7 @@ Result<void> get_arch_and_mode(const Json& obj, const Place& at, StepDefaults& i
         auto m = emulation_from(mode);
         if (!m) {
             return at.key("emulation")
-                .fail("expected native, exec, sandbox or host, got \"" + mode + "\"");
+                .fail("expected native, exec, sandbox, host or auto, got \"" + mode + "\"");
         }
         into.emulation = *m;
     }
@@ -177,7 +177,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.timeout = merged.timeout;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
-    // kernel allows it, else through the host's handlers (auto; DESIGN.md).
+    // kernel allows it, else through the host's handlers (auto; README, Pipelines).
     step.emulation = merged.emulation.value_or(arch && !runs_natively(*arch) ? Emulation::automatic
                                                                              : Emulation::native);
     if (!arch && (step.emulation == Emulation::exec || step.emulation == Emulation::sandbox ||

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -114,9 +115,9 @@ Result<void> register_entries(const SandboxPlan& plan) {
 
 SandboxFailure exec_failure(const std::string& program, int err) {
     const int code = err == ENOENT ? 127 : err == EACCES || err == ENOEXEC ? 126 : 125;
-    return {system_error("execvp " + program, err,
-                         err == ENOENT ? "is it installed and in PATH inside the sandbox?" : ""),
-            code};
+    return {
+        system_error("execvp " + program, err, err == ENOENT ? "is it installed and in PATH?" : ""),
+        code};
 }
 
 /// A multithreaded caller cannot unshare a user namespace: run a fresh emurun instead.
@@ -163,6 +164,31 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
     }
     std::vector<std::string> args = argv;
     auto cargv = util::c_pointers(args);
+    ::execvp(cargv[0], cargv.data());
+    return exec_failure(argv.front(), errno);
+}
+
+SandboxFailure exec_through_host_handlers(const SandboxSpec& spec,
+                                          const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        return {Error{"emurun sandbox", "no command given", "emurun sandbox --arch A -- CMD ARGS"},
+                2};
+    }
+    auto plan = plan_host_handlers(spec);
+    if (!plan) {
+        return {plan.error()};
+    }
+    spdlog::warn("this kernel has no private binfmt_misc for a sandbox; running through the "
+                 "host's binfmt_misc handlers, which serve every requested arch");
+    for (const auto& n : plan->notes) {
+        spdlog::warn("{}", n);
+    }
+    for (const auto& [k, v] : plan->env) {
+        ::setenv(k.c_str(), v.c_str(), 1);
+    }
+    std::vector<std::string> args = argv;
+    auto cargv = util::c_pointers(args);
+    std::fflush(nullptr);
     ::execvp(cargv[0], cargv.data());
     return exec_failure(argv.front(), errno);
 }

@@ -62,7 +62,21 @@ part_kernel() { # where the sandbox works (this kernel), auto runs in it
     expect_eq "auto with a sandbox: report says sandbox" sandbox "$(field "$T/r0.json" emulation)"
 }
 
-part_debian() { old_kernel_passes debian "$debian" "$T/p.json" "$probe"; }
+part_debian() {
+    old_kernel_passes debian "$debian" "$T/p.json" "$probe"
+    # Through the host's handlers, `emurun sandbox` exits as the sandbox does: 127 for a missing
+    # command, 126 for one that is not executable, the command's own status otherwise.
+    local rc=0
+    in_ns "$debian" "$EMURUN" sandbox --arch aarch64 -- "$T/missing" 2>/dev/null || rc=$?
+    expect_eq "old kernel, debian: a missing command exits 127" 127 "$rc"
+    : >"$T/not-executable"
+    rc=0
+    in_ns "$debian" "$EMURUN" sandbox --arch aarch64 -- "$T/not-executable" 2>/dev/null || rc=$?
+    expect_eq "old kernel, debian: a non-executable command exits 126" 126 "$rc"
+    rc=0
+    in_ns "$debian" "$EMURUN" sandbox --arch aarch64 -- sh -c 'exit 7' 2>/dev/null || rc=$?
+    expect_eq "old kernel, debian: the command's exit status" 7 "$rc"
+}
 part_tonistiigi() { old_kernel_passes tonistiigi "$toni" "$T/p.json" "$probe"; }
 
 part_sysroot() { # a dynamic program finds its libraries through the host's qemu (QEMU_LD_PREFIX)

@@ -3,8 +3,9 @@
 # `emurun exec -- tool > out.bin`, a shim and `emurun sandbox` give the program's own bytes at
 # every verbosity. Each case compares with the program run directly (natively, or by qemu itself).
 # Parts: native; foreign, shim, sandbox need qemu-aarch64 and the aarch64 fixture, sandbox also a
-# working `emurun sandbox`; a part whose precondition is missing is reported as skipped.
-# ctest-parts: native foreign shim sandbox
+# working `emurun sandbox`, host_handlers a private binfmt_misc holding Debian's aarch64 line (the
+# fallback on a simulated old kernel); a part whose precondition is missing is reported as skipped.
+# ctest-parts: native foreign shim sandbox host_handlers
 . "$(dirname "$0")/lib/common.sh"
 
 native=$EMURUN_HELPER_DIR/print_bytes
@@ -88,5 +89,31 @@ part_sandbox() {
     expect_contains "sandbox -vv: diagnostics reach stderr" "$(cat "$T/err")" "emurun"
 }
 
-run_parts native foreign shim sandbox
+# `emurun sandbox` on a kernel without a private binfmt_misc (simulated) runs through the host's
+# handlers, with a warning: on stderr, whatever the verbosity.
+part_host_handlers() {
+    need_foreign || return 0
+    [ -e /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || {
+        skip_part "no /usr/libexec/qemu-binfmt/aarch64-binfmt-P (qemu-user-static)"; return; }
+    unshare --user --map-root-user --mount sh -c \
+        'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null || {
+        skip_part "cannot mount binfmt_misc in a user namespace (needs Linux >= 6.7)"; return; }
+    local m='\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+    local k='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+    local line=":qemu-aarch64:M::$m:$k:/usr/libexec/qemu-binfmt/aarch64-binfmt-P:OPF"
+    in_ns() {
+        unshare --user --map-root-user --mount bash -c '
+            mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 99
+            printf "%s\n" "$1" >/proc/sys/fs/binfmt_misc/register || exit 98
+            shift; EMURUN_TEST_SANDBOX_UNSUPPORTED=1 exec "$@"' _ "$line" "$@"
+    }
+    for v in "${verbosities[@]}"; do
+        # shellcheck disable=SC2086
+        check "host handlers ${v:-default}" "$T/foreign.want" -- in_ns "$EMURUN" $v sandbox --arch aarch64 -- "$probe" argv "a b" "" x
+    done
+    in_ns "$EMURUN" sandbox --arch aarch64 -- true >/dev/null 2>"$T/err"
+    expect_contains "host handlers: the warning reaches stderr" "$(cat "$T/err")" "host's binfmt_misc handlers"
+}
+
+run_parts native foreign shim sandbox host_handlers
 finish

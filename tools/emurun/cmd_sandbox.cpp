@@ -1,10 +1,7 @@
 #include "cli.hpp"
 #include "cli_common.hpp"
 
-#include <emurun/process.hpp>
 #include <emurun/sandbox.hpp>
-
-#include <spdlog/spdlog.h>
 
 #include <memory>
 
@@ -51,24 +48,6 @@ SandboxSpec make_spec(const SandboxArgs& a) {
     return spec;
 }
 
-// No private binfmt_misc on this kernel, but the host's handlers serve every arch: run CMD
-// directly with the environment the sandbox would set (QEMU_LD_PREFIX for the sysroots, --env).
-// Returns only if the exec fails.
-[[noreturn]] void run_on_host_handlers(const SandboxSpec& spec,
-                                       const std::vector<std::string>& command) {
-    spdlog::warn("this kernel has no private binfmt_misc for a sandbox; running through the "
-                 "host's binfmt_misc handlers, which serve every requested arch");
-    const SandboxPlan plan = unwrap(plan_host_handlers(spec));
-    for (const auto& n : plan.notes) {
-        spdlog::warn("{}", n);
-    }
-    Command cmd{.argv = command, .env = current_environment()};
-    for (const auto& [k, v] : plan.env) {
-        (*cmd.env)[k] = v;
-    }
-    throw Failure(exec_replace(cmd));
-}
-
 } // namespace
 
 void add_sandbox(CLI::App& root, Action& action) {
@@ -91,10 +70,10 @@ void add_sandbox(CLI::App& root, Action& action) {
     sub->callback([&action, args] {
         action = [args] {
             const SandboxSpec spec = make_spec(*args);
-            if (auto mode = choose_auto_mode(spec.arches); mode && *mode == AutoMode::host) {
-                run_on_host_handlers(spec, args->command);
-            }
-            SandboxFailure f = exec_in_sandbox(spec, args->command);
+            const auto mode = choose_auto_mode(spec.arches);
+            SandboxFailure f = mode && *mode == AutoMode::host
+                                   ? exec_through_host_handlers(spec, args->command)
+                                   : exec_in_sandbox(spec, args->command);
             throw Failure(f.error, f.exit_code);
             return 0;
         };
