@@ -177,6 +177,35 @@ void judge_binfmt_entries(const DoctorFacts& f, std::vector<DoctorCheck>& out) {
     }
 }
 
+void judge_auto_fallback(const DoctorFacts& f, std::vector<DoctorCheck>& out) {
+    const auto v = parse_kernel_version(f.kernel_release);
+    const bool old_kernel = v && !v->at_least(6, 7);
+    if (!old_kernel && !(f.sandbox_probed && f.sandbox_probe_error)) {
+        return;
+    }
+    std::string served;
+    for (const auto& e : f.entries) {
+        const auto p = binfmt_entry_provider(e);
+        if (f.binfmt_enabled.value_or(false) && p && p->sane() &&
+            served.find(p->arch->name) == std::string::npos) {
+            served += (served.empty() ? "" : ", ") + p->arch->name;
+        }
+    }
+    if (!served.empty()) {
+        out.push_back({"auto.host", CheckStatus::ok,
+                       "no sandbox here: emulation \"auto\" and 'emurun sandbox' run foreign "
+                       "programs through the host's handlers for " +
+                           served,
+                       ""});
+        return;
+    }
+    out.push_back({"auto.host", CheckStatus::warn,
+                   "no sandbox here and no sane host handler (QEMU's magic/mask, a qemu of that "
+                   "arch, F or static): foreign steps in emulation \"auto\" fail",
+                   "as root: emurun binfmt register ARCH (or apt-get install qemu-user-static); "
+                   "or a Linux >= 6.7 kernel with user namespaces"});
+}
+
 } // namespace detail
 
 nlohmann::json doctor_json(const DoctorReport& report) {

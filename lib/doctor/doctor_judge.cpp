@@ -158,6 +158,7 @@ std::vector<DoctorCheck> judge_doctor_facts(const DoctorFacts& facts) {
     judge_mount(facts, out);
     detail::judge_binfmt_entries(facts, out);
     judge_userns(facts, out);
+    detail::judge_auto_fallback(facts, out);
     judge_emulators(facts, out);
     judge_systemd(facts, out);
     return out;

@@ -168,6 +168,26 @@ TEST_CASE("doctor: registered entries against emurun's table") {
     CHECK(c.fix.find("--replace aarch64") != std::string::npos);
 }
 
+TEST_CASE("doctor: without a sandbox, says where emulation auto runs") {
+    auto f = healthy();
+    CHECK(find_check(judge_doctor_facts(f), "auto.host") == nullptr); // the sandbox works
+    f.kernel_release = "5.14.0-362.el9.x86_64";
+    auto c = *find_check(judge_doctor_facts(f), "auto.host");
+    CHECK(c.status == CheckStatus::warn);
+    CHECK(c.fix.find("emurun binfmt register ARCH") != std::string::npos);
+    // tonistiigi's entry (pinned by F): a sane handler, so auto runs through it.
+    f.entries.push_back(aarch64_entry("/nonexistent/qemu-aarch64", "POCF"));
+    c = *find_check(judge_doctor_facts(f), "auto.host");
+    CHECK(c.status == CheckStatus::ok);
+    CHECK(c.summary.find("host's handlers for aarch64") != std::string::npos);
+    f.binfmt_enabled = false; // binfmt_misc switched off: nothing runs through it
+    CHECK(find_check(judge_doctor_facts(f), "auto.host")->status == CheckStatus::warn);
+    f.binfmt_enabled = true;
+    f.kernel_release = "6.8.0";
+    f.sandbox_probe_error = "mount binfmt_misc in a user namespace failed: Operation not permitted";
+    CHECK(find_check(judge_doctor_facts(f), "auto.host")->status == CheckStatus::ok);
+}
+
 TEST_CASE("doctor: emurun's own entry for a dynamic emulator has P alone, and that is OK") {
     auto f = healthy();
     f.emulators[0].is_static = false; // register writes P without F for it
