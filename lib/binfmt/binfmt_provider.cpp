@@ -56,9 +56,14 @@ const Arch* equivalent_arch(const BinfmtEntry& e, const std::string& cpu) {
     return nullptr;
 }
 
+// Debian's /usr/libexec/qemu-binfmt/<cpu>-binfmt-P links point at qemu-<cpu>-static
+// (qemu-user-static) or, from qemu-user-binfmt, at the dynamic qemu-<cpu>.
 std::string owner_of(const BinfmtEntry& e, const fs::path& resolved) {
-    const bool debian_path = e.interpreter.starts_with("/usr/libexec/qemu-binfmt/");
-    if (debian_path || resolved.filename().string().ends_with("-static")) {
+    const bool static_name = resolved.filename().string().ends_with("-static");
+    if (e.interpreter.find("/qemu-binfmt/") != std::string::npos) {
+        return static_name ? "qemu-user-static" : "qemu-user-binfmt";
+    }
+    if (static_name) {
         return "qemu-user-static";
     }
     return "another tool (tonistiigi/binfmt or docker/setup-qemu-action)";

@@ -111,6 +111,19 @@ TEST_CASE("binfmt provider: Debian's and tonistiigi's entries are recognised") {
     CHECK_FALSE(t->static_emulator);
     CHECK(t->sane()); // F pins it
 
+    SUBCASE("Debian's qemu-user-binfmt: the -binfmt-P link to the dynamic qemu") {
+        const fs::path link = root / "usr/libexec/qemu-binfmt/aarch64-binfmt-dyn";
+        if (!fs::is_symlink(link)) {
+            fs::create_symlink("../../bin/qemu-aarch64", link);
+        }
+        auto dyn = *debian;
+        dyn.interpreter = link.string();
+        dyn.flags = *BinfmtFlags::parse("P");
+        auto d = binfmt_entry_provider(dyn);
+        REQUIRE(d.has_value());
+        CHECK(d->owner == "qemu-user-binfmt");
+        CHECK_FALSE(d->sane()); // dynamic and not pinned: auto does not run through it
+    }
     SUBCASE("a path that is gone counts only with F (the kernel holds it open)") {
         toni.interpreter = (root / "gone/qemu-aarch64").string();
         CHECK(binfmt_entry_provider(toni).has_value());
