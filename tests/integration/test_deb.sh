@@ -86,6 +86,23 @@ expect_contains "dpkg's database in the root lists emurun" \
 out=$("$R/usr/bin/emurun" doctor --no-probe 2>&1) && rc=0 || rc=$?
 [ "$rc" -le 1 ] && ok "installed emurun doctor runs (exit $rc)" || not_ok "installed emurun doctor: exit $rc: $out"
 expect_contains "installed emurun doctor checks the kernel" "$out" "kernel:"
+# And inside that root: chrooted (user namespace, own /proc), with the shared libraries the
+# Depends name copied in from this host as the stand-in for installing those packages.
+if unshare --user --map-root-user --mount --pid --fork true 2>/dev/null; then
+    for lib in $(ldd "$R/usr/bin/emurun" | awk '/=>/ {print $3} /^\t\// {print $1}'); do
+        mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
+    done
+    mkdir -p "$R/proc" "$R/tmp"
+    rc=0
+    out=$(unshare --user --map-root-user --mount --pid --fork \
+        sh -c 'mount -t proc proc "$1/proc" && exec chroot "$1" /usr/bin/emurun doctor --no-probe' _ "$R" 2>&1) || rc=$?
+    # No qemu in the root (qemu-user-static is only recommended): doctor says so and exits 1.
+    expect_eq "chrooted emurun doctor runs in the fresh root (exit 1: no emulator there)" 1 "$rc"
+    expect_contains "chrooted emurun doctor checks the kernel" "$out" "kernel:"
+    expect_contains "chrooted emurun doctor finds no emulator in the root" "$out" "emulators: no QEMU"
+else
+    skip_part "no user namespaces: emurun doctor not run chrooted in the fresh root"
+fi
 expect_contains "installed emurun --version" "$("$R/usr/bin/emurun" --version)" "emurun ${version%-*}"
 expect_contains "installed man page renders" "$(MANWIDTH=80 man -l "$R/usr/share/man/man1/emurun.1.gz" 2>&1)" "sandbox"
 expect_contains "installed bash completion" "$(bash -c ". $R/usr/share/bash-completion/completions/emurun; complete -p emurun")" "_emurun"
