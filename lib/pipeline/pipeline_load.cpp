@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace emurun {
 namespace {
@@ -216,49 +218,66 @@ Result<void> check_names(const Pipeline& p, const Place& steps_at) {
     return {};
 }
 
-// Depth-first search; a back edge closes a cycle, which is named in full: a -> b -> a.
-struct CycleFinder {
-    const Pipeline& p;
-    std::vector<int> state; // 0 new, 1 on the stack, 2 done
-    std::vector<std::size_t> stack;
-    std::optional<std::vector<std::size_t>> cycle;
-
-    void visit(std::size_t i) {
-        state[i] = 1;
-        stack.push_back(i);
-        for (const auto& need : p.steps[i].needs) {
-            auto j = static_cast<std::size_t>(p.find(need) - p.steps.data());
-            if (state[j] == 1 && !cycle) {
-                auto from = std::ranges::find(stack, j);
-                cycle = std::vector<std::size_t>(from, stack.end());
-                cycle->push_back(j);
-            } else if (state[j] == 0) {
-                visit(j);
+// Depth-first search without recursion (a 100,000-step chain must not overflow the stack); a
+// back edge closes a cycle, which is named in full: a -> b -> a. Linear in steps + needs.
+std::optional<std::vector<std::size_t>>
+find_cycle(const std::vector<std::vector<std::size_t>>& needs) {
+    std::vector<int> state(needs.size(), 0);               // 0 new, 1 on the path, 2 done
+    std::vector<std::pair<std::size_t, std::size_t>> path; // (step, next need to follow)
+    for (std::size_t root = 0; root < needs.size(); ++root) {
+        if (state[root] != 0) {
+            continue;
+        }
+        state[root] = 1;
+        path.emplace_back(root, 0);
+        while (!path.empty()) {
+            auto [i, k] = path.back();
+            if (k == needs[i].size()) {
+                state[i] = 2;
+                path.pop_back();
+                continue;
             }
-            if (cycle) {
-                return;
+            ++path.back().second;
+            const std::size_t j = needs[i][k];
+            if (state[j] == 1) {
+                auto from = std::ranges::find(path, j, &std::pair<std::size_t, std::size_t>::first);
+                std::vector<std::size_t> cycle;
+                for (auto it = from; it != path.end(); ++it) {
+                    cycle.push_back(it->first);
+                }
+                cycle.push_back(j);
+                return cycle;
+            }
+            if (state[j] == 0) {
+                state[j] = 1;
+                path.emplace_back(j, 0);
             }
         }
-        stack.pop_back();
-        state[i] = 2;
     }
-};
+    return std::nullopt;
+}
 
 Result<void> check_cycles(const Pipeline& p, const Place& steps_at) {
-    CycleFinder finder{p, std::vector<int>(p.steps.size(), 0), {}, {}};
-    for (std::size_t i = 0; i < p.steps.size() && !finder.cycle; ++i) {
-        if (finder.state[i] == 0) {
-            finder.visit(i);
+    std::unordered_map<std::string_view, std::size_t> index;
+    index.reserve(p.steps.size());
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+        index.emplace(p.steps[i].name, i);
+    }
+    std::vector<std::vector<std::size_t>> needs(p.steps.size());
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+        for (const auto& need : p.steps[i].needs) {
+            needs[i].push_back(index.at(need)); // check_names ran first
         }
     }
-    if (!finder.cycle) {
+    auto cycle = find_cycle(needs);
+    if (!cycle) {
         return {};
     }
     std::string text;
-    for (auto i : *finder.cycle) {
+    for (auto i : *cycle) {
         text += (text.empty() ? "" : " -> ") + p.steps[i].name;
     }
-    return steps_at.index(finder.cycle->front())
+    return steps_at.index(cycle->front())
         .key("needs")
         .fail("cycle in needs: " + text, "remove one of these needs");
 }

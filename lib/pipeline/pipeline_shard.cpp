@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace emurun {
 namespace {
@@ -16,6 +18,16 @@ struct Unit {
     std::string key;                // smallest step name: the deterministic tie-break
     double weight = 0;
 };
+
+// Step names to indices, built once (Pipeline::find is a linear scan).
+std::unordered_map<std::string_view, std::size_t> name_index(const Pipeline& pipeline) {
+    std::unordered_map<std::string_view, std::size_t> index;
+    index.reserve(pipeline.steps.size());
+    for (std::size_t i = 0; i < pipeline.steps.size(); ++i) {
+        index.emplace(pipeline.steps[i].name, i);
+    }
+    return index;
+}
 
 std::size_t find_root(std::vector<std::size_t>& parent, std::size_t i) {
     while (parent[i] != i) {
@@ -41,12 +53,13 @@ std::vector<Unit> test_units(const Pipeline& pipeline, const History& history) {
     const auto& steps = pipeline.steps;
     std::vector<std::size_t> parent(steps.size());
     std::iota(parent.begin(), parent.end(), std::size_t{0});
+    const auto index = name_index(pipeline);
     for (std::size_t i = 0; i < steps.size(); ++i) {
         for (const auto& need : steps[i].needs) {
-            const Step* n = pipeline.find(need);
-            if (steps[i].kind == StepKind::test && n && n->kind == StepKind::test) {
-                auto j = static_cast<std::size_t>(n - steps.data());
-                parent[find_root(parent, i)] = find_root(parent, j);
+            auto it = index.find(need);
+            if (steps[i].kind == StepKind::test && it != index.end() &&
+                steps[it->second].kind == StepKind::test) {
+                parent[find_root(parent, i)] = find_root(parent, it->second);
             }
         }
     }
@@ -99,21 +112,44 @@ ShardPlan plan_shards(const Pipeline& pipeline, int count, const History& histor
 
 Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& history) {
     ShardPlan plan = plan_shards(pipeline, shard.count, history);
-    const auto& mine = plan.tests[static_cast<std::size_t>(shard.index - 1)];
-    Pipeline out = pipeline;
-    std::erase_if(out.steps, [&](const Step& s) {
-        return s.kind == StepKind::test && std::ranges::find(mine, s.name) == mine.end();
-    });
-    // A non-test step that needs a test step of another shard runs in that shard only.
-    for (bool removed = true; removed;) {
-        std::set<std::string> orphans;
-        for (const auto& s : out.steps) {
-            if (std::ranges::any_of(s.needs, [&](const std::string& n) { return !out.find(n); })) {
-                orphans.insert(s.name);
+    const auto& tests = plan.tests[static_cast<std::size_t>(shard.index - 1)];
+    const std::set<std::string_view> mine(tests.begin(), tests.end());
+    const auto index = name_index(pipeline);
+    const auto& steps = pipeline.steps;
+    std::vector<std::vector<std::size_t>> dependents(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        for (const auto& need : steps[i].needs) {
+            if (auto it = index.find(need); it != index.end()) {
+                dependents[it->second].push_back(i);
             }
         }
-        removed =
-            std::erase_if(out.steps, [&](const Step& s) { return orphans.contains(s.name); }) > 0;
+    }
+    // Other shards' tests go, and so does whatever needs a step that went (transitively): a
+    // non-test step that needs a test step of another shard runs in that shard only.
+    std::vector<bool> dropped(steps.size(), false);
+    std::vector<std::size_t> work;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (steps[i].kind == StepKind::test && !mine.contains(steps[i].name)) {
+            dropped[i] = true;
+            work.push_back(i);
+        }
+    }
+    while (!work.empty()) {
+        const std::size_t j = work.back();
+        work.pop_back();
+        for (std::size_t d : dependents[j]) {
+            if (!dropped[d]) {
+                dropped[d] = true;
+                work.push_back(d);
+            }
+        }
+    }
+    Pipeline out = pipeline;
+    out.steps.clear();
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (!dropped[i]) {
+            out.steps.push_back(steps[i]);
+        }
     }
     return out;
 }

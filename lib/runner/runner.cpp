@@ -1,6 +1,7 @@
 // The step runner: schedules ready steps by priority on a CommandRunner (one Supervisor unless
 // the caller brings another), measures, flags, handles SIGINT/SIGTERM by stopping every step
-// and finishing the report.
+// and finishing the report. Scheduling is linear in steps + needs: a ready queue ordered by
+// priority, a count of unfinished needs per step and reverse edges to wake or skip dependents.
 #include "runner/runner_internal.hpp"
 
 #include <emurun/arch.hpp>
@@ -9,7 +10,10 @@
 #include <cctype>
 #include <csignal>
 #include <ctime>
+#include <set>
+#include <string_view>
 #include <system_error>
+#include <unordered_map>
 
 namespace emurun {
 namespace {
@@ -91,25 +95,47 @@ class SupervisorRunner final : public CommandRunner {
     Supervisor m_supervisor;
 };
 
+// A SIGINT/SIGTERM taken so far. The signals are blocked outside the CommandRunner's wait, so
+// one that arrived meanwhile is pending: it is taken here, so that a long launch loop honours it
+// at once rather than at the next wait.
+int take_signal(bool handling) {
+    if (g_signal != 0 || !handling) {
+        return g_signal;
+    }
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    for (int sig : {SIGINT, SIGTERM}) {
+        if (sigismember(&pending, sig) == 1) {
+            sigset_t one;
+            sigemptyset(&one);
+            sigaddset(&one, sig);
+            timespec now{};
+            if (::sigtimedwait(&one, nullptr, &now) == sig) {
+                g_signal = sig;
+                break;
+            }
+        }
+    }
+    return g_signal;
+}
+
 enum class State { pending, running, done };
+
+// Ready steps, lowest priority rank first; a (rank, step) set.
+using ReadyQueue = std::set<std::pair<std::size_t, std::size_t>>;
 
 class Execution {
   public:
-    Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands)
-        : m_p(p), m_o(o), m_commands(commands), m_t0(commands.now()) {
-        if (o.previous) {
-            m_history = o.previous->history();
-        }
-        m_order = priority_order(p, m_history);
-        m_state.assign(p.steps.size(), State::pending);
-        m_started.resize(p.steps.size());
-    }
+    Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands);
     Result<Report> run();
 
   private:
     StepResult blank(std::size_t i) const;
     void launch_ready();
-    bool needs_state(std::size_t i, bool& blocked, std::string& why) const;
+    void skip_dependents();
+    std::string blocked_by(std::size_t i) const;
+    bool interrupted();
     void start(std::size_t i);
     void finish(std::size_t i, StepResult r);
     void collect(const ChildResult& c);
@@ -117,12 +143,20 @@ class Execution {
     void emit(RunEvent::Kind kind, const StepResult* step, const Flag* flag = nullptr);
     double elapsed() const { return seconds(m_commands.now() - m_t0); }
     double remaining_expected() const;
+    void leave_pending(std::size_t i);
 
     const Pipeline& m_p;
     const RunnerOptions& m_o;
     CommandRunner& m_commands;
     History m_history;
-    std::vector<std::size_t> m_order;
+    std::vector<std::size_t> m_rank;                    // position in the priority order
+    std::vector<double> m_expected;                     // seconds, from history (0 if none)
+    std::vector<std::vector<std::size_t>> m_needs;      // needs, as step indices
+    std::vector<std::vector<std::size_t>> m_dependents; // reverse edges, one per need
+    std::vector<std::size_t> m_unfinished;              // needs not done yet
+    ReadyQueue m_ready;                                 // pending steps whose needs are done
+    std::vector<std::size_t> m_unpassed; // done without passing, dependents not yet skipped
+    double m_pending_expected = 0;       // sum of m_expected over pending steps
     std::vector<State> m_state;
     std::vector<Clock::time_point> m_started;
     std::map<ChildId, std::size_t> m_running;
@@ -132,6 +166,46 @@ class Execution {
     std::optional<Clock::time_point> m_last_progress; // none yet: the first one is due
     bool m_stopping = false;
 };
+
+// The graph is built once: names to indices, reverse edges, counts of unfinished needs.
+Execution::Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands)
+    : m_p(p), m_o(o), m_commands(commands), m_t0(commands.now()) {
+    if (o.previous) {
+        m_history = o.previous->history();
+    }
+    std::size_t n = p.steps.size();
+    m_rank.resize(n);
+    auto order = priority_order(p, m_history);
+    for (std::size_t r = 0; r < n; ++r) {
+        m_rank[order[r]] = r;
+    }
+    std::unordered_map<std::string_view, std::size_t> index;
+    index.reserve(n);
+    m_expected.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        index.emplace(p.steps[i].name, i);
+        auto it = m_history.find(p.steps[i].name);
+        m_expected[i] = it == m_history.end() ? 0 : it->second;
+        m_pending_expected += m_expected[i];
+    }
+    m_needs.resize(n);
+    m_dependents.resize(n);
+    m_unfinished.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (const auto& need : p.steps[i].needs) {
+            if (auto it = index.find(need); it != index.end()) { // loading checked the names
+                m_needs[i].push_back(it->second);
+                m_dependents[it->second].push_back(i);
+                ++m_unfinished[i];
+            }
+        }
+        if (m_unfinished[i] == 0) {
+            m_ready.emplace(m_rank[i], i);
+        }
+    }
+    m_state.assign(n, State::pending);
+    m_started.resize(n);
+}
 
 StepResult Execution::blank(std::size_t i) const {
     const Step& s = m_p.steps[i];
@@ -147,42 +221,62 @@ StepResult Execution::blank(std::size_t i) const {
     return r;
 }
 
-// True when every need passed; `blocked` when one ended without passing.
-bool Execution::needs_state(std::size_t i, bool& blocked, std::string& why) const {
-    bool ready = true;
-    for (const auto& need : m_p.steps[i].needs) {
-        auto j = static_cast<std::size_t>(m_p.find(need) - m_p.steps.data());
-        if (m_state[j] != State::done) {
-            ready = false;
-        } else if (m_results.at(j).status != StepStatus::passed) {
-            blocked = true;
-            why = "needs " + need + ", which " +
+// Why pending step `i` cannot run: its last need that ended without passing.
+std::string Execution::blocked_by(std::size_t i) const {
+    std::string why;
+    for (std::size_t k = 0; k < m_needs[i].size(); ++k) {
+        std::size_t j = m_needs[i][k];
+        if (m_state[j] == State::done && m_results.at(j).status != StepStatus::passed) {
+            why = "needs " + m_p.steps[i].needs[k] + ", which " +
                   (m_results.at(j).status == StepStatus::skipped ? "was skipped" : "did not pass");
         }
     }
-    return ready && !blocked;
+    return why;
 }
 
-void Execution::launch_ready() {
-    bool changed = true;
-    while (changed && !m_stopping) {
-        changed = false;
-        for (auto i : m_order) {
-            if (m_state[i] != State::pending) {
+// Takes a signal that arrived outside the wait: stop every step, start nothing more.
+bool Execution::interrupted() {
+    if (!m_stopping && take_signal(m_o.handle_signals) != 0) {
+        m_stopping = true;
+        m_report.interrupted_by = static_cast<int>(g_signal);
+        m_commands.stop_all();
+    }
+    return m_stopping;
+}
+
+void Execution::leave_pending(std::size_t i) {
+    m_pending_expected -= m_expected[i];
+}
+
+// Skips the pending dependents of every step that ended without passing, transitively.
+void Execution::skip_dependents() {
+    while (!m_unpassed.empty() && !interrupted()) {
+        std::size_t j = m_unpassed.back();
+        m_unpassed.pop_back();
+        for (std::size_t d : m_dependents[j]) {
+            if (m_state[d] != State::pending) {
                 continue;
             }
-            bool blocked = false;
-            std::string why;
-            bool ready = needs_state(i, blocked, why);
-            if (blocked) {
-                StepResult r = blank(i);
-                r.status = StepStatus::skipped;
-                r.message = why;
-                finish(i, std::move(r));
-                changed = true; // its dependents may now be skipped too
-            } else if (ready && m_running.size() < static_cast<std::size_t>(m_o.jobs)) {
-                start(i);
-            }
+            StepResult r = blank(d);
+            r.status = StepStatus::skipped;
+            r.message = blocked_by(d);
+            leave_pending(d);
+            finish(d, std::move(r)); // queues d in m_unpassed: its dependents follow
+        }
+    }
+}
+
+// Starts ready steps by priority while slots are free; a step that cannot start fails at once
+// and its dependents are skipped before the next one starts.
+void Execution::launch_ready() {
+    skip_dependents();
+    while (!m_ready.empty() && !interrupted() &&
+           m_running.size() < static_cast<std::size_t>(m_o.jobs)) {
+        std::size_t i = m_ready.begin()->second;
+        m_ready.erase(m_ready.begin());
+        if (m_state[i] == State::pending) {
+            start(i);
+            skip_dependents();
         }
     }
 }
@@ -190,6 +284,7 @@ void Execution::launch_ready() {
 void Execution::start(std::size_t i) {
     const Step& step = m_p.steps[i];
     StepResult r = blank(i);
+    leave_pending(i);
     m_state[i] = State::running;
     m_started[i] = m_commands.now();
     std::error_code ec;
@@ -224,6 +319,15 @@ void Execution::finish(std::size_t i, StepResult r) {
     flag_step(r, m_o.rules, m_o.baseline ? &*m_o.baseline : nullptr,
               m_o.previous ? &*m_o.previous : nullptr);
     auto& stored = m_results[i] = std::move(r);
+    bool passed = stored.status == StepStatus::passed;
+    if (!passed) {
+        m_unpassed.push_back(i);
+    }
+    for (std::size_t d : m_dependents[i]) {
+        if (--m_unfinished[d] == 0 && passed && m_state[d] == State::pending) {
+            m_ready.emplace(m_rank[d], d);
+        }
+    }
     emit(RunEvent::Kind::finished, &stored);
 }
 
@@ -259,12 +363,9 @@ void Execution::collect(const ChildResult& c) {
 
 // Expected seconds of work left: history of pending steps, the rest of running ones.
 double Execution::remaining_expected() const {
-    double remaining = 0;
-    for (std::size_t i = 0; i < m_p.steps.size(); ++i) {
-        auto it = m_history.find(m_p.steps[i].name);
-        double expected = it == m_history.end() ? 0 : it->second;
-        double so_far = m_state[i] == State::running ? seconds(m_commands.now() - m_started[i]) : 0;
-        remaining += m_state[i] == State::done ? 0 : std::max(0.0, expected - so_far);
+    double remaining = std::max(0.0, m_pending_expected);
+    for (const auto& [id, i] : m_running) {
+        remaining += std::max(0.0, m_expected[i] - seconds(m_commands.now() - m_started[i]));
     }
     return remaining;
 }
@@ -323,11 +424,7 @@ Result<Report> Execution::run() {
     }
     SignalScope signals(m_o.handle_signals, m_commands);
     while (true) {
-        if (g_signal != 0 && !m_stopping) {
-            m_stopping = true;
-            m_report.interrupted_by = static_cast<int>(g_signal);
-            m_commands.stop_all();
-        }
+        interrupted();
         launch_ready();
         if (m_running.empty()) {
             break;

@@ -108,3 +108,25 @@ TEST_CASE("runner: without handle_signals the run leaves signals alone") {
     CHECK_FALSE(r->interrupted_by.has_value());
     CHECK(fake.stop_all_calls() == 0);
 }
+
+TEST_CASE("runner: a signal that arrives while steps are being started stops the launch loop") {
+    FakeCommandRunner fake;
+    RunnerOptions o = runner_options("interrupt_launch", 8);
+    // Raised outside the wait, where the runner blocks it: pending until the runner takes it.
+    o.on_event = [](const RunEvent& e) {
+        if (e.kind == RunEvent::Kind::started && e.step->name == "a") {
+            ::raise(SIGTERM);
+        }
+    };
+    fake.stop_takes(0.3);
+    const char* const steps = R"([{"name": "a", "argv": ["a"]}, {"name": "b", "argv": ["b"]},
+                                  {"name": "c", "argv": ["c"]}, {"name": "d", "argv": ["d"]}])";
+    auto r = Runner(pipeline_of(steps), o).run(fake);
+    REQUIRE(r.has_value());
+    CHECK(fake.started() == Names{"a"}); // -j 8 had room for all four: none started after it
+    CHECK(r->interrupted_by == SIGTERM);
+    CHECK(fake.stop_all_calls() == 1);
+    CHECK(status_of(*r, "a") == StepStatus::interrupted);
+    CHECK(status_of(*r, "d") == StepStatus::not_run);
+    CHECK(Runner::exit_code(*r, false) == 143);
+}
