@@ -7,6 +7,7 @@
 // itself is started by the supervisor through spawn_prepared (Boost's launcher).
 // Output is read non-blocking from every ready pipe in turn, so a child filling stderr while
 // emurun reads stdout never deadlocks.
+#include "process/process_orphans.hpp"
 #include "process/process_supervisor.hpp"
 #include "process/spawn.hpp"
 #include "util/fd.hpp"
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <set>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +46,7 @@ struct Child {
     Clock::time_point start;
     std::string report_buf;
     bool finished_record = false;
+    bool supervisor_lost = false; ///< it died without reporting: its orphans are ours now
     ChildResult result;
 
     [[nodiscard]] bool done() const { return !out.valid() && !err.valid() && !report.valid(); }
@@ -108,8 +111,10 @@ class SupervisorImpl {
     void handle_record(Child& child, const detail::SupervisorReport& record);
     std::optional<Clock::time_point> next_deadline() const;
     Result<bool> poll_once(std::optional<Clock::time_point> until);
+    int sweep_orphans();
 
     ChildId m_next_id = 1;
+    detail::OrphanCatcher m_orphans;
     std::vector<char> m_buffer = std::vector<char>(64 * 1024);
 };
 
@@ -212,8 +217,11 @@ void SupervisorImpl::read_report(Child& child) {
     }
     child.report.reset(); // EOF: the supervisor has exited or is exiting
     if (!child.finished_record && !child.result.start_error) {
-        child.result.start_error = Error{"supervise " + child.exec->path,
-                                         "the supervisor process died before reporting", ""};
+        child.supervisor_lost = true;
+        child.result.start_error =
+            Error{"supervise " + child.exec->path,
+                  "its supervisor process was killed before reporting (by the step itself?)",
+                  "do not signal the step's parent process"};
         child.out.reset(); // a survivor may hold them open forever
         child.err.reset();
     }
@@ -277,9 +285,19 @@ std::optional<Clock::time_point> SupervisorImpl::next_deadline() const {
     return next;
 }
 
+/// Kill what dead supervisors left behind: every child of emurun but the live supervisors.
+int SupervisorImpl::sweep_orphans() {
+    std::set<pid_t> keep;
+    for (const auto& child : m_children) {
+        keep.insert(child->supervisor);
+    }
+    return m_orphans.sweep(keep);
+}
+
 std::vector<ChildResult> SupervisorImpl::collect_done() {
     std::vector<ChildResult> done;
     auto now = Clock::now();
+    std::optional<std::size_t> lost; // index in `done` of a step whose supervisor was killed
     std::erase_if(m_children, [&](const std::unique_ptr<Child>& child) {
         if (!child->done()) {
             return false;
@@ -288,9 +306,15 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
         while (::waitpid(child->supervisor, &status, 0) < 0 && errno == EINTR) {
         }
         child->result.wall = now - child->start;
+        if (child->supervisor_lost) {
+            lost = done.size();
+        }
         done.push_back(std::move(child->result));
         return true;
     });
+    if (lost) { // reaped above, so its orphans have been re-parented here
+        done[*lost].leftovers_killed += sweep_orphans(); // orphans do not say whose they were
+    }
     return done;
 }
 
@@ -378,6 +402,7 @@ void SupervisorImpl::kill_all() {
         }
     }
     m_children.clear();
+    sweep_orphans(); // a supervisor killed by its step and not collected yet
 }
 
 Supervisor::Supervisor() : m_impl(std::make_unique<SupervisorImpl>()) {}
