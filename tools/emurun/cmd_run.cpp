@@ -1,20 +1,21 @@
 // emurun run PIPELINE.json: parse options, call Runner, print progress and write the reports.
 #include "cli.hpp"
 #include "cli_output.hpp"
+#include "run_output.hpp"
 
 #include <emurun/calibrate.hpp>
 #include <emurun/runner.hpp>
 
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <poll.h>
 #include <set>
 #include <unistd.h>
 #include <utility>
@@ -34,22 +35,6 @@ struct RunArgs {
     bool fail_on_flag = false, quiet = false;
 };
 
-/// write(2) all of `data` to `fd`, waiting when a non-blocking fd is full. Output is already in
-/// blocks (one per read from the step's pipe), so stdio buffering would only add a copy.
-void write_fully(int fd, std::string_view data) {
-    while (!data.empty()) {
-        const ssize_t n = ::write(fd, data.data(), data.size());
-        if (n > 0) {
-            data.remove_prefix(static_cast<std::size_t>(n));
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            pollfd p{fd, POLLOUT, 0};
-            ::poll(&p, 1, -1);
-        } else if (n < 0 && errno != EINTR) {
-            return; // a closed terminal or pipe: the log still has everything
-        }
-    }
-}
-
 // Step output, live: a step's stdout to emurun's stdout and its stderr to emurun's stderr, each
 // chunk in one write. With parallel steps every line is prefixed by its step's name. On CI
 // (GitHub Actions, GitLab CI) each step's output is folded into a collapsed group: live when one
@@ -57,6 +42,8 @@ void write_fully(int fd, std::string_view data) {
 class OutputPrinter {
   public:
     OutputPrinter(bool prefix, CiLog ci) : m_prefix(prefix), m_ci(ci) {}
+    OutputSink& out() { return m_out; }
+    OutputSink& err() { return m_err; }
     void print(const std::string& step, Stream stream, std::string_view chunk) {
         if (m_ci != CiLog::plain && m_prefix) {
             m_kept[step].emplace_back(stream, std::string(chunk));
@@ -66,7 +53,7 @@ class OutputPrinter {
     }
     void started(const std::string& step) {
         if (m_ci != CiLog::plain && !m_prefix) {
-            write_fully(STDOUT_FILENO, fold_start(m_ci, step, "emurun: step " + step, now()));
+            m_out.write(fold_start(m_ci, step, "emurun: step " + step, now()));
             m_open_groups.insert(step);
         }
     }
@@ -77,7 +64,7 @@ class OutputPrinter {
             return;
         }
         if (m_prefix) {
-            write_fully(STDOUT_FILENO, fold_start(m_ci, step, "emurun: step " + step, now()));
+            m_out.write(fold_start(m_ci, step, "emurun: step " + step, now()));
             for (const auto& [stream, chunk] : m_kept[step]) {
                 write_chunk(step, stream, chunk);
             }
@@ -86,18 +73,18 @@ class OutputPrinter {
         // A step whose output ends mid-line: the marker needs a line of its own.
         const bool open_line = m_open_line[step];
         m_open_line.erase(step);
-        write_fully(STDOUT_FILENO, (open_line ? "\n" : "") + fold_end(m_ci, step, now()));
+        m_out.write((open_line ? "\n" : "") + fold_end(m_ci, step, now()));
     }
 
   private:
     static std::int64_t now() { return static_cast<std::int64_t>(std::time(nullptr)); }
     void write_chunk(const std::string& step, Stream stream, std::string_view chunk) {
-        const int fd = stream == Stream::err ? STDERR_FILENO : STDOUT_FILENO;
+        OutputSink& sink = stream == Stream::err ? m_err : m_out;
         if (stream == Stream::out && !chunk.empty()) {
             m_open_line[step] = chunk.back() != '\n';
         }
         if (!m_prefix) {
-            write_fully(fd, chunk);
+            sink.write_step_output(chunk);
             return;
         }
         bool& at_start = m_at_start.try_emplace({step, stream}, true).first->second;
@@ -112,11 +99,13 @@ class OutputPrinter {
             at_start = eol != std::string_view::npos;
             chunk.remove_prefix(n);
         }
-        write_fully(fd, m_buffer);
+        sink.write_step_output(m_buffer);
     }
 
     bool m_prefix;
     CiLog m_ci;
+    OutputSink m_err{STDERR_FILENO, "stderr"};
+    OutputSink m_out{STDOUT_FILENO, "stdout", &m_err};
     std::map<std::pair<std::string, Stream>, bool> m_at_start;
     std::map<std::string, std::vector<std::pair<Stream, std::string>>> m_kept;
     std::string m_buffer;
@@ -124,36 +113,32 @@ class OutputPrinter {
     std::set<std::string> m_open_groups;     ///< live groups started and not yet ended
 };
 
-void print_event(const RunEvent& e, bool tty) {
+// The progress line, or the lines one event prints on stderr.
+std::string event_text(const RunEvent& e, bool tty) {
     using K = RunEvent::Kind;
     if (tty && e.kind == K::progress) {
         std::string running;
         for (const auto& r : e.running) {
             running += (running.empty() ? "" : ", ") + r;
         }
-        std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %s%s", e.done, e.total, running.c_str(),
-                     format_seconds(e.elapsed).c_str(),
-                     e.eta ? ("  ETA " + format_seconds(*e.eta)).c_str() : "");
-        return;
+        return "\r\033[K[" + std::to_string(e.done) + "/" + std::to_string(e.total) + "] " +
+               running + "  elapsed " + format_seconds(e.elapsed) +
+               (e.eta ? "  ETA " + format_seconds(*e.eta) : "");
     }
-    if (tty) {
-        std::fputs("\r\033[K", stderr);
-    }
+    std::string text = tty ? "\r\033[K" : "";
     if (e.kind == K::started) {
-        std::fprintf(stderr, "emurun: start %s\n", e.step->name.c_str());
+        text += "emurun: start " + e.step->name + "\n";
     } else if (e.kind == K::finished) {
-        std::fprintf(stderr, "emurun: %s %s in %s%s\n", e.step->name.c_str(),
-                     std::string(to_string(e.step->status)).c_str(),
-                     format_seconds(e.step->wall).c_str(),
-                     e.step->message.empty() ? "" : (" (" + e.step->message + ")").c_str());
+        text += "emurun: " + e.step->name + " " + std::string(to_string(e.step->status)) + " in " +
+                format_seconds(e.step->wall) +
+                (e.step->message.empty() ? "" : " (" + e.step->message + ")") + "\n";
         for (const auto& f : e.step->flags) {
-            std::fprintf(stderr, "emurun: flag %s: %s: %s\n", f.rule.c_str(), e.step->name.c_str(),
-                         f.message.c_str());
+            text += "emurun: flag " + f.rule + ": " + e.step->name + ": " + f.message + "\n";
         }
     } else if (e.kind == K::flagged) {
-        std::fprintf(stderr, "emurun: flag %s: %s\n", e.flag->rule.c_str(),
-                     e.flag->message.c_str());
+        text += "emurun: flag " + e.flag->rule + ": " + e.flag->message + "\n";
     }
+    return text;
 }
 
 std::optional<Report> load_report(const std::string& path) {
@@ -203,7 +188,7 @@ RunnerOptions runner_options(const RunArgs& a) {
     return o;
 }
 
-void write_outputs(const Report& report, const RunArgs& a) {
+void write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
     unwrap(report.save(a.report));
     if (!a.junit.empty()) {
         unwrap(save_junit(report, a.junit));
@@ -216,12 +201,17 @@ void write_outputs(const Report& report, const RunArgs& a) {
     }
     if (const char* gha = std::getenv("GITHUB_ACTIONS"); gha && std::string(gha) == "true") {
         for (const auto& line : annotations(report)) {
-            std::cout << line << '\n';
+            out.write(line + '\n');
         }
     }
 }
 
+constexpr std::chrono::milliseconds k_stall_limit{5000};
+
 int run_pipeline(const RunArgs& a) {
+    // A closed stdout (`emurun run ... | head -1`) must not kill the run: writes fail with EPIPE
+    // instead and the output sinks stop printing. Steps start with default dispositions.
+    std::signal(SIGPIPE, SIG_IGN);
     Pipeline pipeline = unwrap(Pipeline::load(a.pipeline));
     RunnerOptions o = runner_options(a);
     if (a.matrix > 0) {
@@ -239,7 +229,7 @@ int run_pipeline(const RunArgs& a) {
             printer->finished(e.step->name);
         }
         if (!quiet || e.kind == RunEvent::Kind::flagged) {
-            print_event(e, tty);
+            printer->err().write(event_text(e, tty));
         }
         if (!quiet && e.kind == RunEvent::Kind::started) {
             printer->started(e.step->name);
@@ -252,12 +242,13 @@ int run_pipeline(const RunArgs& a) {
     }
     Report report = unwrap(Runner(std::move(pipeline), o).run());
     if (tty) {
-        std::fputs("\r\033[K", stderr);
+        printer->err().write("\r\033[K");
     }
-    write_outputs(report, a);
-    std::cout << '\n' << to_table(report, stdout_color());
-    std::cout << "report: " << a.report << '\n';
-    std::cout.flush();
+    write_outputs(report, a, printer->out());
+    printer->out().write('\n' + to_table(report, stdout_color()) + "report: " + a.report + '\n');
+    // A reader that takes nothing for this long is not waited for: the report is written.
+    printer->out().drain(k_stall_limit);
+    printer->err().drain(k_stall_limit);
     return Runner::exit_code(report, a.fail_on_flag);
 }
 
