@@ -273,9 +273,16 @@ Result<void> check_cycles(const Pipeline& p, const Place& steps_at) {
     if (!cycle) {
         return {};
     }
+    // A long cycle is named by its ends: a 100,000-step one made a megabyte of message.
+    constexpr std::size_t k_shown = 5;
     std::string text;
-    for (auto i : *cycle) {
-        text += (text.empty() ? "" : " -> ") + p.steps[i].name;
+    for (std::size_t k = 0; k < cycle->size(); ++k) {
+        if (cycle->size() > 2 * k_shown + 1 && k == k_shown) {
+            text += " -> ... (" + std::to_string(cycle->size() - 2 * k_shown) + " more)";
+            k = cycle->size() - k_shown - 1;
+            continue;
+        }
+        text += (text.empty() ? "" : " -> ") + p.steps[(*cycle)[k]].name;
     }
     return steps_at.index(cycle->front())
         .key("needs")
