@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,7 +33,9 @@ using util::UniqueFd;
 
 using Clock = std::chrono::steady_clock;
 
-enum class Stage { running, term_sent, kill_sent };
+// The last stage is for a supervisor that did not act on 'K' within a grace (a step stopped it
+// with SIGSTOP, say): emurun SIGKILLs it, and the orphans come to emurun's sweep.
+enum class Stage { running, term_sent, kill_sent, supervisor_killed };
 
 struct Child {
     pid_t supervisor = -1;
@@ -87,6 +90,8 @@ std::chrono::microseconds to_micros(const timeval& tv) {
 void send_control(Child& child, char request) {
     if (child.control.valid()) {
         ::send(child.control.get(), &request, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        // A step may have stopped its supervisor (kill -STOP $PPID): it must read the request.
+        ::kill(child.supervisor, SIGCONT);
     }
 }
 
@@ -216,7 +221,12 @@ void SupervisorImpl::read_report(Child& child) {
         }
     }
     child.report.reset(); // EOF: the supervisor has exited or is exiting
-    if (!child.finished_record && !child.result.start_error) {
+    if (!child.finished_record && child.stage == Stage::supervisor_killed) {
+        child.supervisor_lost = true; // by us: the step is stopped, its orphans swept
+        child.result.status = ExitStatus::killed(SIGKILL);
+        child.out.reset();
+        child.err.reset();
+    } else if (!child.finished_record && !child.result.start_error) {
         child.supervisor_lost = true;
         child.result.start_error =
             Error{"supervise " + child.exec->path,
@@ -256,9 +266,14 @@ void SupervisorImpl::fire_timers(Clock::time_point now) {
             send_control(*child, detail::k_control_term);
             child->stage = Stage::term_sent;
             child->deadline = now + child->grace;
-        } else {
+        } else if (child->stage == Stage::term_sent) {
             send_control(*child, detail::k_control_kill);
             child->stage = Stage::kill_sent;
+            child->deadline = now + std::max(child->grace, std::chrono::milliseconds(1000));
+        } else if (child->stage == Stage::kill_sent) {
+            // Not reaped yet: our child, so its pid cannot have been reused.
+            ::kill(child->supervisor, SIGKILL);
+            child->stage = Stage::supervisor_killed;
             child->deadline.reset();
         }
     }

@@ -435,6 +435,7 @@ Result<Report> Execution::run() {
         }
         progress();
     }
+    interrupted(); // one that came after the last step ended: the report says so
     for (std::size_t i = 0; i < m_p.steps.size(); ++i) {
         if (m_state[i] == State::pending) {
             StepResult r = blank(i);
