@@ -6,6 +6,7 @@
 # Needs a build with fixtures and helpers (tools/build) and qemu-user(-static).
 # Usage: tests/bench/run.sh [BUILD_DIR] [ROUNDS]        (default: build, 5 counted rounds)
 #   BENCH_STEPS_BIG=5000 BENCH_REPS=20 BENCH_BIG_RSS=1   to change sizes (defaults shown)
+#   BENCH_ROWS=runner   only the runner rows (emurun run against the bash loop)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -114,12 +115,17 @@ row() {
 echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(uname -r);" \
     "$rounds counted rounds after 1 warm-up, $reps runs per start-up sample;" \
     "SR = $sr, P = emurun's loader prefix for it; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-measure "$rounds" v_qemu_s v_qemu_d v_exec_s v_exec_d v_shim_s v_shim_d v_wrap_d
-[ $sandbox_ok = 1 ] && measure "$rounds" v_sandbox v_qemu_s
+startup=1
+[ "${BENCH_ROWS:-all}" = runner ] && startup=0
+if [ $startup = 1 ]; then
+    measure "$rounds" v_qemu_s v_qemu_d v_exec_s v_exec_d v_shim_s v_shim_d v_wrap_d
+    [ $sandbox_ok = 1 ] && measure "$rounds" v_sandbox v_qemu_s
+fi
 measure "$rounds" v_run500 v_loop500 v_runbig v_loopbig
 echo
 echo "| what (A / B) | goal | wall ratio, median | min–max | CPU ratio, median | A / B wall per run |"
 echo "|---|---|---|---|---|---|"
+if [ $startup = 1 ]; then
 row '`emurun exec` / `qemu-aarch64-static`, static program' '≤ 1.05' v_exec_s v_qemu_s "$reps" "$reps"
 row '`emurun exec --sysroot SR` / `qemu-aarch64-static -L P`, dynamic' '≤ 1.05' v_exec_d v_qemu_d "$reps" "$reps"
 row 'shim / `qemu-aarch64-static`, static program' '≤ 1.03' v_shim_s v_qemu_s "$reps" "$reps"
@@ -130,13 +136,16 @@ if [ $sandbox_ok = 1 ]; then
 else
     echo '| sandbox / direct qemu | ≤ 1.03 | n/a: `emurun sandbox` does not work here (see `emurun doctor`) | | | |'
 fi
+fi
 row '`emurun run -j1 -q`, 500 × `true` / bash loop, output to a log each' '≤ 1.15' v_run500 v_loop500 500 500
 row "\`emurun run -j1 -q\`, $steps_big × \`true\` / bash loop" '≤ 1.15' v_runbig v_loopbig "$steps_big" "$steps_big"
 linear=$(awk -v n="$steps_big" 'BEGIN { printf "%.1f", n / 500 * 1.05 }')
 row "\`emurun run -j1 -q\`, $steps_big steps / 500 steps (linear)" "≤ $linear" v_runbig v_run500 1 1
 
 # Max RSS of emurun while a step writes 1 GiB to each stream (3 runs; not a ratio).
-if [ "${BENCH_BIG_RSS:-1}" = 1 ] && [ "$(df -Pk "$t" | awk 'NR == 2 { print $4 }')" -gt 3000000 ]; then
+if [ $startup = 0 ]; then
+    : # BENCH_ROWS=runner: the runner rows only
+elif [ "${BENCH_BIG_RSS:-1}" = 1 ] && [ "$(df -Pk "$t" | awk 'NR == 2 { print $4 }')" -gt 3000000 ]; then
     gib=$((1024 * 1024 * 1024))
     printf '{"name": "big", "steps": [{"name": "flood", "argv": ["%s", "%d", "%d"]}]}\n' \
         "$H/print_bytes" "$gib" "$gib" >"$t/big.json"
@@ -151,4 +160,6 @@ if [ "${BENCH_BIG_RSS:-1}" = 1 ] && [ "$(df -Pk "$t" | awk 'NR == 2 { print $4 }
 else
     echo '| max RSS with 1 GiB streams | ≤ 16 MiB | not run: BENCH_BIG_RSS=0, or less than 3 GB free in TMPDIR | | | |'
 fi
-echo '| hybrid (cross compilers + emulated tests) / full emulation, zlib | ≥ 8× | not run here: needs a foreign Debian root and a fully emulated build (tens of minutes) | | | |'
+if [ $startup = 1 ]; then
+    echo '| hybrid (cross compilers + emulated tests) / full emulation, zlib | ≥ 8× | not run here: needs a foreign Debian root and a fully emulated build (tens of minutes) | | | |'
+fi

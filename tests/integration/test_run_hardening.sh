@@ -112,6 +112,7 @@ PY
 
 # SIGTERM to a 5,000-step run whose steps need up to 200 others: exit soon after, nothing left.
 part_sigterm_5000() {
+    local rc
     cp "$H/sleep_for" "$T/napper" # a name no other test uses: survivors are ours
     python3 - "$T/napper" <<'PY'
 import json, random, sys
@@ -122,9 +123,29 @@ for i in range(5000):
     steps.append({"name": "s%d" % i, "argv": [sys.argv[1], "0.3"], "needs": needs})
 json.dump({"name": "big", "steps": steps}, open("big.json", "w"))
 PY
+    # While the pipeline is still loading: not fatal, the report says nothing ran.
+    "$EMURUN" run big.json -j 8 -q --report early.json --log-dir early >/dev/null 2>&1 &
+    local early=$!
+    sleep 0.2
+    kill -TERM "$early"
+    set +e
+    wait "$early"
+    rc=$?
+    set -e
+    expect_eq "exit code 143 on SIGTERM while loading" 143 "$rc"
+    python3 - <<'PY' && ok "report of a run stopped while loading: 5,000 steps, none started" \
+        || not_ok "report of a run stopped while loading: $(head -c 300 early.json 2>&1)"
+import json
+r = json.load(open("early.json"))
+assert r["interrupted_by"] == 15 and len(r["steps"]) == 5000, r.get("interrupted_by")
+assert all(x["status"] == "not_run" for x in r["steps"])
+PY
     "$EMURUN" run big.json -j 8 -q --grace 2s --report rb.json --log-dir logs >out.txt 2>err.txt &
-    local pid=$! t0 t1 rc
-    sleep 3
+    local pid=$! t0 t1 i
+    for ((i = 0; i < 600; i++)); do # until it runs steps (loading takes a while)
+        [ "$(find logs -name '*.log' 2>/dev/null | wc -l)" -ge 24 ] && break
+        sleep 0.1
+    done
     local sent_ns
     sent_ns=$(date +%s%N)
     t0=$((sent_ns / 1000000))
@@ -136,7 +157,9 @@ PY
     t1=$(now_ms)
     expect_eq "exit code 143 on SIGTERM" 143 "$rc"
     echo "# SIGTERM to exit of a 5,000-step run: $((t1 - t0)) ms (goal 100 ms)"
-    [ $((t1 - t0)) -lt 1000 ] && ok "exited $((t1 - t0)) ms after SIGTERM (< 1 s on a loaded host)" \
+    # ~0.3 s here, most of it writing a 5,000-step report; 73 s and more before the fix. The
+    # bound is loose for a loaded CI host: the launch check below is the 100 ms goal.
+    [ $((t1 - t0)) -lt 5000 ] && ok "exited $((t1 - t0)) ms after SIGTERM (< 5 s on a loaded host)" \
         || not_ok "exited $((t1 - t0)) ms after SIGTERM"
     # Each step's log is created when it starts (these steps write nothing): the newest one
     # says when the last step started.
