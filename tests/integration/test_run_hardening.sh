@@ -3,7 +3,7 @@
 # supervisor leaves nothing alive; stdout closed early (| head -1) or never read (a stalled FIFO)
 # loses neither later steps, timeouts nor the report; SIGTERM to a 5,000-step run is honoured at
 # once and leaves no step behind.
-# ctest-parts: supervisor_killed closed_stdout stalled_stdout sigterm_5000
+# ctest-parts: supervisor_killed supervisor_stopped closed_stdout stalled_stdout sigterm_5000
 . "$(dirname "$0")/lib/common.sh"
 H=$EMURUN_HELPER_DIR
 [ -x "$H/sleep_for" ] || skip "helper programs not built ($H)"
@@ -46,6 +46,32 @@ assert "leftover" in s["killer"]["message"], s["killer"]
 assert s["after"]["status"] == "skipped", s["after"]
 assert s["other"]["status"] == "passed", s["other"]
 PY
+}
+
+# A step stops its supervisor (kill -STOP $PPID) and leaves a setsid'd TERM-ignoring daemon:
+# the 1 s timeout still ends the step and nothing survives.
+part_supervisor_stopped() {
+    cat > st.json <<JSON
+{"name": "st", "steps": [
+  {"name": "stopper", "argv": ["/bin/sh", "-c", "$H/daemonize $T/s.pid; kill -STOP \$PPID; exec $H/sleep_for 30"],
+   "timeout": "1s"}
+]}
+JSON
+    local t0 t1
+    t0=$(now_ms)
+    set +e
+    timeout -k 5 40 "$EMURUN" run st.json -q --grace 300ms --report rst.json >out.txt 2>err.txt
+    rc=$?
+    set -e
+    t1=$(now_ms)
+    expect_eq "exit code 124 (the timeout fired)" 124 "$rc"
+    [ $((t1 - t0)) -lt 10000 ] && ok "ended in $((t1 - t0)) ms" || not_ok "took $((t1 - t0)) ms"
+    if [ -s s.pid ] && kill -0 "$(cat s.pid)" 2>/dev/null; then
+        not_ok "the daemon survived (pid $(cat s.pid))"
+        kill -9 "$(cat s.pid)" 2>/dev/null || true
+    else
+        ok "the daemon is gone"
+    fi
 }
 
 # stdout closed after one line: no SIGPIPE death; later steps run, the report is written.
@@ -187,5 +213,5 @@ print("#", dict(c))
 PY
 }
 
-run_parts supervisor_killed closed_stdout stalled_stdout sigterm_5000
+run_parts supervisor_killed supervisor_stopped closed_stdout stalled_stdout sigterm_5000
 finish
