@@ -135,6 +135,12 @@ class SupervisorImpl;
 /// subreaper) so that nothing a child leaves behind survives it, not even a daemon that
 /// double-forked and called setsid. One poll loop on the caller's thread serves every pipe and
 /// timer: call wait_any() repeatedly. Not thread-safe: use one Supervisor from one thread.
+/// While a Supervisor lives, the calling process is a child subreaper (PR_SET_CHILD_SUBREAPER;
+/// the previous setting is restored): if a step kills its own supervisor process, what it left
+/// behind is re-parented to the caller, and once such a supervisor has been reaped the
+/// Supervisor kills and reaps every child of the caller that is not one of its supervisors and
+/// was not already a child when it was created. A caller that starts children of its own from
+/// another thread while a Supervisor lives risks them only in that case.
 class Supervisor {
   public:
     EMURUN_EXPORT Supervisor();

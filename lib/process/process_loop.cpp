@@ -412,12 +412,17 @@ void SupervisorImpl::kill_all() {
         child->err.reset();
         child->report.reset();
     }
+    bool lost = false; // a supervisor exits 0; one killed by its step was not collected yet
     for (auto& child : m_children) {
-        while (::waitpid(child->supervisor, nullptr, 0) < 0 && errno == EINTR) {
+        int status = 0;
+        while (::waitpid(child->supervisor, &status, 0) < 0 && errno == EINTR) {
         }
+        lost = lost || child->supervisor_lost || WIFSIGNALED(status);
     }
     m_children.clear();
-    sweep_orphans(); // a supervisor killed by its step and not collected yet
+    if (lost) {
+        sweep_orphans();
+    }
 }
 
 Supervisor::Supervisor() : m_impl(std::make_unique<SupervisorImpl>()) {}
