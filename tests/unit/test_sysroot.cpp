@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <string>
 
@@ -210,4 +212,86 @@ TEST_CASE("inspect JSON: every field, null for what is absent, package only when
     CHECK(j["arch"].is_null());
     CHECK(j["interpreter"].is_null());
     CHECK(j["static"] == true);
+}
+
+namespace {
+
+/// An aarch64 shared object named `name` in `dir` (a header is all the prefix looks at).
+void put_library(const fs::path& dir, const std::string& name) {
+    test::ElfSpec spec;
+    spec.type = 3;
+    spec.machine = 183;
+    spec.interp.clear();
+    spec.soname = name;
+    const auto image = test::build_elf(spec).bytes;
+    fs::create_directories(dir);
+    std::ofstream(dir / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(image.data()), std::streamsize(image.size()));
+}
+
+/// Two aarch64 sysroots (one with a loader and libc, one with a tool's library) and a cache.
+struct TwoSysroots {
+    fs::path base = test::testdir("prefix-stale");
+    fs::path libc_root = base / "libc";
+    fs::path tool_root = base / "tool";
+    fs::path cache = base / "cache";
+    std::vector<ArchSysroots> spec;
+    TwoSysroots() {
+        put_library(libc_root / "lib", "ld-linux-aarch64.so.1");
+        put_library(libc_root / "lib/aarch64-linux-gnu", "libc.so.6");
+        put_library(tool_root / "usr/lib/aarch64-linux-gnu", "libtool.so.1");
+        spec = {{&arch("aarch64"), {libc_root, tool_root}}};
+    }
+};
+
+} // namespace
+
+TEST_CASE("sysroot: a merged prefix follows its sysroots when they gain a package (xz case)") {
+    TwoSysroots s;
+    auto first = make_ld_prefix(s.spec, s.cache);
+    REQUIRE(first.has_value());
+    CHECK(fs::exists(*first / "lib/aarch64-linux-gnu/libtool.so.1"));
+    CHECK_FALSE(fs::exists(*first / "lib/aarch64-linux-gnu/liblzma.so.5"));
+    // A package unpacked later into the tool's sysroot (a new file in /lib/<triplet>).
+    put_library(s.tool_root / "lib/aarch64-linux-gnu", "liblzma.so.5");
+    auto second = make_ld_prefix(s.spec, s.cache);
+    REQUIRE(second.has_value());
+    CHECK(*second == *first); // the same name: a shim's sidecar keeps pointing at a valid prefix
+    CHECK(fs::exists(*second / "lib/aarch64-linux-gnu/liblzma.so.5"));
+    CHECK(fs::exists(*first / "lib/aarch64-linux-gnu/libtool.so.1"));
+}
+
+TEST_CASE("sysroot: old prefix versions and prefixes of vanished sysroots are pruned") {
+    TwoSysroots s;
+    REQUIRE(make_ld_prefix(s.spec, s.cache).has_value());
+    auto versions = [&] {
+        std::size_t n = 0;
+        for (const auto& e : fs::directory_iterator(s.cache / "prefix")) {
+            n += e.path().filename().string().starts_with(".v-") ? 1 : 0;
+        }
+        return n;
+    };
+    CHECK(versions() == 1);
+    put_library(s.tool_root / "lib/aarch64-linux-gnu", "liblzma.so.5");
+    REQUIRE(make_ld_prefix(s.spec, s.cache).has_value());
+    CHECK(versions() == 2); // the old one is kept for a grace period (running programs)
+    // Age every version past the grace: only the current one stays.
+    for (const auto& e : fs::directory_iterator(s.cache / "prefix")) {
+        if (!e.is_symlink()) {
+            fs::last_write_time(e.path(), fs::file_time_type::clock::now() - std::chrono::hours(48));
+        }
+    }
+    put_library(s.tool_root / "lib/aarch64-linux-gnu", "libxz2.so.1");
+    REQUIRE(make_ld_prefix(s.spec, s.cache).has_value());
+    CHECK(versions() == 1);
+    // The sysroot goes away: the next rebuild of any prefix drops its entry.
+    const std::vector<ArchSysroots> other{{&arch("aarch64"), {s.libc_root, s.libc_root / "lib"}}};
+    fs::remove_all(s.tool_root);
+    REQUIRE(make_ld_prefix(other, s.cache).has_value());
+    std::size_t names = 0;
+    for (const auto& e : fs::directory_iterator(s.cache / "prefix")) {
+        names += e.is_symlink() ? 1 : 0;
+    }
+    CHECK(names == 1);
+    CHECK(versions() == 1);
 }
