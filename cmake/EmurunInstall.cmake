@@ -37,13 +37,45 @@ install(FILES ${PROJECT_SOURCE_DIR}/cmake/EmurunShim.cmake DESTINATION ${EMURUN_
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/emurun-sysroot DESTINATION ${CMAKE_INSTALL_BINDIR}
         COMPONENT runtime)
 # Meson looks up a cross file given by name in $XDG_DATA_DIRS/meson/cross (and
-# ~/.local/share/meson/cross), so 'meson setup --cross-file emurun-aarch64' finds these.
+# ~/.local/share/meson/cross), so 'meson setup --cross-file emurun-aarch64' finds these. They
+# name emurun by its absolute installed path, written at install time (cmake --install --prefix
+# and DESTDIR included); the build tree gets its own copies naming the build's emurun
+# (<build>/share/meson/cross). The toolchain files read the installed path from
+# emurun-paths.cmake, written beside them at install time.
 file(GLOB _emurun_meson_cross CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/meson/*.ini)
+set(_emurun_cross_script ${PROJECT_SOURCE_DIR}/cmake/EmurunMesonCross.cmake)
+set(_emurun_build_cross "")
 foreach(_ini IN LISTS _emurun_meson_cross)
   get_filename_component(_name ${_ini} NAME_WE)
-  install(FILES ${_ini} DESTINATION ${CMAKE_INSTALL_DATADIR}/meson/cross RENAME emurun-${_name}
-          COMPONENT runtime)
+  set(_out ${PROJECT_BINARY_DIR}/share/meson/cross/emurun-${_name})
+  add_custom_command(OUTPUT ${_out} ${_out}-sysroot
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${_ini} -DOUTPUT_DIR=${PROJECT_BINARY_DIR}/share/meson/cross
+            -DEMURUN=$<TARGET_FILE:emurun_cli> -P ${_emurun_cross_script}
+    DEPENDS ${_ini} ${_emurun_cross_script} VERBATIM)
+  list(APPEND _emurun_build_cross ${_out} ${_out}-sysroot)
+  install(CODE "
+    set(_bin \"${CMAKE_INSTALL_BINDIR}\")
+    if(NOT IS_ABSOLUTE \"\${_bin}\")
+      set(_bin \"\${CMAKE_INSTALL_PREFIX}/\${_bin}\")
+    endif()
+    set(_dest \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/meson/cross\")
+    message(STATUS \"Installing: \${_dest}/emurun-${_name}[-sysroot]\")
+    execute_process(COMMAND \"${CMAKE_COMMAND}\" -DINPUT=${_ini} \"-DOUTPUT_DIR=\${_dest}\"
+                    \"-DEMURUN=\${_bin}/emurun\" -P ${_emurun_cross_script} COMMAND_ERROR_IS_FATAL ANY)
+    list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_dest}/emurun-${_name}\" \"\${_dest}/emurun-${_name}-sysroot\")"
+    COMPONENT runtime)
 endforeach()
+add_custom_target(emurun_cross_files ALL DEPENDS ${_emurun_build_cross})
+install(CODE "
+  set(_bin \"${CMAKE_INSTALL_BINDIR}\")
+  if(NOT IS_ABSOLUTE \"\${_bin}\")
+    set(_bin \"\${CMAKE_INSTALL_PREFIX}/\${_bin}\")
+  endif()
+  set(_file \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${EMURUN_CMAKE_DIR}/toolchains/emurun-paths.cmake\")
+  message(STATUS \"Installing: \${_file}\")
+  file(WRITE \"\${_file}\" \"# Written by emurun's install: the emurun the toolchain files run.\\nset(EMURUN_INSTALLED_EXECUTABLE \\\"\${_bin}/emurun\\\")\\n\")
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_file}\")"
+  COMPONENT development)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/schema/ DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun/schema
         COMPONENT runtime FILES_MATCHING PATTERN "*.json")
 install(FILES ${PROJECT_SOURCE_DIR}/tools/completions/emurun.bash
