@@ -42,11 +42,13 @@ contents=$(dpkg-deb -c "$emurun_deb")
 for f in ./usr/bin/emurun ./usr/libexec/emurun/emurun-shim ./usr/share/man/man1/emurun.1.gz ./usr/share/doc/emurun/copyright \
     ./usr/share/doc/emurun/changelog.Debian.gz ./usr/share/bash-completion/completions/emurun \
     ./usr/share/zsh/vendor-completions/_emurun ./usr/share/meson/cross/emurun-aarch64 \
+    ./usr/share/meson/cross/emurun-aarch64-sysroot \
     ./usr/share/emurun/schema/report.schema.json ./usr/share/emurun/arches.json; do
     expect_contains "emurun ships $f" "$contents" "$f"
 done
 dev_contents=$(dpkg-deb -c "$dev_deb")
 for f in ./usr/include/emurun/runner.hpp /libemurun.a /cmake/emurun/emurunConfig.cmake /pkgconfig/emurun.pc \
+    /cmake/emurun/toolchains/emurun-paths.cmake \
     ./usr/share/doc/libemurun-dev/copyright; do
     expect_contains "libemurun-dev ships $f" "$dev_contents" "$f"
 done
@@ -107,13 +109,24 @@ expect_contains "installed emurun --version" "$("$R/usr/bin/emurun" --version)" 
 expect_contains "installed man page renders" "$(MANWIDTH=80 man -l "$R/usr/share/man/man1/emurun.1.gz" 2>&1)" "sandbox"
 expect_contains "installed bash completion" "$(bash -c ". $R/usr/share/bash-completion/completions/emurun; complete -p emurun")" "_emurun"
 
-# meson setup --cross-file emurun-aarch64 finds the installed file by name ($XDG_DATA_DIRS) and
-# its exe_wrapper (the installed emurun) runs the cross compiler's sanity check.
+# The cross files and toolchain files name emurun by its installed absolute path (/usr/bin, as
+# the package puts it), written at install time: no PATH lookup.
+expect_contains "the cross file's exe_wrapper is the installed /usr/bin/emurun" \
+    "$(grep '^exe_wrapper' "$R/usr/share/meson/cross/emurun-aarch64")" "['/usr/bin/emurun', 'exec', '--arch', 'aarch64', '--']"
+expect_contains "the sysroot cross file too, with the sysroot" \
+    "$(grep '^exe_wrapper' "$R/usr/share/meson/cross/emurun-aarch64-sysroot")" "['/usr/bin/emurun', 'exec', '--arch', 'aarch64', '--sysroot', emurun_sysroot, '--']"
+paths=$(find "$R/usr/lib" -path '*cmake/emurun/toolchains/emurun-paths.cmake' | head -n1)
+expect_contains "the toolchain files' emurun-paths.cmake names /usr/bin/emurun" "$(cat "$paths" 2>/dev/null)" '"/usr/bin/emurun"'
+
+# meson setup --cross-file emurun-aarch64 finds the installed file by name ($XDG_DATA_DIRS); the
+# root's emurun is not at /usr/bin, so a second cross file overrides the exe_wrapper (the
+# documented override), which then runs the cross compiler's sanity check.
 mkdir -p "$T/mproj"
 printf "project('x', 'c')\nexecutable('x', 'x.c')\n" >"$T/mproj/meson.build"
 printf 'int main(void) { return 0; }\n' >"$T/mproj/x.c"
-if (cd "$T/mproj" && XDG_DATA_DIRS=$R/usr/share PATH=$R/usr/bin:$PATH HOME=$T \
-    meson setup --cross-file emurun-aarch64 "$T/mbuild" >"$T/meson.txt" 2>&1); then
+printf "[binaries]\nexe_wrapper = ['%s', 'exec', '--arch', 'aarch64', '--']\n" "$R/usr/bin/emurun" >"$T/override.ini"
+if (cd "$T/mproj" && XDG_DATA_DIRS=$R/usr/share PATH=/usr/bin:/bin HOME=$T \
+    meson setup --cross-file emurun-aarch64 --cross-file "$T/override.ini" "$T/mbuild" >"$T/meson.txt" 2>&1); then
     ok "meson setup --cross-file emurun-aarch64 (found by name)"
 else
     not_ok "meson setup --cross-file emurun-aarch64: $(tail -n5 "$T/meson.txt")"

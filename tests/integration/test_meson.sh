@@ -1,5 +1,5 @@
 #!/bin/bash
-# cmake/meson/*.ini cross files: a tiny Meson project cross-builds for aarch64 and ppc64le, runs a
+# cmake/meson/*.ini cross files (as the build writes them, naming its emurun): a tiny Meson project cross-builds for aarch64 and ppc64le, runs a
 # foreign generator at build time (custom_target through exe_wrapper) and passes `meson test`,
 # every foreign run going through `emurun exec` named by the cross file's exe_wrapper.
 . "$(dirname "$0")/lib/common.sh"
@@ -50,10 +50,10 @@ EOF
 
 # check_arch INI_NAME EMURUN_ARCH UNAME_MACHINE FILE_WORDS
 check_arch() {
-    local ini="$EMURUN_SOURCE_DIR/cmake/meson/$1.ini" cross="$T/$1.ini" b="$T/build-$1" rc
-    # The shipped file names 'emurun' from PATH; point this copy at the emurun under test.
-    sed "s|^exe_wrapper = \['emurun',|exe_wrapper = ['$EMURUN',|" "$ini" > "$cross"
-    expect_contains "$1: exe_wrapper uses \$EMURUN" "$(grep '^exe_wrapper' "$cross")" "'$EMURUN', 'exec', '--arch', '$2', '--'"
+    local cross="$EMURUN_BUILD_DIR/share/meson/cross/emurun-$1" b="$T/build-$1" rc
+    # The build tree's copy of the cross file names this build's emurun by its absolute path.
+    [ -f "$cross" ] || { not_ok "$cross missing (the build writes it)"; return; }
+    expect_contains "$1: exe_wrapper names this build's emurun" "$(grep '^exe_wrapper' "$cross")" "'$EMURUN', 'exec', '--arch', '$2', '--'"
 
     rc=0
     meson setup --cross-file "$cross" "$b" "$src" > "$T/setup-$1.log" 2>&1 || rc=$?
