@@ -1,6 +1,7 @@
 // Telling the user which Debian package provides a missing library.
 #include <emurun/sysroot.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <utility>
@@ -52,6 +53,47 @@ std::string by_policy(const std::string& soname) {
     return pkg;
 }
 
+/// A sysroot the user may write to: the first searched one that is not the host's / or a
+/// system cross root under /usr; empty when there is none.
+std::string user_sysroot(const std::vector<std::filesystem::path>& sysroots) {
+    for (const auto& s : sysroots) {
+        const std::string p = s.lexically_normal().string();
+        if (p != "/" && !p.starts_with("/usr/")) {
+            return p;
+        }
+    }
+    return {};
+}
+
+/// "Debian ships them in zlib1g:arm64: put them into a sysroot with 'emurun sysroot fetch
+/// --arch arm64 --dir DIR zlib1g' (then --sysroot DIR)": a command that works as printed.
+std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
+                       const std::string& pkgs) {
+    std::string names;
+    std::string arch;
+    for (std::size_t start = 0; start < pkgs.size();) {
+        const auto end = std::min(pkgs.find(' ', start), pkgs.size());
+        const std::string word = pkgs.substr(start, end - start);
+        const auto colon = word.find(':');
+        names += (names.empty() ? "" : " ") + word.substr(0, colon);
+        if (arch.empty() && colon != std::string::npos) {
+            arch = word.substr(colon + 1);
+        }
+        start = end + 1;
+    }
+    if (arch.empty()) {
+        return "give --sysroot DIR holding them; Debian ships them in " + pkgs;
+    }
+    std::string dir = user_sysroot(sysroots);
+    const bool searched = !dir.empty();
+    if (!searched) {
+        dir = "sysroot-" + arch;
+    }
+    return "Debian ships them in " + pkgs + ": unpack them into a sysroot with 'emurun sysroot " +
+           "fetch --arch " + arch + " --dir " + dir + " " + names + "'" +
+           (searched ? "" : " and add --sysroot " + dir);
+}
+
 } // namespace
 
 std::string guess_package(const std::string& soname, const Arch& arch) {
@@ -94,11 +136,8 @@ Error LinkMap::missing_error(const std::filesystem::path& binary) const {
     for (const auto& s : sysroots) {
         searched += (searched.empty() ? "" : ", ") + s.string();
     }
-    std::string hint = "give --sysroot DIR holding them";
-    if (!pkgs.empty()) {
-        hint += "; Debian ships them in " + pkgs +
-                " ('emurun sysroot fetch' unpacks packages into a sysroot)";
-    }
+    const std::string hint = pkgs.empty() ? "give --sysroot DIR holding them"
+                                          : fetch_hint(sysroots, pkgs);
     return Error{"cannot run " + binary.string(),
                  "missing from the sysroot (searched: " + (searched.empty() ? "none" : searched) +
                      "): " + why,
