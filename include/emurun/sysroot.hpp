@@ -72,6 +72,34 @@ inspect_binary(const std::filesystem::path& file,
 /// or empty if no guess.
 [[nodiscard]] EMURUN_EXPORT std::string guess_package(const std::string& soname, const Arch& arch);
 
+/// What the emurun-sysroot tool (apt and dpkg in a private state) is asked to do.
+enum class SysrootOp {
+    fetch,     ///< packages and their Depends closure for `arch`, unpacked into `dir`
+    source,    ///< one source package (PKG or PKG=VERSION) unpacked under `dir`
+    build_dep, ///< the build-dependencies of a source package (or source dir) for `arch`
+};
+
+/// A request to make or fill a sysroot from Debian's archive (`emurun sysroot fetch|source|
+/// build-dep`); empty strings mean the tool's defaults (the host's mirror and release).
+struct SysrootRequest {
+    SysrootOp op = SysrootOp::fetch;
+    std::string arch;                  ///< any emurun name or alias (fetch, build_dep)
+    std::filesystem::path dir;         ///< the sysroot (or where sources are unpacked)
+    std::vector<std::string> packages; ///< fetch: PKG...; source: PKG[=VERSION]; build_dep: one
+    std::filesystem::path cache;       ///< apt cache root (default ~/.cache/emurun/apt)
+    std::string mirror;
+    std::string suite;
+    std::string profiles; ///< build_dep: build profiles, "nocheck,cross"
+    bool refresh = false; ///< update the package lists even when recent
+};
+
+/// The argument vector that carries out `request` with the emurun-sysroot tool at `tool`, after
+/// checking it: an arch emurun knows that Debian builds (given as its Debian name), a `dir`
+/// that is not a file, the right number of packages. Errors name the culprit and the fix. The
+/// tool exits 0, 2 (usage), 3 (archive unreachable or a download failed) or 1.
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
+sysroot_tool_argv(const SysrootRequest& request, const std::filesystem::path& tool);
+
 /// Sysroots for one arch, for building a loader prefix.
 struct ArchSysroots {
     const Arch* arch = nullptr;

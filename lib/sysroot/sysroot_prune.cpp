@@ -34,7 +34,7 @@ bool sources_exist(const fs::path& version) {
     return true;
 }
 
-std::size_t remove(const fs::path& p) {
+std::size_t remove_entry(const fs::path& p) {
     std::error_code ec;
     return fs::remove_all(p, ec) > 0 ? 1 : 0;
 }
@@ -50,7 +50,7 @@ std::set<std::string> prune_names(const fs::path& base, std::size_t& removed) {
         }
         const fs::path target = fs::read_symlink(e.path(), ec);
         if (ec || !fs::is_directory(base / target, ec) || !sources_exist(base / target)) {
-            removed += remove(e.path());
+            removed += remove_entry(e.path());
             continue;
         }
         live.insert(target.filename().string());
@@ -72,14 +72,14 @@ std::size_t prune_ld_prefixes(const fs::path& base, std::chrono::seconds grace) 
         if (name.starts_with(".v-")) {
             const bool gone = !sources_exist(e.path());
             if (gone || older_than(e.path(), grace)) {
-                removed += remove(e.path());
+                removed += remove_entry(e.path());
             }
         } else if (name.starts_with(".tmp-") || name.starts_with(".lnk-")) {
             if (older_than(e.path(), std::chrono::hours(1))) {
-                removed += remove(e.path());
+                removed += remove_entry(e.path());
             }
         } else if (older_than(e.path(), std::chrono::hours(24 * 30))) {
-            removed += remove(e.path()); // a prefix dir of an older emurun
+            removed += remove_entry(e.path()); // a prefix dir of an older emurun
         }
     }
     return removed;

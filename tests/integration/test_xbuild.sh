@@ -247,6 +247,20 @@ part_errors() {
     expect_eq "the suggested command works" 0 "$rc"
     rc=0; cmake -S "$data" -B "$T/bad" >/dev/null 2>&1 || rc=$?
     expect_eq "after it, configure passes" 0 "$rc"
+    # emurun exec's missing-library error suggests a command too: run it, then the program runs.
+    fetched xz-arm64 arm64 xz-utils || return 0
+    mkdir -p "$T/bare"
+    rc=0; log=$("$EMURUN" exec --sysroot "$T/bare" -- "$sysroots/xz-arm64/usr/bin/xz" --version 2>&1) || rc=$?
+    expect_eq "a program whose libraries are missing fails" 125 "$rc"
+    log=$(echo "$log" | tr -s ' \n' ' ')
+    suggestion=$(echo "$log" | sed -n "s/.*with '\(emurun sysroot fetch [^']*\)'.*/\1/p")
+    expect_contains "the error suggests fetching the packages" "$suggestion" "emurun sysroot fetch --arch arm64 --dir $T/bare"
+    expect_contains "liblzma's package among them" "$suggestion" "liblzma5"
+    rc=0; run_suggestion "$suggestion" || rc=$?
+    expect_eq "the suggested command works" 0 "$rc"
+    rc=0; log=$("$EMURUN" exec --sysroot "$T/bare" -- "$sysroots/xz-arm64/usr/bin/xz" --version 2>&1) || rc=$?
+    expect_eq "after it, the program runs" 0 "$rc"
+    expect_contains "it is xz" "$log" "liblzma"
 }
 
 # run_suggestion "emurun sysroot ...": runs a suggested command with this build's emurun and the

@@ -295,3 +295,60 @@ TEST_CASE("sysroot: old prefix versions and prefixes of vanished sysroots are pr
     CHECK(names == 1);
     CHECK(versions() == 1);
 }
+
+TEST_CASE("sysroot tool: a request becomes the tool's argument vector, checked first") {
+    SysrootRequest r;
+    r.arch = "aarch64";
+    r.dir = test::testdir("tool-sr");
+    r.packages = {"libpng-dev", "libc6-dev"};
+    r.cache = "/c";
+    auto argv = sysroot_tool_argv(r, "/t/emurun-sysroot");
+    REQUIRE(argv.has_value());
+    CHECK(*argv == std::vector<std::string>{"/t/emurun-sysroot", "fetch", "--arch", "arm64",
+                                            "--dir", r.dir.string(), "--cache", "/c", "--",
+                                            "libpng-dev", "libc6-dev"});
+    r.op = SysrootOp::build_dep;
+    r.arch = "ppc64le";
+    r.packages = {"libpng1.6"};
+    r.profiles = "nocheck";
+    argv = sysroot_tool_argv(r, "t");
+    REQUIRE(argv.has_value());
+    CHECK((*argv)[1] == "build-dep");
+    CHECK((*argv)[3] == "ppc64el");
+    CHECK(std::ranges::find(*argv, "--profiles") != argv->end());
+    r.op = SysrootOp::source;
+    r.arch.clear();
+    r.packages = {"expat=2.5.0-1"};
+    argv = sysroot_tool_argv(r, "t");
+    REQUIRE(argv.has_value());
+    CHECK(std::ranges::find(*argv, "--arch") == argv->end());
+    CHECK(argv->back() == "expat=2.5.0-1");
+}
+
+TEST_CASE("sysroot tool: bad requests name the culprit and the fix") {
+    SysrootRequest r;
+    r.dir = test::testdir("tool-bad");
+    r.packages = {"zlib1g"};
+    r.arch = "sparc99";
+    auto e = sysroot_tool_argv(r, "t");
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().message().find("--arch sparc99") != std::string::npos);
+    CHECK(e.error().message().find("aarch64 (arm64)") != std::string::npos);
+    r.arch = "aarch64_be"; // known to emurun, no Debian port
+    e = sysroot_tool_argv(r, "t");
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().message().find("Debian has no port for aarch64_be") != std::string::npos);
+    r.arch = "arm64";
+    r.dir = test::write_file("tool-file", "x");
+    e = sysroot_tool_argv(r, "t");
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().message().find("is not a directory") != std::string::npos);
+    r.dir = test::testdir("tool-bad");
+    r.packages.clear();
+    CHECK_FALSE(sysroot_tool_argv(r, "t").has_value());
+    r.op = SysrootOp::source;
+    r.packages = {"a", "b"};
+    e = sysroot_tool_argv(r, "t");
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().message().find("takes one package, got 2") != std::string::npos);
+}

@@ -1,0 +1,79 @@
+// Requests to the emurun-sysroot tool: checked here, carried out by apt and dpkg in the tool.
+#include <emurun/sysroot.hpp>
+
+namespace emurun {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The Debian name of an arch emurun knows, or an error listing the ones Debian builds.
+Result<std::string> debian_arch(const std::string& name) {
+    auto arch = find_arch(name);
+    if (arch && !(*arch)->debian.empty()) {
+        return (*arch)->debian;
+    }
+    std::string known;
+    for (const auto& a : all_arches()) {
+        if (!a.debian.empty()) {
+            known += (known.empty() ? "" : ", ") + a.name + " (" + a.debian + ")";
+        }
+    }
+    const std::string why = arch ? "Debian has no port for " + (*arch)->name
+                                 : "not an architecture emurun knows";
+    return fail("--arch " + name, why, "use one of " + known);
+}
+
+Result<void> check_request(const SysrootRequest& r) {
+    if (r.dir.empty()) {
+        return fail("sysroot " + std::string(r.op == SysrootOp::source ? "source" : "fetch"),
+                    "no directory given", "give --dir DIR");
+    }
+    std::error_code ec;
+    if (fs::exists(r.dir, ec) && !fs::is_directory(r.dir, ec)) {
+        return fail("--dir " + r.dir.string(), "is not a directory",
+                    "name the directory to unpack into (it is created when missing)");
+    }
+    if (r.packages.empty()) {
+        return fail("sysroot request", "no package named",
+                    r.op == SysrootOp::build_dep ? "name a source package or a source directory"
+                                                 : "name the Debian packages, e.g. libpng-dev");
+    }
+    if (r.op != SysrootOp::fetch && r.packages.size() != 1) {
+        return fail("sysroot request", "takes one package, got " +
+                                           std::to_string(r.packages.size()),
+                    "run it once per package");
+    }
+    if (r.op != SysrootOp::source && r.arch.empty()) {
+        return fail("sysroot request", "no architecture given", "give --arch, e.g. --arch arm64");
+    }
+    return {};
+}
+
+} // namespace
+
+Result<std::vector<std::string>> sysroot_tool_argv(const SysrootRequest& r, const fs::path& tool) {
+    EMURUN_TRY(check_request(r));
+    static constexpr const char* k_ops[] = {"fetch", "source", "build-dep"};
+    std::vector<std::string> argv{tool.string(), k_ops[static_cast<int>(r.op)]};
+    if (r.op != SysrootOp::source) {
+        auto deb = EMURUN_TRY(debian_arch(r.arch));
+        argv.insert(argv.end(), {"--arch", deb});
+    }
+    argv.insert(argv.end(), {"--dir", r.dir.string()});
+    for (const auto& [flag, value] : {std::pair{"--cache", r.cache.string()},
+                                      std::pair{"--mirror", r.mirror},
+                                      std::pair{"--suite", r.suite},
+                                      std::pair{"--profiles", r.profiles}}) {
+        if (!value.empty()) {
+            argv.insert(argv.end(), {flag, value});
+        }
+    }
+    if (r.refresh) {
+        argv.emplace_back("--refresh");
+    }
+    argv.emplace_back("--"); // packages and paths are never options
+    argv.insert(argv.end(), r.packages.begin(), r.packages.end());
+    return argv;
+}
+
+} // namespace emurun
