@@ -6,7 +6,7 @@
 # PKG=VERSION; a merged loader prefix that must follow a sysroot gaining a package (xz).
 # Sysroots and the apt cache live in the build tree, so each is fetched once per CI run and
 # shared by the parts. No network: the parts that need the archive skip and say so.
-# ctest-parts: cmake_arm64 meson_arm64 cmake_s390x build_dep source stale_prefix errors
+# ctest-parts: cmake_arm64 meson_arm64 cmake_s390x installed build_dep source stale_prefix errors
 . "$(dirname "$0")/lib/common.sh"
 
 data=$EMURUN_SOURCE_DIR/tests/integration/data/pngdemo
@@ -98,6 +98,33 @@ part_meson_arm64() {
     log=$(cat "$b/meson-logs/testlog.txt")
     expect_contains "meson: the exe_wrapper is emurun with the sysroot" "$log" "$EMURUN exec --arch aarch64 --sysroot $sr --"
     expect_contains "meson: libpng round trip ran" "$log" "png ok: libpng 1.6"
+}
+
+# The README's way with an installed emurun and no emurun in PATH: the toolchain file and the
+# cross file found by name must name the installed emurun themselves.
+part_installed() {
+    need_tools aarch64-linux-gnu-gcc cmake meson ninja pkg-config || return 0
+    local p=$T/prefix rc=0 sr=$T/readme-sysroot
+    cmake --install "$EMURUN_BUILD_DIR" --prefix "$p" >"$T/install.log" 2>&1 || rc=$?
+    expect_eq "cmake --install into a fresh prefix" 0 "$rc"
+    [ "$rc" -eq 0 ] || { tail "$T/install.log"; return; }
+    rc=0; "$p/bin/emurun-sysroot" fetch --cache "$cache" --arch arm64 --dir "$sr" libpng-dev libc6-dev \
+        >"$T/readme-fetch.log" 2>&1 || rc=$?
+    [ "$rc" -eq 3 ] && { skip_part "the Debian archive cannot be reached"; return; }
+    expect_eq "the installed tool fetches the sysroot" 0 "$rc"
+    local clean=(env PATH=/usr/bin:/bin)
+    rc=0; "${clean[@]}" cmake -S "$data" -B "$T/readme-cmake" "${gen[@]}" \
+        -DCMAKE_TOOLCHAIN_FILE="$p/lib/cmake/emurun/toolchains/aarch64.cmake" -DEMURUN_SYSROOT="$sr" \
+        >"$T/readme-cmake.log" 2>&1 && "${clean[@]}" cmake --build "$T/readme-cmake" >>"$T/readme-cmake.log" 2>&1 &&
+        (cd "$T/readme-cmake" && "${clean[@]}" ctest -V >>"$T/readme-cmake.log" 2>&1) || rc=$?
+    expect_eq "CMake: configure, build, ctest with the installed toolchain file, emurun not in PATH" 0 "$rc"
+    [ "$rc" -eq 0 ] || tail -n 20 "$T/readme-cmake.log"
+    expect_contains "ctest's emulator is the installed emurun" "$(cat "$T/readme-cmake.log")" "Test command: $p/bin/emurun \"exec\""
+    rc=0; (cd "$T" && "${clean[@]}" XDG_DATA_DIRS="$p/share" meson setup --cross-file "$sr/emurun-sysroot.ini" \
+        --cross-file emurun-aarch64-sysroot readme-meson "$data" >"$T/readme-meson.log" 2>&1 &&
+        "${clean[@]}" meson test -C readme-meson >>"$T/readme-meson.log" 2>&1) || rc=$?
+    expect_eq "Meson: setup with the cross file found by name, meson test, emurun not in PATH" 0 "$rc"
+    [ "$rc" -eq 0 ] || tail -n 20 "$T/readme-meson.log"
 }
 
 part_build_dep() {
@@ -272,5 +299,5 @@ run_suggestion() {
     "$EMURUN" "${words[@]:1}" --cache "$cache" >"$T/suggestion.log" 2>&1 || { cat "$T/suggestion.log"; return 1; }
 }
 
-run_parts cmake_arm64 meson_arm64 cmake_s390x build_dep source stale_prefix errors
+run_parts cmake_arm64 meson_arm64 cmake_s390x installed build_dep source stale_prefix errors
 finish
