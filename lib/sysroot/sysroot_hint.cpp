@@ -136,8 +136,8 @@ Error LinkMap::missing_error(const std::filesystem::path& binary) const {
     for (const auto& s : sysroots) {
         searched += (searched.empty() ? "" : ", ") + s.string();
     }
-    const std::string hint = pkgs.empty() ? "give --sysroot DIR holding them"
-                                          : fetch_hint(sysroots, pkgs);
+    const std::string hint =
+        pkgs.empty() ? "give --sysroot DIR holding them" : fetch_hint(sysroots, pkgs);
     return Error{"cannot run " + binary.string(),
                  "missing from the sysroot (searched: " + (searched.empty() ? "none" : searched) +
                      "): " + why,

@@ -29,7 +29,6 @@ inline constexpr const char* k_prefix_sources = ".emurun-sources";
 /// prefixes whose sysroots no longer exist, dangling names, leftovers of interrupted builds
 /// (older than an hour), and prefix dirs of older emurun versions not used for 30 days.
 /// Returns how many entries were removed; never fails (what cannot be removed stays).
-std::size_t prune_ld_prefixes(const std::filesystem::path& base,
-                              std::chrono::seconds grace);
+std::size_t prune_ld_prefixes(const std::filesystem::path& base, std::chrono::seconds grace);
 
 } // namespace emurun::detail

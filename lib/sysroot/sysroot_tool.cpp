@@ -18,8 +18,8 @@ Result<std::string> debian_arch(const std::string& name) {
             known += (known.empty() ? "" : ", ") + a.name + " (" + a.debian + ")";
         }
     }
-    const std::string why = arch ? "Debian has no port for " + (*arch)->name
-                                 : "not an architecture emurun knows";
+    const std::string why =
+        arch ? "Debian has no port for " + (*arch)->name : "not an architecture emurun knows";
     return fail("--arch " + name, why, "use one of " + known);
 }
 
@@ -39,8 +39,8 @@ Result<void> check_request(const SysrootRequest& r) {
                                                  : "name the Debian packages, e.g. libpng-dev");
     }
     if (r.op != SysrootOp::fetch && r.packages.size() != 1) {
-        return fail("sysroot request", "takes one package, got " +
-                                           std::to_string(r.packages.size()),
+        return fail("sysroot request",
+                    "takes one package, got " + std::to_string(r.packages.size()),
                     "run it once per package");
     }
     if (r.op != SysrootOp::source && r.arch.empty()) {
@@ -60,10 +60,9 @@ Result<std::vector<std::string>> sysroot_tool_argv(const SysrootRequest& r, cons
         argv.insert(argv.end(), {"--arch", deb});
     }
     argv.insert(argv.end(), {"--dir", r.dir.string()});
-    for (const auto& [flag, value] : {std::pair{"--cache", r.cache.string()},
-                                      std::pair{"--mirror", r.mirror},
-                                      std::pair{"--suite", r.suite},
-                                      std::pair{"--profiles", r.profiles}}) {
+    for (const auto& [flag, value] :
+         {std::pair{"--cache", r.cache.string()}, std::pair{"--mirror", r.mirror},
+          std::pair{"--suite", r.suite}, std::pair{"--profiles", r.profiles}}) {
         if (!value.empty()) {
             argv.insert(argv.end(), {flag, value});
         }

@@ -278,7 +278,8 @@ TEST_CASE("sysroot: old prefix versions and prefixes of vanished sysroots are pr
     // Age every version past the grace: only the current one stays.
     for (const auto& e : fs::directory_iterator(s.cache / "prefix")) {
         if (!e.is_symlink()) {
-            fs::last_write_time(e.path(), fs::file_time_type::clock::now() - std::chrono::hours(48));
+            fs::last_write_time(e.path(),
+                                fs::file_time_type::clock::now() - std::chrono::hours(48));
         }
     }
     put_library(s.tool_root / "lib/aarch64-linux-gnu", "libxz2.so.1");
@@ -355,7 +356,8 @@ TEST_CASE("sysroot tool: bad requests name the culprit and the fix") {
 
 TEST_CASE("sysroot: a missing library's hint is an emurun sysroot fetch command that works") {
     LinkMap map;
-    map.interpreter = LibraryLookup{"/lib/ld-linux-aarch64.so.1", "xz", std::nullopt, "libc6:arm64"};
+    map.interpreter =
+        LibraryLookup{"/lib/ld-linux-aarch64.so.1", "xz", std::nullopt, "libc6:arm64"};
     map.libraries = {{"liblzma.so.5", "xz", std::nullopt, "liblzma5:arm64"},
                      {"libc.so.6", "xz", std::nullopt, "libc6:arm64"}};
     map.sysroots = {"/srv/sr-arm64"};
