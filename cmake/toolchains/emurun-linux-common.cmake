@@ -9,7 +9,7 @@
 # Without emurun the emulator falls back to qemu-<arch> -L <sysroot>.
 #
 # -DEMURUN_SYSROOT=DIR (or $EMURUN_SYSROOT): a foreign sysroot, e.g. made by
-# `emurun sysroot fetch --arch A --dir DIR libpng-dev` or `emurun sysroot build-dep`. It becomes
+# `emurun-sysroot fetch --arch A --dir DIR libpng-dev libc6-dev` or `emurun-sysroot build-dep`. It becomes
 # CMAKE_SYSROOT (the compilers get --sysroot=DIR), pkg-config's PKG_CONFIG_SYSROOT_DIR and
 # PKG_CONFIG_LIBDIR (DIR's multiarch, lib and share pkgconfig dirs), the root of find_*()
 # lookups, and the emulator's --sysroot. Without it the target's files come from Debian's cross
@@ -31,8 +31,8 @@ if(EMURUN_SYSROOT)
   if(NOT EXISTS "${EMURUN_SYSROOT}/usr/lib/${EMURUN_TRIPLET}/libc.so")
     message(FATAL_ERROR "EMURUN_SYSROOT=${EMURUN_SYSROOT} has no usr/lib/${EMURUN_TRIPLET}/libc.so: "
       "it is not a ${EMURUN_TARGET_ARCH} sysroot a compiler can link against. Make one with: "
-      "emurun sysroot fetch --arch ${EMURUN_TARGET_ARCH} --dir ${EMURUN_SYSROOT} libc6-dev "
-      "(add the -dev packages the project needs), or emurun sysroot build-dep --arch "
+      "emurun-sysroot fetch --arch ${EMURUN_TARGET_ARCH} --dir ${EMURUN_SYSROOT} libc6-dev "
+      "(add the -dev packages the project needs), or emurun-sysroot build-dep --arch "
       "${EMURUN_TARGET_ARCH} --dir ${EMURUN_SYSROOT} SOURCE-PACKAGE")
   endif()
   set(CMAKE_SYSROOT "${EMURUN_SYSROOT}")

@@ -65,7 +65,7 @@ std::string user_sysroot(const std::vector<std::filesystem::path>& sysroots) {
     return {};
 }
 
-/// "Debian ships them in zlib1g:arm64: put them into a sysroot with 'emurun sysroot fetch
+/// "Debian ships them in zlib1g:arm64: put them into a sysroot with 'emurun-sysroot fetch
 /// --arch arm64 --dir DIR zlib1g' (then --sysroot DIR)": a command that works as printed.
 std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
                        const std::string& pkgs) {
@@ -89,7 +89,7 @@ std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
     if (!searched) {
         dir = "sysroot-" + arch;
     }
-    return "Debian ships them in " + pkgs + ": unpack them into a sysroot with 'emurun sysroot " +
+    return "Debian ships them in " + pkgs + ": unpack them into a sysroot with 'emurun-sysroot " +
            "fetch --arch " + arch + " --dir " + dir + " " + names + "'" +
            (searched ? "" : " and add --sysroot " + dir);
 }

@@ -268,8 +268,8 @@ part_errors() {
     log=$(tr -s ' \n' ' ' <"$T/bad.log")
     expect_contains "and names what is missing" "$log" "has no usr/lib/aarch64-linux-gnu/libc.so"
     local suggestion
-    suggestion=$(echo "$log" | sed -n 's/.*Make one with: \(emurun sysroot fetch [^(]*\) (add.*/\1/p')
-    expect_contains "it suggests emurun sysroot fetch" "$suggestion" "emurun sysroot fetch --arch aarch64 --dir $T/empty-sr libc6-dev"
+    suggestion=$(echo "$log" | sed -n 's/.*Make one with: \(emurun-sysroot fetch [^(]*\) (add.*/\1/p')
+    expect_contains "it suggests emurun-sysroot fetch" "$suggestion" "emurun-sysroot fetch --arch aarch64 --dir $T/empty-sr libc6-dev"
     rc=0; run_suggestion "$suggestion" || rc=$?
     expect_eq "the suggested command works" 0 "$rc"
     rc=0; cmake -S "$data" -B "$T/bad" >/dev/null 2>&1 || rc=$?
@@ -280,8 +280,8 @@ part_errors() {
     rc=0; log=$("$EMURUN" exec --sysroot "$T/bare" -- "$sysroots/xz-arm64/usr/bin/xz" --version 2>&1) || rc=$?
     expect_eq "a program whose libraries are missing fails" 125 "$rc"
     log=$(echo "$log" | tr -s ' \n' ' ')
-    suggestion=$(echo "$log" | sed -n "s/.*with '\(emurun sysroot fetch [^']*\)'.*/\1/p")
-    expect_contains "the error suggests fetching the packages" "$suggestion" "emurun sysroot fetch --arch arm64 --dir $T/bare"
+    suggestion=$(echo "$log" | sed -n "s/.*with '\(emurun-sysroot fetch [^']*\)'.*/\1/p")
+    expect_contains "the error suggests fetching the packages" "$suggestion" "emurun-sysroot fetch --arch arm64 --dir $T/bare"
     expect_contains "liblzma's package among them" "$suggestion" "liblzma5"
     rc=0; run_suggestion "$suggestion" || rc=$?
     expect_eq "the suggested command works" 0 "$rc"
@@ -290,13 +290,13 @@ part_errors() {
     expect_contains "it is xz" "$log" "liblzma"
 }
 
-# run_suggestion "emurun sysroot ...": runs a suggested command with this build's emurun and the
-# shared cache (the words are split as a user's shell would, none are quoted).
+# run_suggestion "emurun-sysroot ...": runs a suggested command with this tree's emurun-sysroot
+# (installed beside emurun) and the shared cache (the words are split as a user's shell would).
 run_suggestion() {
     local words
     read -r -a words <<<"$1"
-    [ "${words[0]}" = emurun ] || return 1
-    "$EMURUN" "${words[@]:1}" --cache "$cache" >"$T/suggestion.log" 2>&1 || { cat "$T/suggestion.log"; return 1; }
+    [ "${words[0]}" = emurun-sysroot ] || { echo "not an emurun-sysroot command: $1"; return 1; }
+    "$sysroot_tool" "${words[@]:1}" --cache "$cache" >"$T/suggestion.log" 2>&1 || { cat "$T/suggestion.log"; return 1; }
 }
 
 run_parts cmake_arm64 meson_arm64 cmake_s390x installed build_dep source stale_prefix errors

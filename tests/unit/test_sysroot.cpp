@@ -354,7 +354,7 @@ TEST_CASE("sysroot tool: bad requests name the culprit and the fix") {
     CHECK(e.error().message().find("takes one package, got 2") != std::string::npos);
 }
 
-TEST_CASE("sysroot: a missing library's hint is an emurun sysroot fetch command that works") {
+TEST_CASE("sysroot: a missing library's hint is an emurun-sysroot fetch command that works") {
     LinkMap map;
     map.interpreter =
         LibraryLookup{"/lib/ld-linux-aarch64.so.1", "xz", std::nullopt, "libc6:arm64"};
@@ -362,7 +362,7 @@ TEST_CASE("sysroot: a missing library's hint is an emurun sysroot fetch command 
                      {"libc.so.6", "xz", std::nullopt, "libc6:arm64"}};
     map.sysroots = {"/srv/sr-arm64"};
     const std::string msg = map.missing_error("xz").message();
-    CHECK(msg.find("'emurun sysroot fetch --arch arm64 --dir /srv/sr-arm64 libc6 liblzma5'") !=
+    CHECK(msg.find("'emurun-sysroot fetch --arch arm64 --dir /srv/sr-arm64 libc6 liblzma5'") !=
           std::string::npos);
     CHECK(msg.find("add --sysroot") == std::string::npos); // that sysroot was searched already
     map.sysroots = {"/usr/aarch64-linux-gnu", "/"};
