@@ -231,12 +231,14 @@ void put_library(const fs::path& dir, const std::string& name) {
 
 /// Two aarch64 sysroots (one with a loader and libc, one with a tool's library) and a cache.
 struct TwoSysroots {
-    fs::path base = test::testdir("prefix-stale");
-    fs::path libc_root = base / "libc";
-    fs::path tool_root = base / "tool";
-    fs::path cache = base / "cache";
+    fs::path base;
+    fs::path libc_root;
+    fs::path tool_root;
+    fs::path cache;
     std::vector<ArchSysroots> spec;
-    TwoSysroots() {
+    explicit TwoSysroots(const std::string& name)
+        : base(test::testdir(name)), libc_root(base / "libc"), tool_root(base / "tool"),
+          cache(base / "cache") {
         put_library(libc_root / "lib", "ld-linux-aarch64.so.1");
         put_library(libc_root / "lib/aarch64-linux-gnu", "libc.so.6");
         put_library(tool_root / "usr/lib/aarch64-linux-gnu", "libtool.so.1");
@@ -247,7 +249,7 @@ struct TwoSysroots {
 } // namespace
 
 TEST_CASE("sysroot: a merged prefix follows its sysroots when they gain a package (xz case)") {
-    TwoSysroots s;
+    TwoSysroots s("prefix-stale");
     auto first = make_ld_prefix(s.spec, s.cache);
     REQUIRE(first.has_value());
     CHECK(fs::exists(*first / "lib/aarch64-linux-gnu/libtool.so.1"));
@@ -262,7 +264,7 @@ TEST_CASE("sysroot: a merged prefix follows its sysroots when they gain a packag
 }
 
 TEST_CASE("sysroot: old prefix versions and prefixes of vanished sysroots are pruned") {
-    TwoSysroots s;
+    TwoSysroots s("prefix-prune");
     REQUIRE(make_ld_prefix(s.spec, s.cache).has_value());
     auto versions = [&] {
         std::size_t n = 0;
