@@ -289,12 +289,12 @@ void Execution::start(std::size_t i) {
     m_started[i] = m_commands.now();
     std::error_code ec;
     std::filesystem::remove(r.log, ec);
-    auto cmd = detail::step_command(step, m_o.emulators);
+    double factor = step.emulated() ? m_o.timeout_multiplier.for_arch(r.arch) : 1.0;
+    auto cmd = detail::step_command(step, m_o.emulators, factor);
     SpawnOptions so;
     so.stdout_log = so.stderr_log = r.log;
     so.grace = m_o.grace;
     if (step.timeout) {
-        double factor = step.emulated() ? m_o.timeout_multiplier.for_arch(r.arch) : 1.0;
         so.timeout = std::chrono::milliseconds(
             static_cast<long long>(static_cast<double>(step.timeout->count()) * factor));
     }

@@ -10,9 +10,12 @@
 
 namespace emurun::detail {
 
-/// The Command that runs `step` in its emulation mode. Errors: unknown arch, no emulator,
-/// missing libraries (exec mode), no emurun executable (sandbox mode).
-Result<Command> step_command(const Step& step, const EmulatorSearch& emulators);
+/// The Command that runs `step` in its emulation mode, with EMURUN_ARCH, EMURUN_EMULATED and
+/// EMURUN_TIMEOUT_MULTIPLIER (`timeout_factor` for an emulated step, 1 for a native one) in
+/// its environment. Errors: unknown arch, no emulator, missing libraries (exec mode), no emurun
+/// executable (sandbox mode).
+Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
+                             double timeout_factor);
 
 /// Decide every `auto` step's mode (choose_auto_mode) before the run, so that the report
 /// records the mode each step really runs in. A step that cannot be decided stays `auto`:

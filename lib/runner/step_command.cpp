@@ -7,13 +7,27 @@
 #include <emurun/sandbox.hpp>
 #include <emurun/shim.hpp>
 
+#include <fmt/format.h>
+
 #include <cctype>
 
 namespace emurun::detail {
 namespace {
 
-std::map<std::string, std::string> step_environment(const Step& step) {
+// The variables that tell a step's programs how they run, so that a test harness can scale its
+// own per-test timeouts (README "Tests that know they are emulated"). Set on every step, so
+// that a value inherited from an outer emurun never describes this one; the step's env wins.
+void add_emurun_variables(const Step& step, double timeout_factor,
+                          std::map<std::string, std::string>& env) {
+    const Arch* host = host_arch();
+    env["EMURUN_ARCH"] = step.arch ? *step.arch : host ? std::string(host->name) : "";
+    env["EMURUN_EMULATED"] = step.emulated() ? "1" : "0";
+    env["EMURUN_TIMEOUT_MULTIPLIER"] = fmt::format("{}", step.emulated() ? timeout_factor : 1.0);
+}
+
+std::map<std::string, std::string> step_environment(const Step& step, double timeout_factor) {
     auto env = current_environment();
+    add_emurun_variables(step, timeout_factor, env);
     for (const auto& [k, v] : step.env) {
         env[k] = v;
     }
@@ -84,10 +98,11 @@ Result<Command> undecided_auto_command(const Step& step, const Arch* arch,
 
 } // namespace
 
-Result<Command> step_command(const Step& step, const EmulatorSearch& emulators) {
+Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
+                             double timeout_factor) {
     Command cmd;
     cmd.argv = step.argv;
-    cmd.env = step_environment(step);
+    cmd.env = step_environment(step, timeout_factor);
     cmd.cwd = step.cwd;
     const Arch* arch = nullptr;
     if (step.arch) {

@@ -41,6 +41,12 @@ const SpawnOptions& FakeCommandRunner::options_of(const std::string& name) const
     return it->second;
 }
 
+const Command& FakeCommandRunner::command_of(const std::string& name) const {
+    auto it = m_commands.find(name);
+    REQUIRE_MESSAGE(it != m_commands.end(), name << " was never spawned");
+    return it->second;
+}
+
 double FakeCommandRunner::clock() const {
     return std::chrono::duration<double>(m_now - m_t0).count();
 }
@@ -58,6 +64,7 @@ Result<ChildId> FakeCommandRunner::spawn(const Command& cmd, const SpawnOptions&
     }
     m_started.push_back(name);
     m_options[name] = options;
+    m_commands[name] = cmd;
     m_started_at[name] = clock();
     Child c{name, m_now, m_now + span(o.seconds), {}};
     c.result.id = m_next_id++;

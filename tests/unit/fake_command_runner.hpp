@@ -39,6 +39,8 @@ class FakeCommandRunner final : public CommandRunner {
     [[nodiscard]] double started_at(const std::string& name) const;
     /// The options each command was spawned with, by argv[0].
     [[nodiscard]] const SpawnOptions& options_of(const std::string& name) const;
+    /// The command each was spawned as, by argv[0].
+    [[nodiscard]] const Command& command_of(const std::string& name) const;
     /// The most commands that ran at once.
     [[nodiscard]] std::size_t max_running() const { return m_max_running; }
     [[nodiscard]] int stop_all_calls() const { return m_stop_all_calls; }
@@ -67,6 +69,7 @@ class FakeCommandRunner final : public CommandRunner {
 
     std::map<std::string, FakeOutcome> m_script;
     std::map<std::string, SpawnOptions> m_options;
+    std::map<std::string, Command> m_commands;
     std::map<std::string, double> m_started_at;
     std::map<ChildId, Child> m_running;
     std::vector<std::string> m_started;
