@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace emurun {
@@ -60,5 +61,31 @@ struct QemuOptions {
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string>
 qemu_command(const Emulator& emu, const std::filesystem::path& program,
              const std::vector<std::string>& args, const QemuOptions& options = {});
+
+/// Whether `line` (one line of an emulated program's stderr) carries one of QEMU's own crash
+/// signatures: "qemu: uncaught target signal", "qemu: unhandled CPU exception", "qemu: fatal:",
+/// "qemu:handle_cpu_signal received signal outside vCPU context", "QEMU internal SIG..." or a
+/// failed assertion of a qemu-<cpu> binary.
+[[nodiscard]] EMURUN_EXPORT bool is_qemu_crash_line(std::string_view line);
+
+/// Watches an emulated program's stderr, fed in chunks of any size, for the first line with a
+/// QEMU crash signature (is_qemu_crash_line).
+class EMURUN_EXPORT QemuCrashScanner {
+  public:
+    void feed(std::string_view chunk);
+    /// The first matching line (without its newline, at most 1 KiB), a last unterminated line
+    /// included; nullopt when none.
+    [[nodiscard]] std::optional<std::string> evidence() const;
+
+  private:
+    void end_line();
+    std::string m_line;
+    std::optional<std::string> m_evidence;
+};
+
+/// The evidence when a qemu-user process itself was killed by host signal `sig` without a
+/// "qemu: uncaught target signal" line (which it prints when the guest dies of a signal): for
+/// crash signals (SEGV, BUS, ILL, ABRT, FPE, TRAP, SYS) a sentence naming it, else nullopt.
+[[nodiscard]] EMURUN_EXPORT std::optional<std::string> qemu_killed_evidence(int sig);
 
 } // namespace emurun

@@ -19,8 +19,10 @@ namespace emurun {
 
 /// What became of a step.
 enum class StepStatus {
-    passed,      ///< exited 0
-    failed,      ///< non-zero exit, killed by a signal, or could not start
+    passed, ///< exited 0
+    failed, ///< non-zero exit, killed by a signal, or could not start
+    /// an emulated step that failed with QEMU's own crash signature (StepResult::evidence)
+    emulator_crash,
     timed_out,   ///< its timeout fired and the process group was stopped
     skipped,     ///< not started because a step it needs did not pass
     interrupted, ///< running when emurun was interrupted; stopped
@@ -51,6 +53,9 @@ struct StepResult {
     std::optional<double> baseline_wall; ///< the same step's wall in the --baseline report
     std::filesystem::path log;           ///< the complete output, both streams
     std::string message;                 ///< why it failed or was skipped, for humans
+    /// emulator_crash: the line of stderr with QEMU's crash message, or why the emulator
+    /// itself is taken to have crashed (qemu_killed_evidence)
+    std::optional<std::string> evidence;
     std::vector<Flag> flags;
 
     [[nodiscard]] double cpu() const { return user + sys; }

@@ -16,9 +16,9 @@ namespace {
 using util::Json;
 using util::Place;
 
-constexpr StepStatus k_statuses[] = {StepStatus::passed,      StepStatus::failed,
-                                     StepStatus::timed_out,   StepStatus::skipped,
-                                     StepStatus::interrupted, StepStatus::not_run};
+constexpr StepStatus k_statuses[] = {
+    StepStatus::passed,  StepStatus::failed,      StepStatus::emulator_crash, StepStatus::timed_out,
+    StepStatus::skipped, StepStatus::interrupted, StepStatus::not_run};
 
 Json flags_json(const std::vector<Flag>& flags) {
     Json out = Json::array();
@@ -46,6 +46,7 @@ Json step_json(const StepResult& s) {
     put("signal", s.signal);
     put("budget", s.budget);
     put("baseline_wall", s.baseline_wall);
+    put("evidence", s.evidence);
     return j;
 }
 
@@ -140,6 +141,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     }
     auto log = EMURUN_TRY(util::get_string(j.value("log", Json("")), at.key("log")));
     s.log = log;
+    auto evidence = EMURUN_TRY(optional_field<std::string>(j, "evidence", at, util::get_string));
+    s.evidence = evidence;
     auto flags = EMURUN_TRY(flags_from(j, at));
     s.flags = flags;
     return s;
@@ -179,6 +182,8 @@ std::string_view to_string(StepStatus status) {
         return "passed";
     case StepStatus::failed:
         return "failed";
+    case StepStatus::emulator_crash:
+        return "emulator_crash";
     case StepStatus::timed_out:
         return "timed_out";
     case StepStatus::skipped:

@@ -39,10 +39,12 @@ int severity(StepStatus s) {
         return 3;
     case StepStatus::timed_out:
         return 4;
+    case StepStatus::emulator_crash: // a retry may pass: less final than a plain failure
+        return 5;
     case StepStatus::failed:
         break;
     }
-    return 5;
+    return 6;
 }
 
 void add_unique(std::vector<Flag>& into, const Flag& flag) {

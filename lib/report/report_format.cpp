@@ -106,6 +106,8 @@ std::string outcome(const StepResult& s) {
     std::string text;
     if (s.status == StepStatus::timed_out) {
         text = "timed out";
+    } else if (s.status == StepStatus::emulator_crash) {
+        text = "emulator crash: " + s.evidence.value_or("(no evidence recorded)");
     } else if (s.signal) {
         text = "killed by signal " + std::to_string(*s.signal);
     } else if (s.exit_code) {
@@ -213,7 +215,8 @@ std::size_t count_status(const Report& r, std::initializer_list<StepStatus> stat
 }
 
 bool is_failure(StepStatus s) {
-    return s == StepStatus::failed || s == StepStatus::timed_out || s == StepStatus::interrupted;
+    return s == StepStatus::failed || s == StepStatus::emulator_crash ||
+           s == StepStatus::timed_out || s == StepStatus::interrupted;
 }
 
 // <failure> with the reason in its body (GitLab and Jenkins show the body), or <skipped>.
@@ -256,8 +259,8 @@ std::string status_cell(const StepResult& s, bool color) {
 } // namespace
 
 std::string to_junit(const Report& r) {
-    auto failures =
-        count_status(r, {StepStatus::failed, StepStatus::timed_out, StepStatus::interrupted});
+    auto failures = count_status(r, {StepStatus::failed, StepStatus::emulator_crash,
+                                     StepStatus::timed_out, StepStatus::interrupted});
     auto skipped = count_status(r, {StepStatus::skipped, StepStatus::not_run});
     std::string counts = " tests=\"" + std::to_string(r.steps.size()) + "\" failures=\"" +
                          std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
@@ -305,6 +308,9 @@ std::string to_markdown(const Report& r) {
         out += "\n**" + md_cell(f.rule) + "**: " + md_cell(f.message) + "\n";
     }
     for (const auto& s : r.steps) {
+        if (s.evidence) {
+            out += "\n- `" + md_cell(s.name) + "` emulator crash: " + md_cell(*s.evidence);
+        }
         for (const auto& f : s.flags) {
             out += "\n- `" + md_cell(s.name) + "` " + f.rule + ": " + md_cell(f.message);
         }
@@ -359,6 +365,9 @@ std::string to_table(const Report& r, bool color) {
     }
     std::string out = padded_table(rows);
     for (const auto& s : r.steps) {
+        if (s.evidence) {
+            out += "emulator crash: " + s.name + ": " + *s.evidence + "\n";
+        }
         for (const auto& f : s.flags) {
             out += "flag " + f.rule + ": " + s.name + ": " + f.message + "\n";
         }

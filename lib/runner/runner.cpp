@@ -139,6 +139,7 @@ class Execution {
     void start(std::size_t i);
     void finish(std::size_t i, StepResult r);
     void collect(const ChildResult& c);
+    void output(std::size_t i, Stream stream, std::string_view chunk);
     void progress();
     void emit(RunEvent::Kind kind, const StepResult* step, const Flag* flag = nullptr);
     double elapsed() const { return seconds(m_commands.now() - m_t0); }
@@ -161,6 +162,7 @@ class Execution {
     std::vector<Clock::time_point> m_started;
     std::map<ChildId, std::size_t> m_running;
     std::map<std::size_t, StepResult> m_results;
+    std::map<std::size_t, QemuCrashScanner> m_scanners; // running emulated steps' stderr
     Report m_report;
     Clock::time_point m_t0;
     std::optional<Clock::time_point> m_last_progress; // none yet: the first one is due
@@ -298,13 +300,15 @@ void Execution::start(std::size_t i) {
         so.timeout = std::chrono::milliseconds(
             static_cast<long long>(static_cast<double>(step.timeout->count()) * factor));
     }
-    if (m_o.on_output) {
-        so.on_output = [this, name = step.name](Stream s, std::string_view chunk) {
-            m_o.on_output(name, s, chunk);
-        };
+    if (step.emulated()) {
+        m_scanners[i] = {};
+    }
+    if (m_o.on_output || step.emulated()) {
+        so.on_output = [this, i](Stream s, std::string_view chunk) { output(i, s, chunk); };
     }
     auto id = cmd ? m_commands.spawn(*cmd, so) : std::unexpected(cmd.error());
     if (!id) {
+        m_scanners.erase(i);
         r.status = StepStatus::failed;
         r.message = id.error().message();
         finish(i, std::move(r));
@@ -331,6 +335,16 @@ void Execution::finish(std::size_t i, StepResult r) {
     emit(RunEvent::Kind::finished, &stored);
 }
 
+// Every chunk of a step's output: QEMU's crash messages are looked for in its stderr.
+void Execution::output(std::size_t i, Stream stream, std::string_view chunk) {
+    if (auto it = m_scanners.find(i); it != m_scanners.end() && stream == Stream::err) {
+        it->second.feed(chunk);
+    }
+    if (m_o.on_output) {
+        m_o.on_output(m_p.steps[i].name, stream, chunk);
+    }
+}
+
 void Execution::collect(const ChildResult& c) {
     std::size_t i = m_running.at(c.id);
     m_running.erase(c.id);
@@ -353,6 +367,12 @@ void Execution::collect(const ChildResult& c) {
         r.status = StepStatus::interrupted;
     } else {
         r.status = c.status.success() ? StepStatus::passed : StepStatus::failed;
+    }
+    auto scanner = m_scanners.find(i);
+    detail::classify_emulator_crash(m_p.steps[i],
+                                    scanner == m_scanners.end() ? nullptr : &scanner->second, r);
+    if (scanner != m_scanners.end()) {
+        m_scanners.erase(scanner);
     }
     if (c.leftovers_killed > 0) {
         r.message += (r.message.empty() ? "" : "; ") + std::to_string(c.leftovers_killed) +

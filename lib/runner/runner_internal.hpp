@@ -22,6 +22,12 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
 /// step_command() then fails it with the reason and the fixes.
 void resolve_auto_emulation(Pipeline& pipeline);
 
+/// A failed emulated step becomes emulator_crash, with the evidence, when its stderr carried
+/// QEMU's crash signature (`scanner`, may be null) or, in exec mode where the step's process
+/// is the emulator, QEMU died of a crash signal without reporting a guest signal. Any other
+/// result is left as it is.
+void classify_emulator_crash(const Step& step, const QemuCrashScanner* scanner, StepResult& r);
+
 /// A file name for a step's log: unsafe characters become '_'.
 std::string log_file_name(std::string_view step);
 

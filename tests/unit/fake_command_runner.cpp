@@ -78,6 +78,9 @@ Result<ChildId> FakeCommandRunner::spawn(const Command& cmd, const SpawnOptions&
         c.result.status = ExitStatus::killed(SIGTERM);
         c.result.timed_out = true;
     }
+    if (options.on_output && !o.stderr_output.empty()) {
+        options.on_output(Stream::err, o.stderr_output);
+    }
     ChildId id = c.result.id;
     m_running.emplace(id, std::move(c));
     m_max_running = std::max(m_max_running, m_running.size());

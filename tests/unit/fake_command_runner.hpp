@@ -22,6 +22,7 @@ struct FakeOutcome {
     std::optional<std::string> spawn_error{}; ///< spawn() fails with this
     std::optional<std::string> start_error{}; ///< it ends at once with this start_error
     double cpu = 0.5;                         ///< share of `seconds` spent as user CPU
+    std::string stderr_output{};              ///< written to stderr (on_output) as it starts
 };
 
 class FakeCommandRunner final : public CommandRunner {
