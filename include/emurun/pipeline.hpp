@@ -37,6 +37,16 @@ enum class StepKind { configure, build, test, other };
 /// Environment variables, ordered so that output is deterministic.
 using EnvMap = std::map<std::string, std::string>;
 
+/// How often a step is run again, and after which outcomes (`"retries": {"count": 2, "on":
+/// ["emulator_crash", "timed_out", "failed"]}`; `on` defaults to emulator_crash alone).
+struct Retries {
+    int count = 0; ///< attempts after the first, at most k_max_count
+    bool on_emulator_crash = true;
+    bool on_timed_out = false;
+    bool on_failed = false;
+    static constexpr int k_max_count = 10;
+};
+
 /// Settings every step inherits unless it overrides them.
 struct StepDefaults {
     std::optional<std::string> arch; ///< canonical arch name (aliases resolved)
@@ -46,6 +56,7 @@ struct StepDefaults {
     EnvMap env;
     std::filesystem::path cwd; ///< absolute (relative paths resolved against the file's dir)
     std::optional<Duration> timeout;
+    std::optional<Retries> retries;
 };
 
 /// One step, with the defaults already applied.
@@ -64,6 +75,7 @@ struct Step {
     std::optional<Duration> budget;  ///< over it, the step is flagged (not failed)
     std::vector<std::string> needs;  ///< names of steps that must pass first
     std::vector<std::string> tags;
+    Retries retries; ///< the step's own, else the defaults', else none
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }

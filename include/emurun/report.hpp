@@ -33,9 +33,21 @@ enum class StepStatus {
 
 /// A slow-step flag: which rule fired and a sentence for humans.
 struct Flag {
-    std::string rule;    ///< "budget", "baseline", "regression" or "job_limit"
+    std::string rule;    ///< "budget", "baseline", "regression", "job_limit" or "flaky"
     std::string message; ///< e.g. "wall 12.0s is over the budget 10.0s"
     friend bool operator==(const Flag&, const Flag&) = default;
+};
+
+/// One run of a step that was run more than once (`retries`).
+struct Attempt {
+    StepStatus status = StepStatus::not_run;
+    std::optional<int> exit_code;
+    std::optional<int> signal;
+    double wall = 0;
+    std::optional<std::string> evidence; ///< emulator_crash: as StepResult::evidence
+    std::string message;
+    std::filesystem::path log; ///< its own log: <step>.attempt<N>.log, the last one <step>.log
+    friend bool operator==(const Attempt&, const Attempt&) = default;
 };
 
 /// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
@@ -57,6 +69,10 @@ struct StepResult {
     /// itself is taken to have crashed (qemu_killed_evidence)
     std::optional<std::string> evidence;
     std::vector<Flag> flags;
+    /// Every attempt, in order, when the step was retried (the step's own fields are the last
+    /// one's); empty when it ran once. A step that passed after a failed attempt is flagged
+    /// `flaky`.
+    std::vector<Attempt> attempts;
 
     [[nodiscard]] double cpu() const { return user + sys; }
     /// wall / baseline wall, when a baseline is known and non-zero.

@@ -25,7 +25,9 @@ namespace emurun {
 struct RunEvent {
     enum class Kind { started, finished, progress, flagged };
     Kind kind = Kind::progress;
-    const StepResult* step = nullptr; ///< finished: the result; started: partial (name, log)
+    /// finished: the result (also of each attempt of a step that runs again, its message
+    /// ending "retrying: attempt N of M"); started: partial (name, log)
+    const StepResult* step = nullptr;
     const Flag* flag = nullptr;       ///< flagged: the pipeline-wide flag
     double elapsed = 0;               ///< seconds since the run started
     std::optional<double> eta;        ///< seconds left, when history allows an estimate

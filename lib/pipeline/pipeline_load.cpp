@@ -80,6 +80,44 @@ Result<void> get_arch_and_mode(const Json& obj, const Place& at, StepDefaults& i
     return {};
 }
 
+Result<int> get_retry_count(const Json& value, const Place& at) {
+    if (!value.is_number_integer() || value.get<long long>() < 0 ||
+        value.get<long long>() > Retries::k_max_count) {
+        return at.fail("expected a whole number from 0 to " + std::to_string(Retries::k_max_count) +
+                           ", got " + util::describe(value),
+                       "count is the attempts after the first: \"retries\": {\"count\": 2}");
+    }
+    return static_cast<int>(value.get<long long>());
+}
+
+// "retries": {"count": N, "on": ["emulator_crash", "timed_out", "failed"]}.
+Result<Retries> get_retries(const Json& obj, const Place& at) {
+    EMURUN_TRY(util::check_object(obj, at, {"count", "on"}));
+    if (!obj.contains("count")) {
+        return at.fail("missing required key \"count\"", "\"retries\": {\"count\": 2}");
+    }
+    Retries r;
+    auto count = EMURUN_TRY(get_retry_count(obj["count"], at.key("count")));
+    r.count = count;
+    if (!obj.contains("on")) {
+        return r;
+    }
+    auto on = EMURUN_TRY(util::get_string_list(obj["on"], at.key("on")));
+    r.on_emulator_crash = false;
+    for (std::size_t i = 0; i < on.size(); ++i) {
+        bool* flag = on[i] == "emulator_crash" ? &r.on_emulator_crash
+                     : on[i] == "timed_out"    ? &r.on_timed_out
+                     : on[i] == "failed"       ? &r.on_failed
+                                               : nullptr;
+        if (!flag) {
+            return at.key("on").index(i).fail(
+                "expected emulator_crash, timed_out or failed, got \"" + on[i] + "\"");
+        }
+        *flag = true;
+    }
+    return r;
+}
+
 // Keys shared by "defaults" and steps; a step's values overlay the defaults it starts from.
 Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
                         StepDefaults& into) {
@@ -102,6 +140,10 @@ Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
     if (obj.contains("timeout")) {
         auto t = EMURUN_TRY(get_duration(obj["timeout"], at.key("timeout")));
         into.timeout = t;
+    }
+    if (obj.contains("retries")) {
+        auto r = EMURUN_TRY(get_retries(obj["retries"], at.key("retries")));
+        into.retries = r;
     }
     return {};
 }
@@ -163,10 +205,10 @@ Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
 
 Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defaults,
                       const fs::path& base) {
-    EMURUN_TRY(
-        util::check_object(obj, at,
-                           {"name", "kind", "argv", "shell", "cwd", "env", "arch", "emulation",
-                            "sysroots", "shim_dirs", "timeout", "budget", "needs", "tags"}));
+    EMURUN_TRY(util::check_object(obj, at,
+                                  {"name", "kind", "argv", "shell", "cwd", "env", "arch",
+                                   "emulation", "sysroots", "shim_dirs", "timeout", "budget",
+                                   "needs", "tags", "retries"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -177,6 +219,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.env = merged.env;
     step.cwd = merged.cwd;
     step.timeout = merged.timeout;
+    step.retries = merged.retries.value_or(Retries{});
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
     // kernel allows it, else through the host's handlers (auto; README, Pipelines).
@@ -298,7 +341,7 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
     const Json& obj = root["defaults"];
     EMURUN_TRY(util::check_object(
         obj, at.key("defaults"),
-        {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout"}));
+        {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout", "retries"}));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;
 }

@@ -28,6 +28,24 @@ Json flags_json(const std::vector<Flag>& flags) {
     return out;
 }
 
+Json attempts_json(const std::vector<Attempt>& attempts) {
+    Json out = Json::array();
+    for (const auto& a : attempts) {
+        Json j{{"status", to_string(a.status)},
+               {"wall", a.wall},
+               {"message", a.message},
+               {"log", a.log.string()}};
+        auto put = [&](const char* key, const auto& opt) {
+            j[key] = opt ? Json(*opt) : Json(nullptr);
+        };
+        put("exit_code", a.exit_code);
+        put("signal", a.signal);
+        put("evidence", a.evidence);
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
 Json step_json(const StepResult& s) {
     Json j{{"name", s.name},
            {"kind", to_string(s.kind)},
@@ -40,7 +58,8 @@ Json step_json(const StepResult& s) {
            {"max_rss_kib", s.max_rss_kib},
            {"log", s.log.string()},
            {"message", s.message},
-           {"flags", flags_json(s.flags)}};
+           {"flags", flags_json(s.flags)},
+           {"attempts", attempts_json(s.attempts)}};
     auto put = [&](const char* key, const auto& opt) { j[key] = opt ? Json(*opt) : Json(nullptr); };
     put("exit_code", s.exit_code);
     put("signal", s.signal);
@@ -89,13 +108,56 @@ Result<std::vector<Flag>> flags_from(const Json& obj, const Place& at) {
     return out;
 }
 
-Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
+Result<StepStatus> status_from(const Json& j, const Place& at) {
     auto status = EMURUN_TRY(util::get_string(j.value("status", Json()), at.key("status")));
     auto st = step_status_from(status);
     if (!st) {
         return at.key("status").fail("unknown status \"" + status + "\"");
     }
-    s.status = *st;
+    return *st;
+}
+
+Result<Attempt> attempt_from(const Json& j, const Place& at) {
+    if (!j.is_object()) {
+        return at.fail("expected an object, got " + util::describe(j));
+    }
+    Attempt a;
+    auto status = EMURUN_TRY(status_from(j, at));
+    auto wall = EMURUN_TRY(util::get_number(j.value("wall", Json(0)), at.key("wall")));
+    auto code = EMURUN_TRY(optional_field<int>(j, "exit_code", at, get_int));
+    auto sig = EMURUN_TRY(optional_field<int>(j, "signal", at, get_int));
+    auto evidence = EMURUN_TRY(optional_field<std::string>(j, "evidence", at, util::get_string));
+    auto message = EMURUN_TRY(util::get_string(j.value("message", Json("")), at.key("message")));
+    auto log = EMURUN_TRY(util::get_string(j.value("log", Json("")), at.key("log")));
+    a.status = status;
+    a.wall = wall;
+    a.exit_code = code;
+    a.signal = sig;
+    a.evidence = evidence;
+    a.message = message;
+    a.log = log;
+    return a;
+}
+
+Result<std::vector<Attempt>> attempts_from(const Json& obj, const Place& at) {
+    std::vector<Attempt> out;
+    if (!obj.contains("attempts")) {
+        return out;
+    }
+    const Json& list = obj["attempts"];
+    if (!list.is_array()) {
+        return at.key("attempts").fail("expected an array, got " + util::describe(list));
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        auto a = EMURUN_TRY(attempt_from(list[i], at.key("attempts").index(i)));
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
+    auto status = EMURUN_TRY(status_from(j, at));
+    s.status = status;
     if (j.contains("kind")) {
         auto kind = EMURUN_TRY(util::get_string(j["kind"], at.key("kind")));
         s.kind = step_kind_from(kind).value_or(StepKind::other);
@@ -145,6 +207,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     s.evidence = evidence;
     auto flags = EMURUN_TRY(flags_from(j, at));
     s.flags = flags;
+    auto attempts = EMURUN_TRY(attempts_from(j, at));
+    s.attempts = attempts;
     return s;
 }
 

@@ -118,6 +118,24 @@ std::string outcome(const StepResult& s) {
     return s.message.empty() ? text : text + ": " + s.message;
 }
 
+// "attempt 1 of 3: emulator_crash, killed by signal 11: qemu: uncaught target signal 11 ...".
+std::string attempt_text(const StepResult& s, std::size_t i) {
+    const Attempt& a = s.attempts[i];
+    std::string text = "attempt " + std::to_string(i + 1) + " of " +
+                       std::to_string(s.attempts.size()) + ": " + std::string(to_string(a.status));
+    if (a.signal) {
+        text += ", killed by signal " + std::to_string(*a.signal);
+    } else if (a.exit_code && *a.exit_code != 0) {
+        text += ", exit code " + std::to_string(*a.exit_code);
+    }
+    if (a.evidence) {
+        text += ": " + *a.evidence;
+    } else if (!a.message.empty()) {
+        text += ": " + a.message;
+    }
+    return text + " (" + format_seconds(a.wall) + ", log: " + a.log.string() + ")";
+}
+
 std::string flags_text(const StepResult& s) {
     std::string out;
     for (const auto& f : s.flags) {
@@ -219,8 +237,24 @@ bool is_failure(StepStatus s) {
            s == StepStatus::timed_out || s == StepStatus::interrupted;
 }
 
+// The earlier attempts of a retried step, as Maven Surefire writes reruns (Jenkins and others
+// read them): <flakyFailure> when the step passed in the end, else <rerunFailure>.
+std::string junit_reruns(const StepResult& s) {
+    std::string out;
+    const char* element = s.status == StepStatus::passed ? "flakyFailure" : "rerunFailure";
+    for (std::size_t i = 0; i + 1 < s.attempts.size(); ++i) {
+        if (s.attempts[i].status == StepStatus::passed) {
+            continue;
+        }
+        out += "      <" + std::string(element) + " type=\"" +
+               std::string(to_string(s.attempts[i].status)) + "\" message=\"" +
+               xml_escape(attempt_text(s, i)) + "\"/>\n";
+    }
+    return out;
+}
+
 // <failure> with the reason in its body (GitLab and Jenkins show the body), or <skipped>.
-std::string junit_result(const StepResult& s) {
+std::string junit_outcome(const StepResult& s) {
     if (is_failure(s.status)) {
         std::string body = "step " + s.name + ": " + outcome(s) + "\nlog: " + s.log.string();
         for (const auto& f : s.flags) {
@@ -235,11 +269,20 @@ std::string junit_result(const StepResult& s) {
     return {};
 }
 
-// The log path, flags, then the end of the log itself (GitLab shows system-out on its page).
+// The outcome, then the earlier attempts.
+std::string junit_result(const StepResult& s) {
+    return junit_outcome(s) + junit_reruns(s);
+}
+
+// The log path, flags, attempts, then the end of the log itself (GitLab shows system-out on its
+// page).
 std::string junit_system_out(const StepResult& s) {
     std::string text = "log: " + s.log.string();
     for (const auto& f : s.flags) {
         text += "\nflag " + f.rule + ": " + f.message;
+    }
+    for (std::size_t i = 0; i < s.attempts.size(); ++i) {
+        text += "\n" + attempt_text(s, i);
     }
     if (std::string tail = log_tail(s.log); !tail.empty()) {
         text += "\n" + tail;

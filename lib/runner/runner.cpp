@@ -140,6 +140,7 @@ class Execution {
     void finish(std::size_t i, StepResult r);
     void collect(const ChildResult& c);
     void output(std::size_t i, Stream stream, std::string_view chunk);
+    bool retry(std::size_t i, StepResult& r);
     void progress();
     void emit(RunEvent::Kind kind, const StepResult* step, const Flag* flag = nullptr);
     double elapsed() const { return seconds(m_commands.now() - m_t0); }
@@ -162,7 +163,8 @@ class Execution {
     std::vector<Clock::time_point> m_started;
     std::map<ChildId, std::size_t> m_running;
     std::map<std::size_t, StepResult> m_results;
-    std::map<std::size_t, QemuCrashScanner> m_scanners; // running emulated steps' stderr
+    std::map<std::size_t, QemuCrashScanner> m_scanners;     // running emulated steps' stderr
+    std::map<std::size_t, std::vector<Attempt>> m_attempts; // earlier attempts of retried steps
     Report m_report;
     Clock::time_point m_t0;
     std::optional<Clock::time_point> m_last_progress; // none yet: the first one is due
@@ -286,7 +288,9 @@ void Execution::launch_ready() {
 void Execution::start(std::size_t i) {
     const Step& step = m_p.steps[i];
     StepResult r = blank(i);
-    leave_pending(i);
+    if (m_state[i] == State::pending) {
+        leave_pending(i); // a retry starts a running step again: it left already
+    }
     m_state[i] = State::running;
     m_started[i] = m_commands.now();
     std::error_code ec;
@@ -311,6 +315,8 @@ void Execution::start(std::size_t i) {
         m_scanners.erase(i);
         r.status = StepStatus::failed;
         r.message = id.error().message();
+        detail::close_attempts(std::move(m_attempts[i]), r); // a retry that could not start
+        m_attempts.erase(i);
         finish(i, std::move(r));
         return;
     }
@@ -378,7 +384,28 @@ void Execution::collect(const ChildResult& c) {
         r.message += (r.message.empty() ? "" : "; ") + std::to_string(c.leftovers_killed) +
                      " leftover process(es) killed";
     }
-    finish(i, std::move(r));
+    if (!retry(i, r)) {
+        finish(i, std::move(r));
+    }
+}
+
+// Runs step `i` again when its retries say so (not once emurun is stopping); else the step's
+// attempts are closed into `r`.
+bool Execution::retry(std::size_t i, StepResult& r) {
+    auto& earlier = m_attempts[i];
+    if (!m_stopping && detail::wants_retry(m_p.steps[i], r, earlier.size() + 1)) {
+        earlier.push_back(detail::set_aside_attempt(r, earlier.size() + 1));
+        // The attempt ends as a step would (a CI log group closes), then the next one starts.
+        r.message += (r.message.empty() ? "" : "; ") + std::string("retrying: attempt ") +
+                     std::to_string(earlier.size() + 1) + " of " +
+                     std::to_string(m_p.steps[i].retries.count + 1);
+        emit(RunEvent::Kind::finished, &r);
+        start(i);
+        return true;
+    }
+    detail::close_attempts(std::move(earlier), r);
+    m_attempts.erase(i);
+    return false;
 }
 
 // Expected seconds of work left: history of pending steps, the rest of running ones.

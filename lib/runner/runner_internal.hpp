@@ -28,6 +28,17 @@ void resolve_auto_emulation(Pipeline& pipeline);
 /// result is left as it is.
 void classify_emulator_crash(const Step& step, const QemuCrashScanner* scanner, StepResult& r);
 
+/// Whether a step that ended as `r` after `attempts_done` attempts runs again: its `retries`
+/// allow another and list r's status (`failed` only for a step that ran, not one that could
+/// not start).
+bool wants_retry(const Step& step, const StepResult& r, std::size_t attempts_done);
+/// The record of attempt `number` (1-based) that ended as `r`; its log is moved aside to
+/// <step>.attempt<number>.log, so that the next attempt writes a fresh <step>.log.
+Attempt set_aside_attempt(const StepResult& r, std::size_t number);
+/// The last attempt `r` after `earlier` ones: r.attempts lists them all, and a pass after a
+/// failed attempt is flagged `flaky`. Nothing when there were no earlier attempts.
+void close_attempts(std::vector<Attempt> earlier, StepResult& r);
+
 /// A file name for a step's log: unsafe characters become '_'.
 std::string log_file_name(std::string_view step);
 

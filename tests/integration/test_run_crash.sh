@@ -2,8 +2,9 @@
 # Emulator crashes told apart: emulated steps whose stderr carries QEMU's crash messages (the
 # helper qemu_crash prints them and kills itself, as qemu-user does) are `emulator_crash` with
 # the line as evidence in the JSON report, the JUnit XML, the Markdown summary and the table;
-# the same output from a native step, or QEMU's words on stdout, stay `failed`.
-# ctest-parts: crash control
+# the same output from a native step, or QEMU's words on stdout, stay `failed`. `retries` runs
+# a crashed step again: every attempt is kept (report, own logs, JUnit), a late pass is flaky.
+# ctest-parts: crash control retry retry_exhausted
 . "$(dirname "$0")/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 needed to read the reports"
 crash=$EMURUN_HELPER_DIR/qemu_crash
@@ -67,5 +68,58 @@ part_control() {
         "$(field control native evidence) $(field control on-stdout evidence)"
 }
 
-run_parts crash control
+part_retry() {
+    run_pipeline retry '[
+  {"name": "flaky", "kind": "test", "arch": "aarch64", "emulation": "host",
+   "argv": ["'"$crash"'", "uncaught", "'"$T/crashed-once"'"], "retries": {"count": 2}}]'
+    expect_eq "retry: passes on the second attempt, exit 0" 0 "$rc"
+    expect_eq "retry: status" passed "$(field retry flaky status)"
+    python3 - "$T/retry-r.json" "$uncaught" "$T/retry-logs" <<'PY' && ok "retry: both attempts in the report, flagged flaky" || not_ok "retry report"
+import json, sys
+s = json.load(open(sys.argv[1]))["steps"][0]
+a = s["attempts"]
+assert [x["status"] for x in a] == ["emulator_crash", "passed"], a
+assert a[0]["evidence"] == sys.argv[2] and a[0]["signal"] == 11, a[0]
+assert a[0]["log"] == sys.argv[3] + "/flaky.attempt1.log" and a[1]["log"] == s["log"], a
+assert [f["rule"] for f in s["flags"]] == ["flaky"], s["flags"]
+PY
+    expect_contains "retry: attempt 1's output kept in its own log"         "$(cat "$T/retry-logs/flaky.attempt1.log")" "$uncaught"
+    expect_contains "retry: the last attempt's log" "$(cat "$T/retry-logs/flaky.log")" "not this time"
+    python3 - "$T/retry.xml" <<'PY' && ok "retry: JUnit passes with a flakyFailure" || not_ok "retry JUnit"
+import sys, xml.etree.ElementTree as ET
+c = next(ET.parse(sys.argv[1]).getroot().iter("testcase"))
+assert c.find("failure") is None
+f = c.findall("flakyFailure")
+assert len(f) == 1 and f[0].get("type") == "emulator_crash", [x.attrib for x in f]
+PY
+    expect_contains "retry: the table shows the flag" "$(cat "$T/retry.out")" "flag flaky: flaky"
+    expect_contains "retry: emurun says it retries" "$(cat "$T/retry.err")" \
+        "emurun: flaky emulator_crash in"
+    expect_contains "retry: ... which attempt" "$(cat "$T/retry.err")" "retrying: attempt 2 of 3"
+    local validate=$EMURUN_BUILD_DIR/tests/validate_json schema=$EMURUN_SOURCE_DIR/cmake/schema
+    if [ -x "$validate" ]; then
+        "$validate" "$schema/report.schema.json" "$T/retry-r.json" >/dev/null &&
+            "$validate" "$schema/pipeline.schema.json" "$T/retry.json" >/dev/null &&
+            ok "retry: report and pipeline validate against their schemas" || not_ok "schemas"
+    fi
+}
+
+part_retry_exhausted() {
+    run_pipeline exhausted '[
+  {"name": "crashes", "kind": "test", "arch": "aarch64", "emulation": "host",
+   "argv": ["'"$crash"'", "cpu"], "retries": {"count": 1, "on": ["emulator_crash", "failed"]}}]'
+    expect_eq "exhausted: exits 1" 1 "$rc"
+    expect_eq "exhausted: status of the last attempt" emulator_crash "$(field exhausted crashes status)"
+    python3 - "$T/exhausted-r.json" "$T/exhausted.xml" <<'PY' && ok "exhausted: 2 attempts, a failure and a rerunFailure, not flaky" || not_ok "exhausted"
+import json, sys, xml.etree.ElementTree as ET
+s = json.load(open(sys.argv[1]))["steps"][0]
+assert [x["status"] for x in s["attempts"]] == ["emulator_crash"] * 2, s["attempts"]
+assert not s["flags"], s["flags"]
+c = next(ET.parse(sys.argv[2]).getroot().iter("testcase"))
+assert c.find("failure").get("type") == "emulator_crash"
+assert [x.get("type") for x in c.findall("rerunFailure")] == ["emulator_crash"]
+PY
+}
+
+run_parts crash control retry retry_exhausted
 finish

@@ -41,6 +41,16 @@ const SpawnOptions& FakeCommandRunner::options_of(const std::string& name) const
     return it->second;
 }
 
+void FakeCommandRunner::script_attempts(const std::string& name,
+                                        std::vector<FakeOutcome> outcomes) {
+    m_attempts[name] = std::move(outcomes);
+}
+
+int FakeCommandRunner::spawn_count(const std::string& name) const {
+    auto it = m_spawn_count.find(name);
+    return it == m_spawn_count.end() ? 0 : it->second;
+}
+
 const Command& FakeCommandRunner::command_of(const std::string& name) const {
     auto it = m_commands.find(name);
     REQUIRE_MESSAGE(it != m_commands.end(), name << " was never spawned");
@@ -58,7 +68,12 @@ FakeCommandRunner::Time FakeCommandRunner::at(double seconds_from_start) const {
 Result<ChildId> FakeCommandRunner::spawn(const Command& cmd, const SpawnOptions& options) {
     REQUIRE_FALSE(cmd.argv.empty());
     const std::string& name = cmd.argv.front();
+    const int attempt = m_spawn_count[name]++;
+    const auto scripted = m_attempts.find(name);
     FakeOutcome o = m_script.contains(name) ? m_script.at(name) : FakeOutcome{};
+    if (scripted != m_attempts.end() && attempt < static_cast<int>(scripted->second.size())) {
+        o = scripted->second[static_cast<std::size_t>(attempt)];
+    }
     if (o.spawn_error) {
         return fail("start " + name, *o.spawn_error);
     }

@@ -29,6 +29,11 @@ class FakeCommandRunner final : public CommandRunner {
   public:
     /// Script the command whose argv[0] is `name` (unscripted ones run 1 s and exit 0).
     void script(const std::string& name, FakeOutcome outcome);
+    /// Script the successive runs of `name` (a retried step): the first spawn does outcomes[0],
+    /// and so on; past the list, script() or the default applies.
+    void script_attempts(const std::string& name, std::vector<FakeOutcome> outcomes);
+    /// How often the command called `name` was spawned.
+    [[nodiscard]] int spawn_count(const std::string& name) const;
     /// Raise `sig` in the first wait that reaches `at` seconds after the fake clock started.
     void interrupt_at(double at, int sig);
     /// Stopped commands end this long after stop_all(), killed by `status`.
@@ -69,6 +74,8 @@ class FakeCommandRunner final : public CommandRunner {
     std::vector<ChildResult> collect_ended();
 
     std::map<std::string, FakeOutcome> m_script;
+    std::map<std::string, std::vector<FakeOutcome>> m_attempts;
+    std::map<std::string, int> m_spawn_count;
     std::map<std::string, SpawnOptions> m_options;
     std::map<std::string, Command> m_commands;
     std::map<std::string, double> m_started_at;
