@@ -10,6 +10,7 @@
 cmake_policy(VERSION 3.25)
 set(_header_module_error util)
 set(_header_module_export util)
+set(_header_module_json util)
 set(_header_module_elf arch)
 set(_header_module_calibrate runner)
 

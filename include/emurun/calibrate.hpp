@@ -7,6 +7,7 @@
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -24,8 +25,16 @@ struct TimeoutMultiplier {
     [[nodiscard]] EMURUN_EXPORT double for_arch(std::string_view arch) const;
 };
 
+/// The largest factor parse_timeout_multiplier() accepts (and a calibration file may hold).
+inline constexpr double k_max_timeout_multiplier = 1000;
+
+/// `timeout` times `factor`, saturating: a factor that would overflow (inf, 1e308) gives the
+/// longest Duration rather than a negative one; NaN or a factor <= 0 gives `timeout` unscaled.
+[[nodiscard]] EMURUN_EXPORT std::chrono::milliseconds
+scaled_timeout(std::chrono::milliseconds timeout, double factor);
+
 /// Parse "8", "aarch64=8,ppc64le=12" or "auto" (factors from `calibration_file`, written by
-/// `emurun calibrate`). Errors name the bad part.
+/// `emurun calibrate`). Factors lie in (0, k_max_timeout_multiplier]. Errors name the bad part.
 [[nodiscard]] EMURUN_EXPORT Result<TimeoutMultiplier>
 parse_timeout_multiplier(std::string_view text, const std::filesystem::path& calibration_file);
 

@@ -135,8 +135,9 @@ struct ShardPlan {
                                                   const History& history);
 
 /// A CI matrix for `count` shards as JSON text: {"include":[{"shard":"1/4","steps":[...],
-/// "expected_seconds":...},...]}, ready for GitHub Actions' `fromJSON`.
-[[nodiscard]] EMURUN_EXPORT std::string ci_matrix_json(const Pipeline& pipeline, int count,
-                                                       const History& history);
+/// "expected_seconds":...},...]}, ready for GitHub Actions' `fromJSON`. Error when `count` is
+/// below 1 or some shard would get no test step (more shards than test steps or their groups).
+[[nodiscard]] EMURUN_EXPORT Result<std::string> ci_matrix_json(const Pipeline& pipeline, int count,
+                                                               const History& history);
 
 } // namespace emurun

@@ -127,6 +127,8 @@ struct ChildResult {
     int leftovers_killed = 0; ///< processes still alive when the child ended, then SIGKILLed
     /// Set when the child never ran (exec failure, bad cwd): status is then meaningless.
     std::optional<Error> start_error;
+    /// Set when writing output to a log failed (a full disk): the log misses that output.
+    std::optional<Error> log_error;
 };
 
 class SupervisorImpl;

@@ -122,6 +122,10 @@ struct FlagRules {
     double job_limit_share = 0.8;     ///< (d) projected total over 80 % of the job limit
 };
 
+/// Error unless every threshold is a finite number in its range: baseline_factor > 0,
+/// regression margins >= 0, 0 < job_limit_share <= 1 (NaN and -1 would silence a rule).
+[[nodiscard]] EMURUN_EXPORT Result<void> check_rules(const FlagRules& rules);
+
 /// Rules (a)-(c) for one step; `baseline`/`previous` may be null. Appends to result.flags and
 /// sets result.baseline_wall.
 EMURUN_EXPORT void flag_step(StepResult& result, const FlagRules& rules, const Report* baseline,
@@ -185,6 +189,10 @@ enum class CiLog { plain, github, gitlab };
 /// same directory, fsync, rename; on failure (full disk) the old file is left whole.
 [[nodiscard]] EMURUN_EXPORT Result<void> save_junit(const Report& report,
                                                     const std::filesystem::path& file);
+/// Append to_markdown(report) to `file` ($GITHUB_STEP_SUMMARY): a regular file, created if
+/// missing; a FIFO or device there is an error, not a hang.
+[[nodiscard]] EMURUN_EXPORT Result<void> append_markdown(const Report& report,
+                                                         const std::filesystem::path& file);
 /// Write to_markdown(report) to `file` atomically, likewise.
 [[nodiscard]] EMURUN_EXPORT Result<void> save_markdown(const Report& report,
                                                        const std::filesystem::path& file);

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,14 @@ class EMURUN_EXPORT CommandRunner {
         return std::chrono::steady_clock::now();
     }
 };
+
+/// Before a run: an error when a file the caller will write afterwards (`outputs`: the report,
+/// JUnit, Markdown) is the pipeline file, a step's log, or another of `outputs` (symlinks and
+/// hard links count); when two steps would share a log file; or when the log directory's name is
+/// not UTF-8 (the report could not name the logs). Nothing is written.
+[[nodiscard]] EMURUN_EXPORT Result<void>
+check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
+                  std::span<const std::filesystem::path> outputs);
 
 /// Runs a Pipeline and produces its Report.
 class Runner {

@@ -1,6 +1,7 @@
 // Safety checks on interpreters, warnings about the environment, and verification through the
 // kernel path.
 #include "process/spawn.hpp"
+#include "util/file.hpp"
 
 #include <emurun/binfmt.hpp>
 #include <emurun/elf.hpp>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace emurun {
 namespace {
@@ -23,20 +25,54 @@ std::string octal(unsigned mode) {
     return out;
 }
 
-// A directory that others may write to without the sticky bit lets them swap the interpreter.
-Result<void> check_directory(const std::filesystem::path& interp,
-                             const std::filesystem::path& dir) {
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) {
-        return std::unexpected(system_error("stat " + dir.string(), errno));
+// Inside a user namespace, files of unmapped users (real root among them) show the kernel's
+// overflow uid: from in there that owner cannot be judged, so it is let through.
+bool in_user_namespace() {
+    auto map = util::read_file("/proc/self/uid_map");
+    return map && map->find("4294967295") == std::string::npos;
+}
+
+// Who may own the interpreter and the directories above it: root, or the user registering it
+// (who could replace it anyway). Any other unprivileged owner could rewrite or rename it.
+bool trusted_owner(uid_t uid) {
+    static const bool userns = in_user_namespace();
+    return uid == 0 || uid == ::geteuid() || (userns && uid == 65534);
+}
+
+Result<void> check_owner(const std::filesystem::path& interp, const std::filesystem::path& path,
+                         const struct stat& st, bool is_dir) {
+    if (trusted_owner(st.st_uid)) {
+        return {};
     }
-    if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-        return fail("interpreter " + interp.string(),
-                    "its directory " + dir.string() +
-                        " is writable by others without the sticky bit, so anyone could replace it",
-                    "install the emulator in a root-owned directory such as /usr/bin");
+    return fail("interpreter " + interp.string(),
+                std::string(is_dir ? "the directory " + path.string() + " above it" : "it") +
+                    " is owned by uid " + std::to_string(st.st_uid) +
+                    ", who could replace it: every binary of this arch would run what they put "
+                    "there",
+                "use an emulator owned by root, such as /usr/bin/qemu-<arch>-static");
+}
+
+// A directory that others may write to without the sticky bit lets them swap the interpreter,
+// and so does any directory above it (rename the subdirectory, put another in its place).
+Result<void> check_directories(const std::filesystem::path& interp,
+                               const std::filesystem::path& file) {
+    for (auto dir = file.parent_path();; dir = dir.parent_path()) {
+        struct stat st {};
+        if (::stat(dir.c_str(), &st) != 0) {
+            return std::unexpected(system_error("stat " + dir.string(), errno));
+        }
+        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+            return fail("interpreter " + interp.string(),
+                        "the directory " + dir.string() +
+                            " is writable by others without the sticky bit, so anyone could "
+                            "replace it",
+                        "install the emulator in a root-owned directory such as /usr/bin");
+        }
+        EMURUN_TRY(check_owner(interp, dir, st, true));
+        if (dir == dir.root_path() || dir.parent_path() == dir) {
+            return {};
+        }
     }
-    return {};
 }
 
 Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& flags) {
@@ -60,7 +96,7 @@ Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& 
                         "): every binary of this arch would run whatever they put there",
                     "chmod go-w " + interp.string());
     }
-    return {};
+    return check_owner(interp, interp, st, false);
 }
 
 } // namespace
@@ -77,9 +113,7 @@ Result<void> check_binfmt_interpreter(const std::filesystem::path& interp, const
     std::error_code ec;
     auto real = std::filesystem::canonical(interp, ec);
     for (const auto& p : {interp, ec ? interp : real}) {
-        if (auto d = check_directory(interp, p.parent_path()); !d) {
-            return d;
-        }
+        EMURUN_TRY(check_directories(interp, p.lexically_normal()));
     }
     if (flags.fix_binary) {
         auto elf = read_elf(interp, 1 << 20);

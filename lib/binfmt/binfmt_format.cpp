@@ -184,6 +184,10 @@ Result<void> validate_binfmt_entry(const BinfmtEntry& e) {
         return invalid(e, "the name is empty, '.', '..', or contains '/', a newline or a NUL byte",
                        "use a plain file name such as qemu-aarch64");
     }
+    if (e.name == "register" || e.name == "status") {
+        return invalid(e, "the name is that of binfmt_misc's own control file",
+                       "use another name, such as qemu-aarch64");
+    }
     if (e.interpreter.empty() || has_any(e.interpreter, bad)) {
         return invalid(e, "the interpreter is empty or contains a newline or a NUL byte");
     }

@@ -111,6 +111,9 @@ Command launch_command(const LaunchPlan& plan, std::map<std::string, std::string
 }
 
 Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
+    if (req.program.empty()) {
+        return fail("run \"\"", "the program name is empty", "give the program to run");
+    }
     const auto program = util::find_executable(req.program.string());
     if (!program) {
         return fail(req.program.string(), "not found in PATH", "give the program's path");

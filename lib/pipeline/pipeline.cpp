@@ -41,12 +41,13 @@ Result<Duration> parse_duration(std::string_view text) {
     auto bad = [&] {
         return fail("duration",
                     std::string(k_duration_example) + ", got \"" + std::string(text) + "\"",
-                    "units: ms, s, m, h, d; combine them as in \"1h30m\"");
+                    "units: ms, s, m, h, d, largest first, each at most once, as in \"1h30m\"");
     };
     if (text.empty()) {
         return bad();
     }
     double total = 0;
+    double last_unit = 0; // the previous unit's size: each next one must be smaller
     std::size_t i = 0;
     while (i < text.size()) {
         std::size_t start = i;
@@ -64,9 +65,10 @@ Result<Duration> parse_duration(std::string_view text) {
             ++i;
         }
         double ms = unit_ms(text.substr(unit_start, i - unit_start));
-        if (ms == 0) {
+        if (ms == 0 || (last_unit != 0 && ms >= last_unit)) {
             return bad();
         }
+        last_unit = ms;
         total += number * ms;
     }
     if (!std::isfinite(total) || total > 1e15) {

@@ -6,6 +6,7 @@
 #include <emurun/pipeline.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -17,10 +18,18 @@ using util::Json;
 using util::Place;
 namespace fs = std::filesystem;
 
+// The longest duration a pipeline may give (about 31,700 years): what parse_duration allows.
+constexpr double k_max_seconds = 1e12;
+
 Result<Duration> get_duration(const Json& value, const Place& at) {
     Duration d{};
-    if (value.is_number() && value.get<double>() >= 0) {
-        d = Duration(static_cast<Duration::rep>(value.get<double>() * 1000)); // seconds
+    if (value.is_number()) {
+        double s = value.get<double>();
+        if (s > k_max_seconds) {
+            return at.fail("too long: " + util::describe(value) +
+                           " seconds (at most 1e12 seconds)");
+        }
+        d = Duration(s > 0 ? static_cast<Duration::rep>(s * 1000) : 0); // seconds
     } else if (value.is_string()) {
         auto parsed = parse_duration(value.get<std::string>());
         if (!parsed) {
@@ -34,6 +43,51 @@ Result<Duration> get_duration(const Json& value, const Place& at) {
         return at.fail("must be longer than 0, got " + util::describe(value));
     }
     return d;
+}
+
+// The first code point of `text` at byte `i` (the text is UTF-8: the JSON parser checked it),
+// and its length in bytes.
+std::pair<char32_t, std::size_t> code_point(std::string_view text, std::size_t i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    std::size_t n = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    n = std::min(n, text.size() - i);
+    auto cp = static_cast<char32_t>(n == 1 ? c : c & (0x7f >> n));
+    for (std::size_t k = 1; k < n; ++k) {
+        cp = static_cast<char32_t>((cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3fU));
+    }
+    return {cp, n};
+}
+
+bool is_bidi_control(char32_t cp) {
+    return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+// Step and pipeline names end up in logs, tables, file names and CI annotations: no control
+// characters (a newline forges a line), no bidi overrides (text that reads differently than it
+// is), a length every file system takes.
+Result<void> check_name(const std::string& name, const Place& at) {
+    constexpr std::size_t k_max = 200;
+    const char* hint = "step names appear in logs, tables and file names: use letters, digits, "
+                       "spaces and punctuation";
+    if (name.size() > k_max) {
+        return at.fail("too long: " + std::to_string(name.size()) + " bytes (at most " +
+                       std::to_string(k_max) + ")");
+    }
+    for (std::size_t i = 0; i < name.size();) {
+        auto [cp, n] = code_point(name, i);
+        char u[16];
+        std::snprintf(u, sizeof u, "U+%04X", static_cast<unsigned>(cp));
+        if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+            return at.fail("contains a control character (" + std::string(u) + ")", hint);
+        }
+        if (is_bidi_control(cp)) {
+            return at.fail("contains a bidirectional control character (" + std::string(u) + ")",
+                           hint);
+        }
+        i += n;
+    }
+    return {};
 }
 
 Result<std::vector<fs::path>> get_paths(const Json& value, const Place& at, const fs::path& base) {
@@ -50,8 +104,9 @@ Result<void> get_env(const Json& value, const Place& at, EnvMap& into) {
         return at.fail("expected an object of strings, got " + util::describe(value));
     }
     for (const auto& [k, v] : value.items()) {
-        if (k.empty() || k.find('=') != std::string::npos) {
-            return at.fail("invalid variable name \"" + k + "\"");
+        if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
+            return at.fail("invalid variable name " + util::describe(Json(k)),
+                           "a name is not empty and holds neither '=' nor NUL");
         }
         auto s = EMURUN_TRY(util::get_string(v, at.key(k)));
         into[k] = s;
@@ -174,6 +229,7 @@ Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
     if (name.empty()) {
         return at.key("name").fail("must not be empty");
     }
+    EMURUN_TRY(check_name(name, at.key("name")));
     step.name = name;
     if (obj.contains("kind")) {
         auto kind = EMURUN_TRY(util::get_string(obj["kind"], at.key("kind")));
@@ -248,8 +304,14 @@ Result<void> check_names(const Pipeline& p, const Place& steps_at) {
         names.push_back(s.name);
     }
     for (std::size_t i = 0; i < p.steps.size(); ++i) {
-        for (std::size_t j = 0; j < p.steps[i].needs.size(); ++j) {
-            const auto& need = p.steps[i].needs[j];
+        const auto& needs = p.steps[i].needs;
+        for (std::size_t j = 0; j < needs.size(); ++j) {
+            const auto& need = needs[j];
+            if (std::find(needs.begin(), needs.begin() + static_cast<std::ptrdiff_t>(j), need) !=
+                needs.begin() + static_cast<std::ptrdiff_t>(j)) {
+                return steps_at.index(i).key("needs").index(j).fail(
+                    "\"" + need + "\" is listed twice", "list each need once");
+            }
             if (!seen.contains(need)) {
                 auto near = util::closest_match(need, names);
                 return steps_at.index(i).key("needs").index(j).fail(
@@ -357,6 +419,10 @@ Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
     p.source = source;
     auto name = EMURUN_TRY(root.contains("name") ? util::get_string(root["name"], at.key("name"))
                                                  : at.fail("missing required key \"name\""));
+    if (name.empty()) {
+        return at.key("name").fail("must not be empty");
+    }
+    EMURUN_TRY(check_name(name, at.key("name")));
     p.name = name;
     auto defaults = EMURUN_TRY(get_defaults(root, at, base_dir));
     p.defaults = defaults;

@@ -1,4 +1,5 @@
 // Sharding test steps over CI jobs: longest-processing-time greedy, deterministic.
+#include <emurun/json.hpp>
 #include <emurun/pipeline.hpp>
 
 #include <nlohmann/json.hpp>
@@ -154,8 +155,23 @@ Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& hist
     return out;
 }
 
-std::string ci_matrix_json(const Pipeline& pipeline, int count, const History& history) {
+Result<std::string> ci_matrix_json(const Pipeline& pipeline, int count, const History& history) {
+    auto tests = std::ranges::count(pipeline.steps, StepKind::test, &Step::kind);
+    const std::string what = "matrix of " + std::to_string(count) + " shards";
+    if (count < 1 || count > std::max<std::ptrdiff_t>(tests, 1)) {
+        return fail(what,
+                    "expected 1 to " + std::to_string(std::max<std::ptrdiff_t>(tests, 1)) +
+                        " shards (the pipeline has " + std::to_string(tests) + " test steps)",
+                    "every shard must get a test step");
+    }
     ShardPlan plan = plan_shards(pipeline, count, history);
+    auto filled = std::ranges::count_if(plan.tests, [](const auto& t) { return !t.empty(); });
+    if (count > 1 && filled < count) {
+        return fail(what,
+                    "only " + std::to_string(filled) +
+                        " would get test steps (test steps linked by needs stay together)",
+                    "use at most " + std::to_string(filled) + " shards");
+    }
     nlohmann::json include = nlohmann::json::array();
     for (std::size_t k = 0; k < plan.tests.size(); ++k) {
         include.push_back({{"shard", std::to_string(k + 1) + "/" + std::to_string(count)},
@@ -164,7 +180,7 @@ std::string ci_matrix_json(const Pipeline& pipeline, int count, const History& h
                            {"steps", plan.tests[k]},
                            {"expected_seconds", plan.load[k]}});
     }
-    return nlohmann::json{{"include", include}}.dump();
+    return json_text(nlohmann::json{{"include", include}}, -1);
 }
 
 } // namespace emurun

@@ -191,8 +191,11 @@ void SupervisorImpl::read_output(Child& child, Stream stream) {
             return;
         }
         count += static_cast<std::uint64_t>(n);
-        if (log) {
-            detail::write_all(log->get(), m_buffer.data(), static_cast<std::size_t>(n));
+        if (log && !detail::write_all(log->get(), m_buffer.data(), static_cast<std::size_t>(n)) &&
+            !child.result.log_error) {
+            // A full disk must not pass for a quiet step: the result says the log is short.
+            child.result.log_error = system_error("write the log", errno ? errno : ENOSPC,
+                                                  "free space where the logs are written");
         }
         if (child.on_output) {
             child.on_output(stream, std::string_view(m_buffer.data(), static_cast<std::size_t>(n)));

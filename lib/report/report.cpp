@@ -2,11 +2,13 @@
 #include "util/file.hpp"
 #include "util/json.hpp"
 
+#include <emurun/json.hpp>
 #include <emurun/report.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
+#include <limits>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,11 +82,36 @@ Result<std::optional<T>> optional_field(const Json& obj, const char* key, const 
     return std::optional<T>(static_cast<T>(v));
 }
 
-Result<int> get_int(const Json& v, const Place& at) {
-    if (!v.is_number_integer()) {
-        return at.fail("expected an integer, got " + util::describe(v));
+Result<int> get_int(const Json& v, const Place& at, int min = 1, int max = 1'000'000) {
+    auto i = EMURUN_TRY(util::get_integer(v, at, min, max));
+    return static_cast<int>(i);
+}
+
+Result<int> get_exit_code(const Json& v, const Place& at) {
+    return get_int(v, at, 0, 255);
+}
+
+Result<int> get_signal(const Json& v, const Place& at) {
+    return get_int(v, at, 1, 64);
+}
+
+Result<double> get_seconds(const Json& v, const Place& at) {
+    return util::get_number_at_least(v, at, 0);
+}
+
+// "2026-01-31T12:00:00Z", as the runner writes it (empty in reports that never started).
+bool is_utc_time(std::string_view t) {
+    constexpr std::string_view k_shape = "dddd-dd-ddTdd:dd:ddZ";
+    if (t.size() != k_shape.size()) {
+        return false;
     }
-    return v.get<int>();
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        bool digit = t[i] >= '0' && t[i] <= '9';
+        if (k_shape[i] == 'd' ? !digit : t[i] != k_shape[i]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 Result<std::vector<Flag>> flags_from(const Json& obj, const Place& at) {
@@ -123,9 +150,9 @@ Result<Attempt> attempt_from(const Json& j, const Place& at) {
     }
     Attempt a;
     auto status = EMURUN_TRY(status_from(j, at));
-    auto wall = EMURUN_TRY(util::get_number(j.value("wall", Json(0)), at.key("wall")));
-    auto code = EMURUN_TRY(optional_field<int>(j, "exit_code", at, get_int));
-    auto sig = EMURUN_TRY(optional_field<int>(j, "signal", at, get_int));
+    auto wall = EMURUN_TRY(get_seconds(j.value("wall", Json(0)), at.key("wall")));
+    auto code = EMURUN_TRY(optional_field<int>(j, "exit_code", at, get_exit_code));
+    auto sig = EMURUN_TRY(optional_field<int>(j, "signal", at, get_signal));
     auto evidence = EMURUN_TRY(optional_field<std::string>(j, "evidence", at, util::get_string));
     auto message = EMURUN_TRY(util::get_string(j.value("message", Json("")), at.key("message")));
     auto log = EMURUN_TRY(util::get_string(j.value("log", Json("")), at.key("log")));
@@ -172,15 +199,19 @@ Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
 Result<void> step_numbers_from(const Json& j, const Place& at, StepResult& s) {
     for (auto [key, into] :
          {std::pair{"wall", &s.wall}, std::pair{"user", &s.user}, std::pair{"sys", &s.sys}}) {
-        auto v = EMURUN_TRY(util::get_number(j.value(key, Json()), at.key(key)));
+        auto v = EMURUN_TRY(get_seconds(j.value(key, Json()), at.key(key)));
         *into = v;
     }
-    auto rss = EMURUN_TRY(util::get_number(j.value("max_rss_kib", Json(0)), at.key("max_rss_kib")));
-    s.max_rss_kib = static_cast<std::int64_t>(rss);
-    auto code = EMURUN_TRY(optional_field<int>(j, "exit_code", at, get_int));
-    auto sig = EMURUN_TRY(optional_field<int>(j, "signal", at, get_int));
-    auto budget = EMURUN_TRY(optional_field<double>(j, "budget", at, util::get_number));
-    auto base = EMURUN_TRY(optional_field<double>(j, "baseline_wall", at, util::get_number));
+    auto rss = EMURUN_TRY(util::get_integer(j.value("max_rss_kib", Json(0)), at.key("max_rss_kib"),
+                                            0, std::numeric_limits<std::int64_t>::max()));
+    s.max_rss_kib = rss;
+    auto code = EMURUN_TRY(optional_field<int>(j, "exit_code", at, get_exit_code));
+    auto sig = EMURUN_TRY(optional_field<int>(j, "signal", at, get_signal));
+    if (code && sig) {
+        return at.fail("has both exit_code and signal (a process either exits or is killed)");
+    }
+    auto budget = EMURUN_TRY(optional_field<double>(j, "budget", at, get_seconds));
+    auto base = EMURUN_TRY(optional_field<double>(j, "baseline_wall", at, get_seconds));
     s.exit_code = code;
     s.signal = sig;
     s.budget = budget;
@@ -216,12 +247,20 @@ Result<void> header_from(const Json& j, const Place& at, Report& r) {
     auto name = EMURUN_TRY(util::get_string(j.value("pipeline", Json()), at.key("pipeline")));
     r.pipeline = name;
     auto started = EMURUN_TRY(util::get_string(j.value("started", Json("")), at.key("started")));
+    if (!started.empty() && !is_utc_time(started)) {
+        return at.key("started").fail("expected a UTC time like \"2026-01-31T12:00:00Z\", got " +
+                                      util::describe(Json(started)));
+    }
     r.started = started;
     auto host = EMURUN_TRY(util::get_string(j.value("host_arch", Json("")), at.key("host_arch")));
     r.host_arch = host;
-    auto wall = EMURUN_TRY(util::get_number(j.value("wall", Json(0)), at.key("wall")));
+    auto wall = EMURUN_TRY(get_seconds(j.value("wall", Json(0)), at.key("wall")));
     r.wall = wall;
     Json shard = j.value("shard", Json{{"index", 1}, {"count", 1}});
+    if (!shard.is_object()) {
+        return at.key("shard").fail("expected {\"index\": K, \"count\": N}, got " +
+                                    util::describe(shard));
+    }
     auto k = EMURUN_TRY(get_int(shard.value("index", Json()), at.key("shard").key("index")));
     auto n = EMURUN_TRY(get_int(shard.value("count", Json()), at.key("shard").key("count")));
     if (k < 1 || n < k) {
@@ -229,8 +268,8 @@ Result<void> header_from(const Json& j, const Place& at, Report& r) {
     }
     r.shard_index = k;
     r.shard_count = n;
-    auto limit = EMURUN_TRY(optional_field<double>(j, "job_limit", at, util::get_number));
-    auto sig = EMURUN_TRY(optional_field<int>(j, "interrupted_by", at, get_int));
+    auto limit = EMURUN_TRY(optional_field<double>(j, "job_limit", at, get_seconds));
+    auto sig = EMURUN_TRY(optional_field<int>(j, "interrupted_by", at, get_signal));
     r.job_limit = limit;
     r.interrupted_by = sig;
     auto flags = EMURUN_TRY(flags_from(j, at));
@@ -325,7 +364,12 @@ Result<Report> Report::from_json(const nlohmann::json& j, const std::string& sou
     if (!j.is_object()) {
         return at.fail("expected an emurun report (a JSON object), got " + util::describe(j));
     }
-    auto version = EMURUN_TRY(get_int(j.value("schema_version", Json()), at.key("schema_version")));
+    if (!j.contains("schema_version")) {
+        return at.fail("not an emurun report: it has no schema_version",
+                       "give a report written by 'emurun run' (--report)");
+    }
+    auto version = EMURUN_TRY(
+        get_int(j.value("schema_version", Json()), at.key("schema_version"), 0, 1'000'000));
     if (version != k_schema_version) {
         return at.key("schema_version")
             .fail("unsupported version " + std::to_string(version) + " (this emurun reads " +
@@ -356,11 +400,15 @@ Result<Report> Report::load(const std::filesystem::path& file) {
 }
 
 Result<void> Report::save(const std::filesystem::path& file) const {
-    return util::write_file_atomic(file, to_json().dump(2) + "\n");
+    return util::write_file_atomic(file, json_text(to_json()) + "\n");
 }
 
 Result<void> save_junit(const Report& report, const std::filesystem::path& file) {
     return util::write_file_atomic(file, to_junit(report));
+}
+
+Result<void> append_markdown(const Report& report, const std::filesystem::path& file) {
+    return util::append_file(file, to_markdown(report));
 }
 
 Result<void> save_markdown(const Report& report, const std::filesystem::path& file) {

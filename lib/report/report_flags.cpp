@@ -55,6 +55,38 @@ void add_unique(std::vector<Flag>& into, const Flag& flag) {
 
 } // namespace
 
+Result<void> check_rules(const FlagRules& rules) {
+    auto in = [](double v, double lo, bool lo_open, double hi) {
+        return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+    };
+    struct Rule {
+        const char* name;
+        double value;
+        bool ok;
+        const char* range;
+        const char* hint;
+    };
+    const Rule checks[] = {
+        {"baseline factor", rules.baseline_factor, in(rules.baseline_factor, 0, true, 1e9),
+         "a number > 0", "--threshold sets it, e.g. 10"},
+        {"regression share", rules.regression_relative,
+         in(rules.regression_relative, 0, false, 1e9), "a number >= 0", ""},
+        {"regression seconds", rules.regression_absolute,
+         in(rules.regression_absolute, 0, false, 1e12), "a number >= 0", ""},
+        {"job limit share", rules.job_limit_share, in(rules.job_limit_share, 0, true, 1),
+         "a fraction in (0, 1]", "--job-limit-share sets it in percent, e.g. 80"},
+    };
+    for (const auto& c : checks) {
+        if (!c.ok) {
+            return fail(std::string("flag rule ") + c.name,
+                        std::string("expected ") + c.range + ", got " +
+                            printf_string("%g", c.value),
+                        c.hint);
+        }
+    }
+    return {};
+}
+
 void flag_step(StepResult& result, const FlagRules& rules, const Report* baseline,
                const Report* previous) {
     if (!ran(result)) {
@@ -118,10 +150,51 @@ void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
     }
 }
 
+namespace {
+
+// Every shard of one run, each once: a missing shard would hide its failures.
+Result<void> check_shards(std::span<const Report> reports) {
+    const Report& first = reports.front();
+    std::vector<int> seen(static_cast<std::size_t>(std::max(first.shard_count, 1)) + 1, 0);
+    for (const auto& r : reports) {
+        if (r.shard_count != first.shard_count) {
+            return fail("merge reports",
+                        "shards of different runs: " + std::to_string(first.shard_index) + "/" +
+                            std::to_string(first.shard_count) + " and " +
+                            std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count),
+                        "merge only the shards of one run");
+        }
+        if (r.shard_index < 1 || r.shard_index > r.shard_count) {
+            return fail("merge reports", "shard " + std::to_string(r.shard_index) + " of " +
+                                             std::to_string(r.shard_count) + " does not exist");
+        }
+        if (seen[static_cast<std::size_t>(r.shard_index)]++ != 0) {
+            return fail("merge reports",
+                        "shard " + std::to_string(r.shard_index) + " of " +
+                            std::to_string(r.shard_count) + " is given twice",
+                        "pass each shard's report once");
+        }
+    }
+    for (int k = 1; k <= first.shard_count; ++k) {
+        if (seen[static_cast<std::size_t>(k)] == 0) {
+            return fail("merge reports",
+                        "shard " + std::to_string(k) + " of " + std::to_string(first.shard_count) +
+                            " is missing",
+                        "merge every shard of the run: 1/" + std::to_string(first.shard_count) +
+                            " to " + std::to_string(first.shard_count) + "/" +
+                            std::to_string(first.shard_count));
+        }
+    }
+    return {};
+}
+
+} // namespace
+
 Result<Report> merge_reports(std::span<const Report> reports) {
     if (reports.empty()) {
         return fail("merge reports", "no reports given", "pass the shard reports to merge");
     }
+    EMURUN_TRY(check_shards(reports));
     Report out = reports.front();
     out.steps.clear();
     out.flags.clear();

@@ -87,6 +87,35 @@ std::string xml_escape(std::string_view text) {
     return out;
 }
 
+// Text from a report as a terminal or a Markdown page may show it: control characters (ESC, NUL,
+// newlines) and bidi overrides as \xHH / \uHHHH, so a report cannot recolour the terminal,
+// forge a line or read backwards.
+std::string printable(std::string_view text) {
+    std::string out;
+    char buf[16];
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        auto c = static_cast<unsigned char>(text[i]);
+        bool bidi = c == 0xe2 && i + 2 < text.size() &&
+                    ((text[i + 1] == '\x80' && (text[i + 2] & 0xff) >= 0xaa &&
+                      (text[i + 2] & 0xff) <= 0xae) ||
+                     (text[i + 1] == '\x81' && (text[i + 2] & 0xff) >= 0xa6 &&
+                      (text[i + 2] & 0xff) <= 0xa9));
+        if (c < 0x20 || c == 0x7f) {
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else if (bidi) {
+            auto cp = 0x2000U | (static_cast<unsigned>(text[i + 1] & 0x0f) << 6) |
+                      static_cast<unsigned>(text[i + 2] & 0x3f);
+            std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+            out += buf;
+            i += 2;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 std::string number(double v, const char* format = "%.3f") {
     char buf[64];
     std::snprintf(buf, sizeof buf, format, v);
@@ -150,7 +179,7 @@ std::string factor_text(const StepResult& s) {
 }
 
 std::vector<std::string> row_of(const StepResult& s) {
-    return {s.name,
+    return {printable(s.name),
             std::string(to_string(s.status)),
             format_seconds(s.wall),
             format_seconds(s.cpu()),
@@ -197,10 +226,30 @@ std::string padded_table(const std::vector<std::vector<std::string>>& rows) {
     return out;
 }
 
+// A Markdown table cell: no raw HTML (a report could otherwise inject tags into a step
+// summary), no '|' that splits the cell, nothing unprintable.
 std::string md_cell(std::string_view text) {
     std::string out;
-    for (char c : text) {
-        out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+    for (char c : printable(text)) {
+        switch (c) {
+        case '|':
+            out += "\\|";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '&':
+            out += "&amp;";
+            break;
+        case '`':
+            out += "\\`";
+            break;
+        default:
+            out += c;
+        }
     }
     return out;
 }
@@ -219,6 +268,8 @@ std::string gh_escape(std::string_view text, bool property) {
             out += "%3A";
         } else if (property && c == ',') {
             out += "%2C";
+        } else if ((c >= 0 && c < 0x20) || c == 0x7f) {
+            out += printable(std::string_view(&c, 1)); // ESC, NUL, ...: shown, not obeyed
         } else {
             out += c;
         }
@@ -355,7 +406,7 @@ std::string to_markdown(const Report& r) {
             out += "\n- `" + md_cell(s.name) + "` emulator crash: " + md_cell(*s.evidence);
         }
         for (const auto& f : s.flags) {
-            out += "\n- `" + md_cell(s.name) + "` " + f.rule + ": " + md_cell(f.message);
+            out += "\n- " + md_cell(s.name) + " " + md_cell(f.rule) + ": " + md_cell(f.message);
         }
     }
     return out + "\n";
@@ -412,11 +463,12 @@ std::string to_table(const Report& r, bool color) {
             out += "emulator crash: " + s.name + ": " + *s.evidence + "\n";
         }
         for (const auto& f : s.flags) {
-            out += "flag " + f.rule + ": " + s.name + ": " + f.message + "\n";
+            out += "flag " + printable(f.rule) + ": " + printable(s.name) + ": " +
+                   printable(f.message) + "\n";
         }
     }
     for (const auto& f : r.flags) {
-        out += "flag " + f.rule + ": " + f.message + "\n";
+        out += "flag " + printable(f.rule) + ": " + printable(f.message) + "\n";
     }
     return out;
 }
@@ -429,13 +481,14 @@ std::string compare_table(const Report& before, const Report& after) {
         if (b && b->wall > 0) {
             change = number(100 * (s.wall - b->wall) / b->wall, "%+.0f%%");
         }
-        rows.push_back({s.name, b ? format_seconds(b->wall) : "-", format_seconds(s.wall), change,
+        rows.push_back({printable(s.name), b ? format_seconds(b->wall) : "-",
+                        format_seconds(s.wall), change,
                         (b ? std::string(to_string(b->status)) + " -> " : std::string("new, ")) +
                             std::string(to_string(s.status))});
     }
     for (const auto& b : before.steps) {
         if (!after.find(b.name)) {
-            rows.push_back({b.name, format_seconds(b.wall), "-", "-", "removed"});
+            rows.push_back({printable(b.name), format_seconds(b.wall), "-", "-", "removed"});
         }
     }
     rows.push_back(

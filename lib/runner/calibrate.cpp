@@ -6,6 +6,7 @@
 
 #include <emurun/arch.hpp>
 #include <emurun/calibrate.hpp>
+#include <emurun/json.hpp>
 
 #include <charconv>
 #include <unistd.h>
@@ -31,9 +32,11 @@ int main(void) {
 Result<double> parse_factor(std::string_view text, std::string_view what) {
     double v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc{} || ptr != text.data() + text.size() || !(v > 0)) {
+    if (ec != std::errc{} || ptr != text.data() + text.size() || !(v > 0) ||
+        !(v <= k_max_timeout_multiplier)) {
         return fail("timeout multiplier " + std::string(what),
-                    "expected a positive number, got \"" + std::string(text) + "\"",
+                    "expected a number from 0 (exclusive) to 1000, got \"" + std::string(text) +
+                        "\"",
                     "e.g. 8, aarch64=8,ppc64le=12, or auto");
     }
     return v;
@@ -103,19 +106,40 @@ Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::pa
     if (!j.is_object() || !j.contains("arches") || !j["arches"].is_object()) {
         return fail(file.string(), "not an emurun calibration file (no \"arches\" object)");
     }
+    util::Place at(file.string());
     for (const auto& [arch, entry] : j["arches"].items()) {
-        if (entry.is_object() && entry.value("slowdown", 0.0) > 0) {
-            out[arch] = entry["slowdown"].get<double>();
+        util::Place slowdown = at.key("arches").key(arch).key("slowdown");
+        if (!entry.is_object() || !entry.contains("slowdown")) {
+            continue; // an arch not calibrated yet
         }
+        auto v = EMURUN_TRY(util::get_number(entry["slowdown"], slowdown));
+        if (!(v > 0 && v <= k_max_timeout_multiplier)) {
+            return slowdown.fail("expected a number from 0 (exclusive) to 1000, got " +
+                                     util::describe(entry["slowdown"]),
+                                 "run 'emurun calibrate --arch " + arch + "' again");
+        }
+        out[arch] = v;
     }
     return out;
+}
+
+std::chrono::milliseconds scaled_timeout(std::chrono::milliseconds timeout, double factor) {
+    if (!(factor > 0)) {
+        return timeout;
+    }
+    double scaled = static_cast<double>(timeout.count()) * factor;
+    // 2^63 is the first double past the largest rep: compare below it.
+    if (!(scaled < 9.2e18)) {
+        return std::chrono::milliseconds::max();
+    }
+    return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(scaled));
 }
 
 Result<void> store_calibration(const fs::path& file, const Calibration& c) {
     util::Json j = {{"arches", util::Json::object()}};
     if (auto text = util::read_file(file)) {
         auto old = util::parse_json_text(*text, file.string());
-        if (old && old->is_object() && old->contains("arches")) {
+        if (old && old->is_object() && old->contains("arches") && (*old)["arches"].is_object()) {
             j = *old;
         }
     }
@@ -124,7 +148,7 @@ Result<void> store_calibration(const fs::path& file, const Calibration& c) {
                            {"emulated_seconds", c.emulated_seconds}};
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
-    return util::write_file_atomic(file, j.dump(2) + "\n");
+    return util::write_file_atomic(file, json_text(j) + "\n");
 }
 
 Result<TimeoutMultiplier> parse_timeout_multiplier(std::string_view text,

@@ -301,8 +301,7 @@ void Execution::start(std::size_t i) {
     so.stdout_log = so.stderr_log = r.log;
     so.grace = m_o.grace;
     if (step.timeout) {
-        so.timeout = std::chrono::milliseconds(
-            static_cast<long long>(static_cast<double>(step.timeout->count()) * factor));
+        so.timeout = scaled_timeout(*step.timeout, factor);
     }
     if (step.emulated()) {
         m_scanners[i] = {};
@@ -379,6 +378,9 @@ void Execution::collect(const ChildResult& c) {
                                     scanner == m_scanners.end() ? nullptr : &scanner->second, r);
     if (scanner != m_scanners.end()) {
         m_scanners.erase(scanner);
+    }
+    if (c.log_error) {
+        detail::note_log_error(r, *c.log_error);
     }
     if (c.leftovers_killed > 0) {
         r.message += (r.message.empty() ? "" : "; ") + std::to_string(c.leftovers_killed) +
@@ -517,6 +519,7 @@ Result<Report> Runner::run(CommandRunner& commands) {
     if (m_options.jobs < 1) {
         return fail("run " + m_pipeline.name, "jobs must be at least 1");
     }
+    EMURUN_TRY(detail::check_log_names(m_pipeline, m_options.log_dir));
     Pipeline selected = m_pipeline;
     if (m_options.shard) {
         History h = m_options.previous ? m_options.previous->history() : History{};

@@ -39,7 +39,17 @@ Attempt set_aside_attempt(const StepResult& r, std::size_t number);
 /// failed attempt is flagged `flaky`. Nothing when there were no earlier attempts.
 void close_attempts(std::vector<Attempt> earlier, StepResult& r);
 
-/// A file name for a step's log: unsafe characters become '_'.
+/// A file name for a step's log: a name of letters, digits, '-', '_' and '.' as it is; any
+/// other name with unsafe characters as '_', shortened, and a hash of the name appended, so
+/// "a/b", "a b" and "a_b" get three files.
 std::string log_file_name(std::string_view step);
+
+/// Error when two steps would share a log file, or the log directory's name is not UTF-8 (the
+/// report names each log in JSON text). Before anything runs.
+Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::path& log_dir);
+
+/// A step whose output did not all reach its log: it fails (a clean log cannot be shown), and
+/// its message says why.
+void note_log_error(StepResult& result, const Error& error);
 
 } // namespace emurun::detail

@@ -21,7 +21,8 @@ void add_emurun_variables(const Step& step, double timeout_factor,
                           std::map<std::string, std::string>& env) {
     const Arch* host = host_arch();
     env["EMURUN_ARCH"] = step.arch ? *step.arch : host ? std::string(host->name) : "";
-    env["EMURUN_EMULATED"] = step.emulated() ? "1" : "0";
+    env["EMURUN_EMULATED"] =
+        std::string(1, step.emulated() ? '1' : '0'); // not a char*: GCC 12's -Wrestrict misfires
     env["EMURUN_TIMEOUT_MULTIPLIER"] = fmt::format("{}", step.emulated() ? timeout_factor : 1.0);
 }
 
@@ -139,18 +140,6 @@ void resolve_auto_emulation(Pipeline& pipeline) {
             step.emulation = Emulation::host;
         }
     }
-}
-
-std::string log_file_name(std::string_view step) {
-    std::string out;
-    for (char c : step) {
-        bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-        out += ok ? c : '_';
-    }
-    if (out.empty() || out.front() == '.') {
-        out.insert(0, "step");
-    }
-    return out + ".log";
 }
 
 } // namespace emurun::detail

@@ -6,6 +6,8 @@
 #include <emurun/sandbox.hpp>
 #include <emurun/sysroot.hpp>
 
+#include <algorithm>
+
 namespace emurun {
 namespace fs = std::filesystem;
 
@@ -41,7 +43,9 @@ std::string arch_list(const std::vector<const Arch*>& arches) {
 Result<std::vector<ArchSysroots>> sysroots_per_arch(const SandboxSpec& spec) {
     std::vector<ArchSysroots> out;
     for (const auto* a : spec.arches) {
-        out.push_back(ArchSysroots{a, {}});
+        if (!runs_natively(*a)) { // native programs use the host's own libraries
+            out.push_back(ArchSysroots{a, {}});
+        }
     }
     for (const auto& s : spec.sysroots) {
         bool used = false;
@@ -99,7 +103,19 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
     BinfmtFlags flags;
     flags.preserve_argv0 = true; // qemu >= 5.2 reads AT_FLAGS_PRESERVE_ARGV0 and honours it
     flags.fix_binary = true;     // opened now: works whatever mount view the command has
+    for (auto it = spec.arches.begin(); it != spec.arches.end(); ++it) {
+        if (std::find(spec.arches.begin(), it, *it) != it) {
+            return fail("emurun sandbox", "the arch " + (*it)->name + " is requested twice",
+                        "name each arch once (aliases count: arm64 is aarch64)");
+        }
+    }
     for (const auto* a : spec.arches) {
+        if (runs_natively(*a)) {
+            // A handler for the host's own binaries would catch the emulator and every native
+            // program too (the kernel gave "Too many levels of symbolic links").
+            plan.notes.push_back(a->name + " runs natively here: no emulator registered for it");
+            continue;
+        }
         auto emu = EMURUN_TRY(find_emulator(*a, spec.emulators));
         if (!emu.is_static) {
             plan.notes.push_back(emu.path.string() +

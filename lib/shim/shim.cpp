@@ -104,7 +104,8 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
         return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",
                     "remove it or choose another shim dir");
     }
-    EMURUN_TRY(util::write_file_atomic(sidecar, to_sidecar(*info)));
+    auto text = EMURUN_TRY(to_sidecar(*info));
+    EMURUN_TRY(util::write_file_atomic(sidecar, text));
     EMURUN_TRY(install_launcher(launcher, info->path));
     return info;
 }

@@ -28,7 +28,7 @@ fs::path sidecar_path(const fs::path& shim_path) {
     return shim_path.parent_path() / k_shim_config_dir / (shim_path.filename().string() + ".json");
 }
 
-std::string to_sidecar(const ShimInfo& info) {
+Result<std::string> to_sidecar(const ShimInfo& info) {
     const fs::path base = info.path.parent_path();
     json j{{"format", k_format}, {"name", info.name},     {"target", portable(info.target, base)},
            {"arch", info.arch},  {"native", info.native}, {"emulator", info.emulator.string()},
@@ -39,7 +39,14 @@ std::string to_sidecar(const ShimInfo& info) {
     if (info.cpu) {
         j["cpu"] = *info.cpu;
     }
-    return j.dump(2) + "\n";
+    try {
+        // Strict: a path with bytes that are not UTF-8 cannot go through JSON unchanged, and a
+        // shim must run the very file it was given.
+        return j.dump(2) + "\n";
+    } catch (const json::exception&) {
+        return fail("shim " + info.name, "a path or variable is not valid UTF-8",
+                    "JSON cannot hold it unchanged: rename the file or directory");
+    }
 }
 
 Result<ShimInfo> from_sidecar(const std::string& text, const fs::path& shim_path,
@@ -50,7 +57,7 @@ Result<ShimInfo> from_sidecar(const std::string& text, const fs::path& shim_path
     if (j.is_discarded() || !j.is_object()) {
         return fail(what, "not valid JSON", hint);
     }
-    if (j.value("format", 0) != k_format) {
+    if (!j.contains("format") || !j["format"].is_number_integer() || j["format"] != k_format) {
         return fail(what, "unsupported format (want " + std::to_string(k_format) + ")", hint);
     }
     try {

@@ -15,7 +15,7 @@ inline constexpr int k_format = 1;
 std::filesystem::path sidecar_path(const std::filesystem::path& shim_path);
 
 /// The sidecar text for `info`; paths inside the shim dir are stored relative to it.
-std::string to_sidecar(const ShimInfo& info);
+Result<std::string> to_sidecar(const ShimInfo& info);
 
 /// Parse a sidecar read from `file` for the shim at `shim_path`; relative paths are resolved
 /// against the shim's directory.

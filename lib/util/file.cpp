@@ -139,7 +139,46 @@ Result<void> fill_temporary(UniqueFd fd, const std::string& tmp, std::string_vie
 
 } // namespace
 
+Result<void> append_file(const fs::path& path, std::string_view content) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644));
+    if (!fd) {
+        return std::unexpected(system_error("open " + path.string(), errno));
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return fail("append to " + path.string(), "not a regular file",
+                    std::string("it is ") + std::string(file_kind(st.st_mode)));
+    }
+    while (!content.empty()) {
+        const ssize_t n = ::write(fd.get(), content.data(), content.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return std::unexpected(system_error("write " + path.string(), n < 0 ? errno : EIO));
+        }
+        content.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return {};
+}
+
+Result<void> check_replaceable(const fs::path& path) {
+    if (path.empty() || !path.has_filename()) {
+        return fail("write \"" + path.string() + "\"", "no file name given",
+                    "name the file to write");
+    }
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        return fail("write " + path.string(),
+                    "it is " + std::string(file_kind(st.st_mode)) +
+                        ", and emurun replaces what it writes whole (a new file renamed over it)",
+                    "give the path of a regular file");
+    }
+    return {};
+}
+
 Result<void> write_file_atomic(const fs::path& path, std::string_view content, mode_t mode) {
+    EMURUN_TRY(check_replaceable(path));
     const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
     std::string tmp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
     UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));

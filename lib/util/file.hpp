@@ -38,10 +38,19 @@ inline constexpr std::size_t k_no_limit = std::numeric_limits<std::size_t>::max(
 /// Empty when the file cannot be opened or is not a regular file (never blocks on a FIFO).
 [[nodiscard]] std::string read_head(const std::filesystem::path& path, std::size_t n);
 
-/// Replace `path` with `content` atomically: a temporary file in the same directory, written,
-/// chmod'ed to `mode`, fsync'ed, renamed over `path`. Readers see the old file or the new one,
-/// never a part. On any failure (full disk: ENOSPC, quota, I/O error) the temporary file is
-/// removed, `path` is left as it was, and the error names the call and the file.
+/// Append `content` to the regular file `path` (created if missing). Opened non-blocking and
+/// checked to be a regular file first, so a FIFO or a device there is an error, not a hang.
+[[nodiscard]] Result<void> append_file(const std::filesystem::path& path, std::string_view content);
+
+/// Error unless `path` names a file write_file_atomic() may replace: not empty, with a file
+/// name, and not an existing directory, device, FIFO or socket (the rename would put a regular
+/// file in place of /dev/null, say).
+[[nodiscard]] Result<void> check_replaceable(const std::filesystem::path& path);
+
+/// Replace `path` with `content` atomically (check_replaceable() first): a temporary file in the
+/// same directory, written, chmod'ed to `mode`, fsync'ed, renamed over `path`. Readers see the old
+/// file or the new one, never a part. On any failure (full disk: ENOSPC, quota, I/O error) the
+/// temporary file is removed, `path` is left as it was, and the error names the call and the file.
 [[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
                                              std::string_view content, mode_t mode = 0644);
 

@@ -1,26 +1,125 @@
 #include "util/json.hpp"
 
+#include <emurun/json.hpp>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
 
 namespace emurun::util {
 
+namespace {
+
+// 1-based "line:column" of byte `offset` in `text`, which is what editors jump to.
+std::string line_col(std::string_view text, std::size_t offset) {
+    offset = std::min(offset, text.size());
+    auto before = text.substr(0, offset);
+    std::size_t line = 1 + static_cast<std::size_t>(std::ranges::count(before, '\n'));
+    std::size_t last_nl = before.rfind('\n');
+    std::size_t col = last_nl == std::string_view::npos ? offset + 1 : offset - last_nl;
+    return std::to_string(line) + ":" + std::to_string(col);
+}
+
+// Follows the parser's events to name the place of the first duplicate key: nlohmann keeps the
+// last value silently, so "timeout" given twice would lose one without a word.
+class DuplicateKeys {
+  public:
+    explicit DuplicateKeys(std::string source) : m_source(std::move(source)) {}
+    bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
+        using E = Json::parse_event_t;
+        if (depth > k_max_depth) {
+            // Deeper than any emurun document: copying such a value recurses once per level
+            // (a stack overflow at 100,000), so it is discarded here and refused after parsing.
+            m_too_deep = true;
+            return false;
+        }
+        if (event == E::object_start || event == E::array_start) {
+            m_stack.push_back(Frame{event == E::array_start, 0, {}, {}});
+        } else if (event == E::key) {
+            Frame& top = m_stack.back();
+            top.key = parsed.get<std::string>();
+            if (!top.keys.insert(top.key).second && !m_duplicate) {
+                m_duplicate = place();
+            }
+        } else {
+            if (event != E::value) {
+                m_stack.pop_back();
+            }
+            if (!m_stack.empty() && m_stack.back().array) {
+                ++m_stack.back().index;
+            }
+        }
+        return true;
+    }
+    [[nodiscard]] const std::optional<Place>& duplicate() const { return m_duplicate; }
+    [[nodiscard]] bool too_deep() const { return m_too_deep; }
+    static constexpr int k_max_depth = 64;
+
+  private:
+    struct Frame {
+        bool array;
+        std::size_t index;
+        std::set<std::string, std::less<>> keys;
+        std::string key;
+    };
+    [[nodiscard]] Place place() const {
+        Place at(m_source);
+        for (const auto& f : m_stack) {
+            at = f.array ? at.index(f.index) : at.key(f.key);
+        }
+        return at;
+    }
+    std::string m_source;
+    std::vector<Frame> m_stack;
+    std::optional<Place> m_duplicate;
+    bool m_too_deep = false;
+};
+
+// The quoted token of nlohmann's "number overflow parsing '1e400'".
+std::string quoted_token(std::string_view what) {
+    auto open = what.find('\'');
+    auto close = what.rfind('\'');
+    return open == std::string_view::npos || close <= open
+               ? std::string()
+               : std::string(what.substr(open + 1, close - open - 1));
+}
+
+} // namespace
+
 Result<Json> parse_json_text(std::string_view text, const std::string& source) {
+    DuplicateKeys keys(source);
+    Json::parser_callback_t callback = [&keys](int depth, Json::parse_event_t event, Json& parsed) {
+        return keys(depth, event, parsed);
+    };
     try {
-        return Json::parse(text.begin(), text.end());
+        Json j = Json::parse(text.begin(), text.end(), callback);
+        if (keys.too_deep()) {
+            return fail(source,
+                        "invalid JSON: nested deeper than " +
+                            std::to_string(DuplicateKeys::k_max_depth) + " levels",
+                        "emurun's documents nest a few levels; this is not one of them");
+        }
+        if (keys.duplicate()) {
+            return keys.duplicate()->fail("duplicate key (each key may appear once)");
+        }
+        return j;
     } catch (const Json::parse_error& e) {
-        // Convert the byte offset into line:column, which is what editors jump to.
-        std::size_t end = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-        std::size_t line =
-            1 + static_cast<std::size_t>(std::count(
-                    text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
-        std::size_t last_nl = text.rfind('\n', end == 0 ? 0 : end - 1);
-        std::size_t col = last_nl == std::string_view::npos || end == 0 ? end + 1 : end - last_nl;
         std::string why = e.what();
         if (auto p = why.find("syntax error"); p != std::string::npos) {
             why = why.substr(p);
         }
-        return fail(source + ":" + std::to_string(line) + ":" + std::to_string(col),
+        return fail(source + ":" + line_col(text, e.byte == 0 ? 0 : e.byte - 1),
                     "invalid JSON: " + why);
+    } catch (const Json::out_of_range& e) {
+        // A number past the range of a double (1e400): nlohmann gives no offset, find the token.
+        std::string token = quoted_token(e.what());
+        std::size_t at = token.empty() ? std::string_view::npos : text.find(token);
+        return fail(source + (at == std::string_view::npos ? "" : ":" + line_col(text, at)),
+                    "invalid JSON: number " + token + " is too large for a double",
+                    "numbers must lie within about +-1.8e308");
+    } catch (const Json::exception& e) {
+        return fail(source, std::string("invalid JSON: ") + e.what());
     }
 }
 
@@ -114,7 +213,12 @@ Result<std::string> get_string(const Json& value, const Place& at) {
     if (!value.is_string()) {
         return at.fail("expected a string, got " + describe(value));
     }
-    return value.get<std::string>();
+    const auto& text = value.get_ref<const std::string&>();
+    if (text.find('\0') != std::string::npos) {
+        return at.fail("contains a NUL character (\\u0000), which no command line or file name "
+                       "can hold");
+    }
+    return text;
 }
 
 Result<std::vector<std::string>> get_string_list(const Json& value, const Place& at) {
@@ -135,6 +239,44 @@ Result<double> get_number(const Json& value, const Place& at) {
     return value.get<double>();
 }
 
+Result<double> get_number_at_least(const Json& value, const Place& at, double min) {
+    auto v = EMURUN_TRY(get_number(value, at));
+    if (!(v >= min)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", min);
+        return at.fail("expected a number >= " + std::string(text) + ", got " + describe(value));
+    }
+    return v;
+}
+
+Result<std::int64_t> get_integer(const Json& value, const Place& at, std::int64_t min,
+                                 std::int64_t max) {
+    auto bad = [&] {
+        return at.fail("expected an integer from " + std::to_string(min) + " to " +
+                       std::to_string(max) + ", got " + describe(value));
+    };
+    if (value.is_number_unsigned()) {
+        auto u = value.get<std::uint64_t>();
+        return u > static_cast<std::uint64_t>(max)
+                   ? bad()
+                   : Result<std::int64_t>(static_cast<std::int64_t>(u));
+    }
+    if (value.is_number_integer()) {
+        auto i = value.get<std::int64_t>();
+        return i < min || i > max ? bad() : Result<std::int64_t>(i);
+    }
+    if (value.is_number_float()) {
+        // 2e3 is an integer written as a float; 1e300 is out of any range.
+        double d = value.get<double>();
+        if (d == std::floor(d) && d >= static_cast<double>(min) && d <= static_cast<double>(max) &&
+            d < 9.2e18) {
+            return static_cast<std::int64_t>(d);
+        }
+        return bad();
+    }
+    return at.fail("expected an integer, got " + describe(value));
+}
+
 Result<bool> get_bool(const Json& value, const Place& at) {
     if (!value.is_boolean()) {
         return at.fail("expected true or false, got " + describe(value));
@@ -143,3 +285,54 @@ Result<bool> get_bool(const Json& value, const Place& at) {
 }
 
 } // namespace emurun::util
+
+namespace emurun {
+
+std::string json_text(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+// The length of the UTF-8 sequence starting at text[i], or 0 when it is not well-formed.
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    unsigned char c = byte(i);
+    if (c < 0x80) {
+        return 1;
+    }
+    std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                    : c >= 0xe0 && c <= 0xef ? 3
+                    : c >= 0xf0 && c <= 0xf4 ? 4
+                                             : 0;
+    if (n == 0 || i + n > text.size()) {
+        return 0;
+    }
+    // The second byte's range excludes overlong forms, surrogates and code points past U+10FFFF.
+    unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (byte(i + 1) < lo || byte(i + 1) > hi) {
+        return 0;
+    }
+    for (std::size_t k = 2; k < n; ++k) {
+        if ((byte(i + k) & 0xc0) != 0x80) {
+            return 0;
+        }
+    }
+    return n;
+}
+
+} // namespace
+
+bool is_utf8(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        std::size_t n = utf8_sequence(text, i);
+        if (n == 0) {
+            return false;
+        }
+        i += n;
+    }
+    return true;
+}
+
+} // namespace emurun

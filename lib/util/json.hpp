@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -17,7 +18,8 @@ namespace emurun::util {
 
 using Json = nlohmann::json;
 
-/// Parse JSON text; a syntax error names the line and column.
+/// Parse JSON text; a syntax error names the line and column, a number too large for a double
+/// its line, column and text, a duplicate key its place ("steps[0].timeout"). Never throws.
 Result<Json> parse_json_text(std::string_view text, const std::string& source);
 
 /// Levenshtein distance, for "did you mean" hints.
@@ -52,9 +54,15 @@ class Place {
 Result<void> check_object(const Json& value, const Place& at,
                           std::initializer_list<std::string_view> allowed);
 
+/// A string without NUL characters (no argv element, path, name or variable can hold one).
 Result<std::string> get_string(const Json& value, const Place& at);
 Result<std::vector<std::string>> get_string_list(const Json& value, const Place& at);
 Result<double> get_number(const Json& value, const Place& at);
+/// A number >= `min` (NaN never passes).
+Result<double> get_number_at_least(const Json& value, const Place& at, double min);
+/// An integer within [min, max]; 4294967296 or 1e300 for an int is an error, not a wrap.
+Result<std::int64_t> get_integer(const Json& value, const Place& at, std::int64_t min,
+                                 std::int64_t max);
 Result<bool> get_bool(const Json& value, const Place& at);
 
 } // namespace emurun::util

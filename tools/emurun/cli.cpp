@@ -5,6 +5,7 @@
 #include <emurun/shim.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace emurun::cli {
@@ -64,6 +65,15 @@ int main(int argc, char** argv) {
     if (auto failure = run_if_sandbox_helper(argc, argv)) {
         std::cerr << "emurun: error: " << failure->error.message() << '\n';
         return failure->exit_code;
+    }
+    // A copy or link of emurun under another name whose shim config is gone: say so, rather than
+    // CLI11's "A subcommand is required" for what was meant to be `gcc --version`.
+    const std::string name = std::filesystem::path(argc > 0 ? argv[0] : "emurun").filename();
+    if (name.find("emurun") == std::string::npos) {
+        std::cerr << "emurun: error: started as '" << name << "': not a shim (no readable "
+                  << ".emurun-shims/" << name << ".json beside it) and not named emurun "
+                  << "(recreate the shim with 'emurun shim add', or run emurun by its name)\n";
+        return k_exit_failure;
     }
     CLI::App app{"emurun: run foreign-architecture Linux programs under QEMU user-mode emulation",
                  "emurun"};

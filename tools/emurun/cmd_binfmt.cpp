@@ -3,6 +3,7 @@
 #include "cli_common.hpp"
 
 #include <emurun/binfmt.hpp>
+#include <emurun/json.hpp>
 #include <emurun/qemu.hpp>
 
 #include <nlohmann/json.hpp>
@@ -90,7 +91,7 @@ int run_status(const BinfmtArgs& a) {
     unwrap(ensure_binfmt_mount(o));
     BinfmtTable t = unwrap(read_binfmt_table(o.mount));
     if (a.json) {
-        std::cout << binfmt_status_json(a.mount, t).dump(2) << '\n';
+        std::cout << json_text(binfmt_status_json(a.mount, t)) << '\n';
         return 0;
     }
     std::cout << "binfmt_misc at " << a.mount << ": " << (t.enabled ? "enabled" : "disabled")
@@ -107,7 +108,7 @@ int run_status(const BinfmtArgs& a) {
 int report_apply(const BinfmtApplyResult& r, const BinfmtArgs& a) {
     warn(r.warnings);
     if (a.json) {
-        std::cout << binfmt_apply_json(r).dump(2) << '\n';
+        std::cout << json_text(binfmt_apply_json(r)) << '\n';
     } else {
         std::cout << (a.dry_run ? "plan (dry run, nothing changed):\n" : "") << r.plan.describe();
     }
@@ -160,7 +161,7 @@ int run_verify(const BinfmtArgs& a) {
         results.push_back(std::move(v));
     }
     if (a.json) {
-        std::cout << binfmt_verify_json(results).dump(2) << '\n';
+        std::cout << json_text(binfmt_verify_json(results)) << '\n';
     }
     return bad ? 1 : 0;
 }

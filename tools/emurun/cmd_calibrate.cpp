@@ -3,6 +3,7 @@
 
 #include <emurun/arch.hpp>
 #include <emurun/calibrate.hpp>
+#include <emurun/json.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -44,7 +45,8 @@ int calibrate_arches(const CalibrateArgs& a) {
         }
     }
     if (a.json) {
-        std::cout << nlohmann::json{{"file", file.string()}, {"calibrations", all}}.dump(2) << '\n';
+        std::cout << json_text(nlohmann::json{{"file", file.string()}, {"calibrations", all}})
+                  << '\n';
     } else {
         std::printf("stored in %s\n", file.c_str());
     }

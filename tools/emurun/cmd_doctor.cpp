@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <emurun/doctor.hpp>
+#include <emurun/json.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +35,7 @@ void add_doctor(CLI::App& root, Action& action) {
             options.probe_sandbox = !args->no_probe;
             const DoctorReport report = diagnose(options);
             if (args->json) {
-                std::cout << doctor_json(report).dump(2) << '\n';
+                std::cout << json_text(doctor_json(report)) << '\n';
             } else {
                 std::cout << format_doctor_text(report);
             }

@@ -2,6 +2,7 @@
 #include "cli_common.hpp"
 
 #include <emurun/elf.hpp>
+#include <emurun/json.hpp>
 #include <emurun/sysroot.hpp>
 
 #include <nlohmann/json.hpp>
@@ -62,7 +63,7 @@ int run_inspect(const InspectArgs& a) {
         }
     }
     if (a.json) {
-        std::cout << all.dump(2) << '\n';
+        std::cout << json_text(all) << '\n';
     }
     return missing ? 1 : 0;
 }

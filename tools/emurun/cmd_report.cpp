@@ -2,6 +2,7 @@
 #include "cli.hpp"
 #include "cli_output.hpp"
 
+#include <emurun/json.hpp>
 #include <emurun/report.hpp>
 
 #include <nlohmann/json.hpp>
@@ -23,7 +24,7 @@ int show(const ReportArgs& a) {
     for (const auto& f : a.files) {
         Report r = unwrap(Report::load(f));
         if (a.format == "json") {
-            std::cout << r.to_json().dump(2) << '\n';
+            std::cout << json_text(r.to_json()) << '\n';
         } else if (a.format == "junit") {
             std::cout << to_junit(r);
         } else if (a.format == "markdown") {
@@ -41,7 +42,7 @@ int compare(const ReportArgs& a) {
     Report before = unwrap(Report::load(a.before));
     Report after = unwrap(Report::load(a.after));
     if (a.json) {
-        std::cout << compare_json(before, after).dump(2) << '\n';
+        std::cout << json_text(compare_json(before, after)) << '\n';
     } else {
         std::cout << compare_table(before, after);
     }

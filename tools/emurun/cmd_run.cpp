@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -32,7 +31,7 @@ struct RunArgs {
     std::string grace = "10s";
     double threshold = 10, share = 80;
     int matrix = 0;
-    bool fail_on_flag = false, quiet = false;
+    bool matrix_given = false, fail_on_flag = false, quiet = false;
 };
 
 // Step output, live: a step's stdout to emurun's stdout and its stderr to emurun's stderr, each
@@ -179,6 +178,7 @@ RunnerOptions runner_options(const RunArgs& a) {
     }
     o.rules.baseline_factor = a.threshold;
     o.rules.job_limit_share = a.share / 100;
+    unwrap(check_rules(o.rules));
     o.timeout_multiplier = unwrap(parse_timeout_multiplier(
         a.multiplier,
         a.calibration.empty() ? default_calibration_file() : std::filesystem::path(a.calibration)));
@@ -197,7 +197,9 @@ void write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
         unwrap(save_markdown(report, a.markdown));
     }
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
-        std::ofstream(summary, std::ios::app) << to_markdown(report);
+        if (auto appended = append_markdown(report, summary); !appended) {
+            spdlog::warn("GITHUB_STEP_SUMMARY: {}", appended.error().message());
+        }
     }
     if (const char* gha = std::getenv("GITHUB_ACTIONS"); gha && std::string(gha) == "true") {
         for (const auto& line : annotations(report)) {
@@ -221,11 +223,20 @@ int run_pipeline(const RunArgs& a) {
     ::sigprocmask(SIG_BLOCK, &interrupts, nullptr);
     Pipeline pipeline = unwrap(Pipeline::load(a.pipeline));
     RunnerOptions o = runner_options(a);
-    if (a.matrix > 0) {
+    if (a.matrix_given) {
         History h = o.previous ? o.previous->history() : History{};
-        std::cout << ci_matrix_json(pipeline, a.matrix, h) << '\n';
+        std::cout << unwrap(ci_matrix_json(pipeline, a.matrix, h)) << '\n';
         return 0;
     }
+    // Every output checked before the first step runs: a report that would overwrite the
+    // pipeline or a log, or a log dir the report cannot name, is refused with nothing written.
+    std::vector<std::filesystem::path> outputs{a.report};
+    for (const auto* extra : {&a.junit, &a.markdown}) {
+        if (!extra->empty()) {
+            outputs.emplace_back(*extra);
+        }
+    }
+    unwrap(check_run_outputs(pipeline, o, outputs));
     // The progress line rewrites itself with \r and ESC [K: a terminal's, unless --color=never.
     const bool tty = ::isatty(STDERR_FILENO) != 0 && terminal_controls();
     auto printer = std::make_shared<OutputPrinter>(a.jobs > 1, ci_log_from_env());
@@ -288,7 +299,10 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_flag("-q,--quiet", a->quiet,
                   "Print nothing per step: no step output, no start/finish lines (the logs, "
                   "the table and the reports keep it all)");
-    sub->callback([&action, a] { action = [a] { return run_pipeline(*a); }; });
+    sub->callback([&action, a, sub] {
+        a->matrix_given = sub->count("--matrix") > 0;
+        action = [a] { return run_pipeline(*a); };
+    });
 }
 
 } // namespace emurun::cli

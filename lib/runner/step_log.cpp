@@ -1,0 +1,127 @@
+// Step log files: one per step, never shared, and a step whose log could not be written fails.
+#include "runner/runner_internal.hpp"
+#include "util/file.hpp"
+
+#include <emurun/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <sys/stat.h>
+
+namespace emurun::detail {
+namespace {
+
+constexpr std::size_t k_max_stem = 100; // bytes of the name kept in a log's file name
+
+bool safe_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+}
+
+// FNV-1a, 64 bits: stable across machines and runs, so a log's name is predictable.
+std::uint64_t name_hash(std::string_view text) {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (char c : text) {
+        h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    }
+    return h;
+}
+
+} // namespace
+
+std::string log_file_name(std::string_view step) {
+    bool as_is = !step.empty() && step.front() != '.' && step.size() <= k_max_stem &&
+                 std::ranges::all_of(step, safe_char);
+    if (as_is) {
+        return std::string(step) + ".log";
+    }
+    std::string out = step.empty() || step.front() == '.' ? "step" : "";
+    for (char c : step.substr(0, k_max_stem)) {
+        out += safe_char(c) ? c : '_';
+    }
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "-%016" PRIx64, name_hash(step));
+    return out + hash + ".log";
+}
+
+Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::path& log_dir) {
+    if (!is_utf8(log_dir.string())) {
+        return fail("log directory " + log_dir.string(),
+                    "its name is not valid UTF-8, and the report names every log in JSON text",
+                    "choose a log directory whose path is UTF-8 (--log-dir)");
+    }
+    std::map<std::string, const std::string*> owner;
+    for (const auto& step : pipeline.steps) {
+        auto [it, fresh] = owner.emplace(log_file_name(step.name), &step.name);
+        if (!fresh) {
+            return fail("steps \"" + *it->second + "\" and \"" + step.name + "\"",
+                        "both would write the log " + (log_dir / it->first).string(),
+                        "rename one of them");
+        }
+    }
+    return {};
+}
+
+void note_log_error(StepResult& result, const Error& error) {
+    std::string why = "its log is incomplete: " + error.message();
+    if (result.status == StepStatus::passed) {
+        result.status = StepStatus::failed;
+        why = "exited 0, but " + why;
+    }
+    result.message += (result.message.empty() ? "" : "; ") + why;
+}
+
+} // namespace emurun::detail
+
+namespace emurun {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The same file: the same path once symlinks and ".." are resolved, or (existing files) the
+// same inode, which catches hard links too.
+bool same_file(const fs::path& a, const fs::path& b) {
+    std::error_code ec1, ec2;
+    auto ca = fs::weakly_canonical(fs::absolute(a, ec1), ec1);
+    auto cb = fs::weakly_canonical(fs::absolute(b, ec2), ec2);
+    if (!ec1 && !ec2 && ca == cb) {
+        return true;
+    }
+    struct stat sa {
+    }, sb{};
+    return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+} // namespace
+
+Result<void> check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
+                               std::span<const std::filesystem::path> outputs) {
+    EMURUN_TRY(detail::check_log_names(pipeline, options.log_dir));
+    const char* hint = "write the reports somewhere else (--report, --junit, --markdown)";
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const fs::path& out = outputs[i];
+        EMURUN_TRY(util::check_replaceable(out));
+        if (!pipeline.source.empty() && same_file(out, pipeline.source)) {
+            return fail("output " + out.string(), "it is the pipeline file " + pipeline.source,
+                        hint);
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (same_file(out, outputs[j])) {
+                return fail("output " + out.string(),
+                            "it is also the output " + outputs[j].string(), hint);
+            }
+        }
+        for (const auto& step : pipeline.steps) {
+            if (same_file(out, options.log_dir / detail::log_file_name(step.name))) {
+                return fail("output " + out.string(), "it is the log of step \"" + step.name + "\"",
+                            hint);
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace emurun

@@ -1,0 +1,199 @@
+#!/bin/bash
+# Hostile input through the real binary (issue 14): each part is one row group of README's
+# "Bad input" table. Every refusal is exit 125 with an error naming what, why and what to do;
+# nothing aborts (exit 134) and no run's results are lost.
+# ctest-parts: numbers utf8 merge logs fullfs multiplier sandbox_host small
+. "$(dirname "$0")/lib/common.sh"
+
+cd "$T"
+# expect_refusal LABEL NEEDLE CMD...: exit 125, NEEDLE in stderr, no abort.
+expect_refusal() {
+    local label=$1 needle=$2 rc=0
+    shift 2
+    "$@" >out.txt 2>err.txt </dev/null || rc=$?
+    if [ "$rc" -ne 125 ]; then
+        not_ok "$label: exit $rc, expected 125; stderr: $(head -c 400 err.txt)"
+    elif ! grep -qF -- "$needle" err.txt; then
+        not_ok "$label: [$needle] not in stderr: $(head -c 400 err.txt)"
+    else
+        ok "$label"
+    fi
+}
+
+report() { # report FILE WALL [EXTRA-STEP-JSON]: a one-step report with the given wall
+    cat >"$1" <<JSON
+{"schema_version": 1, "pipeline": "p", "started": "2026-01-01T00:00:00Z", "wall": $2,
+ "host_arch": "x86_64", "shard": {"index": ${4:-1}, "count": ${5:-1}}, "flags": [],
+ "steps": [{"name": "t${4:-1}", "status": "passed", "wall": 1, "user": 0, "sys": 0,
+            "exit_code": 0 ${3:-}}]}
+JSON
+}
+
+part_numbers() {
+    cat >big.json <<'JSON'
+{"name": "p", "steps": [{"name": "a", "argv": ["true"], "timeout": 1e400}]}
+JSON
+    expect_refusal "1e400 in a pipeline" "big.json:1:" "$EMURUN" run big.json
+    expect_refusal "1e400 message names the number" "number 1e400 is too large" "$EMURUN" run big.json
+    report ok.json 1
+    report huge.json 1e400
+    expect_refusal "1e400 in report show" "huge.json:1:83:" "$EMURUN" report show huge.json
+    expect_refusal "1e400 in report compare" "too large" "$EMURUN" report compare ok.json huge.json
+    expect_refusal "1e400 in report merge" "too large" "$EMURUN" report merge -o m.json huge.json
+    printf '{"name": "p", "steps": [{"name": "a", "argv": ["true"]}]}\n' >p.json
+    expect_refusal "1e400 in --previous" "too large" "$EMURUN" run p.json --previous huge.json
+    expect_refusal "1e400 in --baseline" "too large" "$EMURUN" run p.json --baseline huge.json
+    printf '{"arches": {"aarch64": {"slowdown": 1e400}}}\n' >cal.json
+    expect_refusal "1e400 in --calibration" "too large" \
+        "$EMURUN" run p.json --timeout-multiplier auto --calibration cal.json
+    printf '{"arches": {"aarch64": {"slowdown": "fast"}}}\n' >cal2.json
+    expect_refusal "a string slowdown in --calibration" "arches.aarch64.slowdown: expected a number" \
+        "$EMURUN" run p.json --timeout-multiplier auto --calibration cal2.json
+    printf '{"name": "p", "name": "q", "steps": [{"name": "a", "argv": ["true"]}]}\n' >dup.json
+    expect_refusal "duplicate keys" "dup.json: name: duplicate key" "$EMURUN" run dup.json
+}
+
+part_utf8() {
+    printf '{"name": "p", "steps": [{"name": "a", "argv": ["touch", "ran"]}]}\n' >p.json
+    expect_refusal "--log-dir that is not UTF-8" "its name is not valid UTF-8" \
+        "$EMURUN" run p.json --log-dir $'logs\xff'
+    [ ! -e ran ] && ok "nothing ran before the refusal" || not_ok "a step ran before the refusal"
+    # A pipeline in a directory whose name is not UTF-8, with an error message holding the path.
+    mkdir -p $'d\xfe'
+    printf '{"name": "p", "steps": [{"name": "a", "argv": ["true"], "cwd": "missing"}]}\n' \
+        >$'d\xfe/p.json'
+    rc=0
+    "$EMURUN" run $'d\xfe/p.json' --report r.json -q >/dev/null 2>err.txt || rc=$?
+    expect_eq "run with a non-UTF-8 path in a message exits 1" 1 "$rc"
+    if python3 -c 'import json,sys; d = json.load(open("r.json")); assert d["steps"][0]["status"] == "failed"; assert "\ufffd" in d["steps"][0]["message"], d' 2>/dev/null; then
+        ok "the report is written, bad bytes as U+FFFD"
+    else
+        not_ok "no valid report: $(head -c 300 r.json 2>&1) $(cat err.txt)"
+    fi
+    # inspect --json on an ELF whose interpreter name holds a byte >= 0x80.
+    python3 - "$EMURUN_HELPER_DIR/exit_with" elf <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+at = data.find(b'/lib64/ld-linux-x86-64.so.2')
+if at < 0:
+    at = data.find(b'ld-linux')
+data[at + 1] = 0xff
+open(sys.argv[2], 'wb').write(data)
+PY
+    rc=0
+    "$EMURUN" inspect --json elf >inspect.json 2>err.txt || rc=$?
+    if [ "$rc" -le 1 ] && python3 -c 'import json; json.load(open("inspect.json"))' 2>/dev/null; then
+        ok "inspect --json on a non-UTF-8 interpreter name (exit $rc)"
+    else
+        not_ok "inspect --json exited $rc: $(head -c 300 err.txt)"
+    fi
+}
+
+part_merge() {
+    report s1.json 1 "" 1 3
+    report s3.json 1 "" 3 3
+    report s2.json 1 "" 2 3
+    report t2.json 1 "" 2 2
+    expect_refusal "a missing shard" "shard 2 of 3 is missing" "$EMURUN" report merge -o m.json s1.json s3.json
+    [ ! -e m.json ] && ok "nothing written" || not_ok "m.json written anyway"
+    expect_refusal "a shard twice" "shard 1 of 3 is given twice" \
+        "$EMURUN" report merge -o m.json s1.json s1.json s2.json s3.json
+    expect_refusal "shards of different counts" "shards of different runs" \
+        "$EMURUN" report merge -o m.json s1.json t2.json
+    "$EMURUN" report merge -o m.json s3.json s1.json s2.json >/dev/null &&
+        ok "all three shards merge" || not_ok "all three shards did not merge"
+}
+
+part_logs() {
+    cat >p.json <<'JSON'
+{"name": "p", "steps": [
+  {"name": "a/b", "argv": ["echo", "slash"]},
+  {"name": "a_b", "argv": ["echo", "underscore"]},
+  {"name": "a b", "argv": ["echo", "space"]}]}
+JSON
+    "$EMURUN" run p.json -q --report r.json --log-dir logs >/dev/null 2>&1 || true
+    expect_eq "three steps, three logs" 3 "$(ls logs | wc -l)"
+    for word in slash underscore space; do
+        expect_eq "the $word step's log holds its own output" 1 "$(cat logs/* | grep -c "^$word\$")"
+    done
+    cp p.json p.orig
+    expect_refusal "--report equal to the pipeline" "it is the pipeline file" \
+        "$EMURUN" run p.json --report ./p.json --log-dir logs
+    cmp -s p.json p.orig && ok "the pipeline is intact" || not_ok "the pipeline was overwritten"
+    expect_refusal "--report equal to a step log" "it is the log of step \"a_b\"" \
+        "$EMURUN" run p.json --report logs/a_b.log --log-dir logs
+    expect_refusal "--junit equal to --report" "it is also the output" \
+        "$EMURUN" run p.json --report r.json --junit r.json --log-dir logs
+}
+
+part_fullfs() {
+    if ! command -v unshare >/dev/null || ! unshare -rm sh -c 'mount -t tmpfs -o size=16k t /mnt' 2>/dev/null; then
+        skip_part "no user namespace with mounts here (unshare -rm)"
+        return
+    fi
+    mkdir full
+    printf '{"name": "p", "steps": [{"name": "big", "argv": ["%s", "200000"]}]}\n' \
+        "$EMURUN_HELPER_DIR/print_bytes" >p.json
+    rc=0
+    unshare -rm sh -c 'mount -t tmpfs -o size=16k t full && exec "$@"' sh \
+        "$EMURUN" run p.json -q --report r.json --log-dir full >out.txt 2>err.txt || rc=$?
+    expect_eq "a step whose log hit a full disk fails the run" 1 "$rc"
+    if python3 -c 'import json; s = json.load(open("r.json"))["steps"][0]; assert s["status"] == "failed", s; assert "its log is incomplete" in s["message"] and "No space left" in s["message"], s' 2>/dev/null; then
+        ok "the report says the log is incomplete"
+    else
+        not_ok "report: $(head -c 500 r.json 2>&1)"
+    fi
+}
+
+part_multiplier() {
+    printf '{"name": "p", "steps": [{"name": "a", "argv": ["touch", "ran"]}]}\n' >p.json
+    for m in 1e308 inf nan 0 -2; do
+        expect_refusal "--timeout-multiplier $m" "expected a number from 0 (exclusive) to 1000" \
+            "$EMURUN" run p.json --timeout-multiplier "$m"
+    done
+    [ ! -e ran ] && ok "nothing ran" || not_ok "a step ran"
+}
+
+part_sandbox_host() {
+    host=$(uname -m)
+    if ! command -v unshare >/dev/null ||
+        ! unshare --user --map-root-user --mount sh -c \
+            'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null; then
+        skip_part "no private binfmt_misc here (kernel < 6.7 or user namespaces off)"
+        return
+    fi
+    rc=0
+    "$EMURUN" sandbox --arch "$host" -- sh -c 'echo inside' >out.txt 2>err.txt || rc=$?
+    expect_eq "sandbox --arch $host (the host's) runs the command" "0 inside" "$rc $(cat out.txt)"
+    expect_contains "and says why nothing was registered" "$(cat err.txt)" "runs natively here"
+}
+
+part_small() {
+    printf '{"name": "p", "steps": [{"name": "t", "kind": "test", "argv": ["touch", "ran"]}]}\n' >p.json
+    for n in 0 -1 100000; do
+        expect_refusal "--matrix $n" "matrix of $n shards" "$EMURUN" run p.json --matrix "$n"
+    done
+    expect_refusal "--threshold nan" "flag rule baseline factor" "$EMURUN" run p.json --threshold nan
+    expect_refusal "--threshold -1" "flag rule baseline factor" "$EMURUN" run p.json --threshold -1
+    expect_refusal "--job-limit-share 0" "flag rule job limit share" "$EMURUN" run p.json --job-limit-share 0
+    [ ! -e ran ] && ok "nothing ran" || not_ok "a step ran"
+    report both.json 1 ', "signal": 9'
+    expect_refusal "exit_code and signal" "has both exit_code and signal" "$EMURUN" report show both.json
+    mkfifo fifo
+    expect_refusal "inspect a FIFO" "a FIFO" timeout 10 "$EMURUN" inspect fifo
+    expect_refusal "run a FIFO" "a FIFO" timeout 10 "$EMURUN" run fifo
+    printf '{"name": "p", "steps": [{"name": "a", "argv": ["true"]}]}\n' >ok.json
+    rc=0
+    GITHUB_STEP_SUMMARY=fifo timeout 20 "$EMURUN" run ok.json -q --report ok-r.json >/dev/null 2>err.txt || rc=$?
+    expect_eq "GITHUB_STEP_SUMMARY naming a FIFO: no hang, a warning" "0 1" \
+        "$rc $(grep -c 'warning: GITHUB_STEP_SUMMARY: ' err.txt)"
+    expect_refusal "--report naming a FIFO" "it is a FIFO" timeout 10 "$EMURUN" run ok.json --report fifo
+    mkdir -p bin && cp "$EMURUN" bin/gcc
+    expect_refusal "emurun under another name, without a shim config" "started as 'gcc': not a shim" \
+        bin/gcc --version
+    printf '{"name": "p", "steps": [{"name": "a\\nb", "argv": ["true"]}]}\n' >nl.json
+    expect_refusal "a newline in a step name" "contains a control character (U+000A)" "$EMURUN" run nl.json
+}
+
+run_parts numbers utf8 merge logs fullfs multiplier sandbox_host small
+finish
