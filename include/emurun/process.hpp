@@ -6,6 +6,7 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -80,12 +81,31 @@ class ExitStatus {
 /// "chdir /d failed: ...", fork/pipe failures. A child that ran and failed is an ExitStatus.
 [[nodiscard]] EMURUN_EXPORT Result<ExitStatus> run_foreground(const Command& cmd);
 
+/// Why exec_replace returned: the Error, and the errno of the step that failed, so that a
+/// caller can exit as a shell does.
+struct ExecError {
+    Error error;
+    /// ENOENT also for an empty program name or one not in PATH (as execvp); EINVAL for an
+    /// empty argv.
+    int err = 0;
+    /// The shell's exit code for this failure: 127 not found (ENOENT), 126 found but not
+    /// executable (EACCES, ENOEXEC), else `otherwise`.
+    [[nodiscard]] int shell_code(int otherwise) const {
+        if (err == ENOENT) {
+            return 127;
+        }
+        return err == EACCES || err == ENOEXEC ? 126 : otherwise;
+    }
+};
+
 /// Replace this process by `cmd` (execve in place): same pid, process group, stdio, signal
 /// dispositions and mask as the caller gave emurun, so the program's exit code and fatal signal
 /// reach emurun's parent exactly (`emurun exec` when nothing has to be supervised). stdio
-/// buffers are flushed first; `cmd.cwd` is entered before the exec. Returns only on failure:
+/// buffers are flushed first; `cmd.cwd` is entered before the exec. The program is found by
+/// emurun's one PATH rule (util/path.hpp); unlike execvp(3), a file the kernel refuses with
+/// ENOEXEC (a script without "#!") is not retried under /bin/sh. Returns only on failure:
 /// "execve /x/y failed: No such file or directory", "chdir /d failed: ...", program not in PATH.
-[[nodiscard]] EMURUN_EXPORT Error exec_replace(const Command& cmd);
+[[nodiscard]] EMURUN_EXPORT ExecError exec_replace(const Command& cmd);
 
 // ---------------------------------------------------------------------------------------------
 // Many supervised children served by one poll loop (the step runner).

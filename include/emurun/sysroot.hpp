@@ -118,4 +118,9 @@ make_ld_prefix(const std::vector<ArchSysroots>& arches, const std::filesystem::p
 /// absolute); $HOME/.cache/emurun (when HOME is writable); /tmp/emurun-<uid>.
 [[nodiscard]] EMURUN_EXPORT std::filesystem::path cache_dir();
 
+/// The emurun-sysroot script that `emurun sysroot fetch` runs: the one beside this executable
+/// when that file is executable, else the bare name "emurun-sysroot", which exec_replace and
+/// run_foreground search in PATH (emurun's one PATH rule).
+[[nodiscard]] EMURUN_EXPORT std::filesystem::path sysroot_script();
+
 } // namespace emurun

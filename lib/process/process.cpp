@@ -87,19 +87,23 @@ Result<ExitStatus> run_foreground(const Command& cmd) {
     return ExitStatus::from_wait_status(status);
 }
 
-Error exec_replace(const Command& cmd) {
+ExecError exec_replace(const Command& cmd) {
     auto exec = detail::prepare_exec(cmd);
     if (!exec) {
-        return exec.error();
+        // prepare_exec fails for an empty argv (EINVAL), else for an empty name or a name not
+        // in PATH (ENOENT, as execvp says for both).
+        return {exec.error(), cmd.argv.empty() ? EINVAL : ENOENT};
     }
     const detail::PreparedExec& e = **exec;
     if (!e.cwd.empty() && ::chdir(e.cwd.c_str()) != 0) {
-        return detail::exec_failure_error(e, {detail::ExecStage::chdir, errno});
+        const int err = errno;
+        return {detail::exec_failure_error(e, {detail::ExecStage::chdir, err}), err};
     }
     std::fflush(nullptr); // what emurun printed must come out before the program's output
     ::execve(e.path.c_str(), const_cast<char* const*>(e.argv.data()),
              const_cast<char* const*>(e.envp.data()));
-    return detail::exec_failure_error(e, {detail::ExecStage::execve, errno});
+    const int err = errno;
+    return {detail::exec_failure_error(e, {detail::ExecStage::execve, err}), err};
 }
 
 } // namespace emurun

@@ -2,10 +2,10 @@
 // exec. Runs in a single-threaded process (unshare(CLONE_NEWUSER) refuses multithreaded ones).
 #include "process/spawn.hpp"
 #include "sandbox/sandbox_internal.hpp"
-#include "util/env.hpp"
 #include "util/fd.hpp"
 #include "util/file.hpp"
 
+#include <emurun/process.hpp>
 #include <emurun/sandbox.hpp>
 
 #include <spdlog/spdlog.h>
@@ -113,11 +113,12 @@ Result<void> register_entries(const SandboxPlan& plan) {
     return {};
 }
 
-SandboxFailure exec_failure(const std::string& program, int err) {
-    const int code = err == ENOENT ? 127 : err == EACCES || err == ENOEXEC ? 126 : 125;
+/// The failure of the final exec: 127 not found, 126 not executable (as a shell exits).
+SandboxFailure exec_failure(const std::string& program, const ExecError& failure) {
+    const int err = failure.err;
     return {
         system_error("execvp " + program, err, err == ENOENT ? "is it installed and in PATH?" : ""),
-        code};
+        failure.shell_code(125)};
 }
 
 /// A multithreaded caller cannot unshare a user namespace: run a fresh emurun instead.
@@ -129,10 +130,9 @@ SandboxFailure reexec_fresh(const SandboxSpec& spec, const std::vector<std::stri
     if (!fresh) {
         return {fresh.error()};
     }
-    auto cargv = util::c_pointers(*fresh);
     ::setenv(k_reexec_marker, "1", 1);
-    ::execv(cargv[0], cargv.data());
-    return {system_error("execv " + fresh->front(), errno)};
+    const auto failure = exec_replace(Command{.argv = *fresh});
+    return {system_error("execv " + fresh->front(), failure.err)};
 }
 
 } // namespace
@@ -162,10 +162,7 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
     for (const auto& [k, v] : plan->env) {
         ::setenv(k.c_str(), v.c_str(), 1);
     }
-    std::vector<std::string> args = argv;
-    auto cargv = util::c_pointers(args);
-    ::execvp(cargv[0], cargv.data());
-    return exec_failure(argv.front(), errno);
+    return exec_failure(argv.front(), exec_replace(Command{.argv = argv}));
 }
 
 SandboxFailure exec_through_host_handlers(const SandboxSpec& spec,
@@ -186,11 +183,7 @@ SandboxFailure exec_through_host_handlers(const SandboxSpec& spec,
     for (const auto& [k, v] : plan->env) {
         ::setenv(k.c_str(), v.c_str(), 1);
     }
-    std::vector<std::string> args = argv;
-    auto cargv = util::c_pointers(args);
-    std::fflush(nullptr);
-    ::execvp(cargv[0], cargv.data());
-    return exec_failure(argv.front(), errno);
+    return exec_failure(argv.front(), exec_replace(Command{.argv = argv}));
 }
 
 Result<void> probe_sandbox() {

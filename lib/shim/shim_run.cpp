@@ -5,9 +5,9 @@
 #include "util/file.hpp"
 #include "util/self.hpp"
 
+#include <emurun/process.hpp>
 #include <emurun/shim.hpp>
 
-#include <cerrno>
 #include <unistd.h>
 
 namespace emurun {
@@ -73,10 +73,12 @@ std::optional<Error> run_if_shim(int argc, char** argv) {
     }
     std::vector<std::string> args(argv, argv + argc);
     auto command = shim_command(*shim, args);
-    auto env = util::to_envp(util::with_overrides(util::current_environment(), shim->env));
     const fs::path& file = shim->native ? shim->target : shim->emulator;
-    ::execve(file.c_str(), util::c_pointers(command).data(), util::c_pointers(env).data());
-    return system_error("shim " + exe->string() + ": execve " + file.string(), errno,
+    const auto failure =
+        exec_replace(Command{.argv = std::move(command),
+                             .env = util::with_overrides(util::current_environment(), shim->env),
+                             .program = file});
+    return system_error("shim " + exe->string() + ": execve " + file.string(), failure.err,
                         "check 'emurun shim list --dir " + exe->parent_path().string() + "'");
 }
 

@@ -49,6 +49,13 @@ rc=0; "$EMURUN" sandbox --arch ppc64le -- "$F/ppc64le/probe" signal ABRT 2>/dev/
 expect_eq "death by SIGABRT is 134" 134 "$rc"
 rc=0; "$EMURUN" sandbox --arch aarch64 -- no-such-command-emurun 2>/dev/null || rc=$?
 expect_eq "command not found is 127" 127 "$rc"
+echo 'echo hi' >"$T/plain" && chmod -x "$T/plain"
+rc=0; "$EMURUN" sandbox --arch aarch64 -- "$T/plain" 2>/dev/null || rc=$?
+expect_eq "a file that is not executable is 126" 126 "$rc"
+# emurun's one PATH rule has no execvp-style retry under /bin/sh for a script without "#!".
+chmod +x "$T/plain"
+rc=0; "$EMURUN" sandbox --arch aarch64 -- "$T/plain" 2>/dev/null || rc=$?
+expect_eq "a script without #! is not run by /bin/sh: 126" 126 "$rc"
 
 # Flag P: argv[0] as the caller set it, not the path qemu was given.
 out=$("$EMURUN" sandbox --arch aarch64 -- bash -c 'exec -a my-name "$1" argv x' bash "$F/aarch64/probe")

@@ -6,7 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,11 +60,38 @@ TEST_CASE("process: exec_replace keeps the pid and passes exit codes and signals
 
 TEST_CASE("process: exec_replace returns an Error when it cannot exec") {
     auto missing = exec_replace(Command{.argv = {"/nonexistent/emurun-nope"}});
-    CHECK(missing.message().starts_with(
+    CHECK(missing.error.message().starts_with(
         "execve /nonexistent/emurun-nope failed: No such file or directory"));
+    CHECK(missing.shell_code(125) == 127);
     auto nopath = exec_replace(Command{.argv = {"emurun-no-such-program-xyz"}});
-    CHECK(nopath.message().find("not found") != std::string::npos);
+    CHECK(nopath.error.message().find("not found") != std::string::npos);
+    CHECK(nopath.err == ENOENT);
+    CHECK(nopath.shell_code(125) == 127);
     auto badcwd =
         exec_replace(Command{.argv = {helper("exit_with").string()}, .cwd = "/nonexistent/dir"});
-    CHECK(badcwd.message().starts_with("chdir /nonexistent/dir failed"));
+    CHECK(badcwd.error.message().starts_with("chdir /nonexistent/dir failed"));
+    CHECK(badcwd.err == ENOENT);
+    auto empty = exec_replace(Command{.argv = {}});
+    CHECK(empty.err == EINVAL);
+    CHECK(empty.shell_code(125) == 125);
+}
+
+TEST_CASE("process: exec_replace fails with 126 for a file that is not executable, and does not "
+          "run a script without #! under /bin/sh (unlike execvp)") {
+    const auto dir = emurun::test::testdir("replace_126");
+    const auto plain = dir / "plain.txt";
+    std::ofstream(plain) << "echo hi\n";
+    auto refused = exec_replace(Command{.argv = {plain.string()}});
+    CHECK(refused.err == EACCES);
+    CHECK(refused.shell_code(125) == 126);
+
+    const auto script = dir / "no_shebang.sh";
+    std::ofstream(script) << "exit 7\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    auto [pid, status] = replaced_child(Command{.argv = {script.string()}});
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 126); // the helper's code when exec_replace returned
+    auto noexec = exec_replace(Command{.argv = {script.string()}});
+    CHECK(noexec.err == ENOEXEC);
+    CHECK(noexec.shell_code(125) == 126);
 }

@@ -44,7 +44,7 @@ int run_exec(const ExecArgs& a) {
     for (const auto& n : plan.notes) {
         spdlog::debug("{}", n);
     }
-    throw Failure(exec_replace(launch_command(plan, current_environment())));
+    throw Failure(exec_replace(launch_command(plan, current_environment())).error);
 }
 
 } // namespace

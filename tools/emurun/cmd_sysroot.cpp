@@ -2,13 +2,12 @@
 #include "cli_common.hpp"
 
 #include <emurun/elf.hpp>
+#include <emurun/process.hpp>
 #include <emurun/sysroot.hpp>
 
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <unistd.h>
 
 namespace emurun::cli {
 namespace {
@@ -53,19 +52,11 @@ int sysroot_check(const SysrootArgs& a) {
 /// `emurun sysroot fetch ...` is the emurun-sysroot script (apt and dpkg do the work); exec it
 /// from beside this binary or from PATH.
 int sysroot_fetch(const SysrootArgs& a) {
-    std::error_code ec;
-    const fs::path beside = fs::read_symlink("/proc/self/exe", ec).parent_path() / "emurun-sysroot";
-    const std::string script =
-        ::access(beside.c_str(), X_OK) == 0 ? beside.string() : "emurun-sysroot";
+    const std::string script = sysroot_script().string();
     std::vector<std::string> args{script, "fetch"};
     args.insert(args.end(), a.fetch_args.begin(), a.fetch_args.end());
-    std::vector<char*> argv;
-    for (auto& s : args) {
-        argv.push_back(s.data());
-    }
-    argv.push_back(nullptr);
-    ::execvp(script.c_str(), argv.data());
-    throw Failure(Error{"exec " + script, std::strerror(errno),
+    const auto failure = exec_replace(Command{.argv = std::move(args)});
+    throw Failure(Error{"exec " + script, std::strerror(failure.err),
                         "install emurun-sysroot (tools/emurun-sysroot) next to emurun or in PATH"});
 }
 
