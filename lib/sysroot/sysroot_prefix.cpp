@@ -11,8 +11,6 @@
 #include "sysroot/sysroot_internal.hpp"
 #include "util/cache.hpp"
 #include "util/file.hpp"
-#include "util/path.hpp"
-#include "util/self.hpp"
 
 #include <emurun/sysroot.hpp>
 
@@ -181,17 +179,6 @@ Result<void> publish(const fs::path& base, const std::string& key, const std::st
 
 fs::path cache_dir() {
     return util::cache_dir();
-}
-
-fs::path sysroot_script() {
-    constexpr const char* k_name = "emurun-sysroot";
-    if (auto self = util::self_exe()) {
-        const fs::path beside = self->parent_path() / k_name;
-        if (util::is_executable_file(beside)) {
-            return beside;
-        }
-    }
-    return k_name;
 }
 
 Result<fs::path> make_ld_prefix(const std::vector<ArchSysroots>& arches, const fs::path& cache) {

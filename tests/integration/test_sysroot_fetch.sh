@@ -1,7 +1,9 @@
 #!/bin/bash
-# `emurun sysroot fetch` becomes the emurun-sysroot script (exec in place, so its exit code is
-# emurun's): the one beside the emurun binary when executable, else the one found by emurun's
-# PATH rule; neither: a clear error naming the script.
+# `emurun sysroot fetch|source|build-dep` parse their options and become the emurun-sysroot script (exec in
+# place, so its exit code is emurun's): the one beside the emurun binary when executable, else the
+# one found by emurun's PATH rule; neither: a clear error naming the script. `sysroot check
+# --sysroot DIR FILE` checks FILE, not DIR/usr/bin. A fake script records what it was given, so
+# this needs no network.
 . "$(dirname "$0")/lib/common.sh"
 
 mkdir -p "$T/bin" "$T/path" "$T/empty"
@@ -16,20 +18,66 @@ cat >"$T/path/emurun-sysroot" <<'SH'
 printf 'path:'; printf '[%s]' "$@"; echo; exit 4
 SH
 chmod +x "$T/path/emurun-sysroot"
+P="$T/path:/usr/bin:/bin"
 
-rc=0; out=$(PATH="$T/path:/usr/bin:/bin" "$T/bin/emurun" sysroot fetch --arch x pkg) || rc=$?
-expect_eq "the script beside emurun wins" "beside:[fetch][--arch][x][pkg]" "$out"
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot fetch --arch aarch64 --dir "$T/sr" zlib1g-dev) || rc=$?
+expect_eq "the script beside emurun wins; the arch is Debian's name" \
+    "beside:[fetch][--arch][arm64][--dir][$T/sr][--][zlib1g-dev]" "$out"
 expect_eq "its exit code is emurun's" 3 "$rc"
 
+rc=0
+out=$(PATH=$P "$T/bin/emurun" sysroot fetch zlib1g-dev --dir D --refresh --arch ppc64el \
+    --mirror http://m/debian --suite trixie --cache C libpng-dev) || rc=$?
+expect_eq "options and packages in any order, every option passed on" \
+    "beside:[fetch][--arch][ppc64el][--dir][D][--cache][C][--mirror][http://m/debian][--suite][trixie][--refresh][--][zlib1g-dev][libpng-dev]" \
+    "$out"
+
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot source --dir S expat) || rc=$?
+expect_eq "source: its options and the one package" "beside:[source][--dir][S][--][expat]" "$out"
+
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot build-dep --arch s390x --dir B --profiles nocheck libpng1.6) || rc=$?
+expect_eq "build-dep: arch, dir, profiles and the one source package" \
+    "beside:[build-dep][--arch][s390x][--dir][B][--profiles][nocheck][--][libpng1.6]" "$out"
+
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot source --dir S expat zlib 2>&1) || rc=$?
+expect_eq "source with two packages is a usage error" 2 "$rc"
+
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot fetch --dir D zlib1g-dev 2>&1) || rc=$?
+expect_eq "fetch without --arch is a usage error" 2 "$rc"
+expect_contains "which names --arch" "$out" "--arch"
+
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot fetch --arch vax --dir D zlib1g-dev 2>&1) || rc=$?
+expect_eq "an unknown arch is emurun's failure" 125 "$rc"
+expect_contains "it names the arch" "$out" "vax"
+expect_contains "and why" "$out" "not an architecture emurun knows"
+
+out=$("$T/bin/emurun" sysroot fetch --help)
+for o in --arch --dir --mirror --suite --cache --refresh; do
+    expect_contains "fetch --help lists $o" "$out" "$o"
+done
+out=$("$T/bin/emurun" sysroot source --help)
+expect_contains "source --help lists --dir" "$out" "--dir"
+out=$("$T/bin/emurun" sysroot build-dep --help)
+expect_contains "build-dep --help lists --profiles" "$out" "--profiles"
+
 chmod -x "$T/bin/emurun-sysroot"
-rc=0; out=$(PATH="$T/path:/usr/bin:/bin" "$T/bin/emurun" sysroot fetch a) || rc=$?
-expect_eq "a non-executable one beside is passed over for PATH" "path:[fetch][a]" "$out"
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot fetch --arch s390x --dir D a) || rc=$?
+expect_eq "a non-executable one beside is passed over for PATH" \
+    "path:[fetch][--arch][s390x][--dir][D][--][a]" "$out"
 expect_eq "the PATH script's exit code" 4 "$rc"
 
-rc=0; out=$(PATH="$T/empty" "$T/bin/emurun" sysroot fetch a 2>&1) || rc=$?
+rc=0; out=$(PATH="$T/empty" "$T/bin/emurun" sysroot fetch --arch s390x --dir D a 2>&1) || rc=$?
 expect_contains "none found: the error names the script" "$out" \
     "exec emurun-sysroot: No such file or directory"
 expect_contains "and says what to do" "$out" "install emurun-sysroot"
-[ "$rc" -ne 0 ] && ok "none found fails (rc $rc)" || not_ok "none found exited 0"
+expect_eq "none found is emurun's failure" 125 "$rc"
+
+# check: FILE after --sysroot DIR is a program to check, and --sysroot repeats.
+rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/empty" --sysroot / "$EMURUN") || rc=$?
+expect_contains "check --sysroot DIR FILE checks FILE" "$out" "$EMURUN: ok ("
+expect_eq "and exits 0 when it resolves" 0 "$rc"
+rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/empty" "$EMURUN") || rc=$?
+expect_contains "a sysroot without FILE's libraries: FILE is reported" "$out" "$EMURUN: "
+expect_eq "and check exits 1" 1 "$rc"
 
 finish

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 using namespace emurun;

@@ -17,7 +17,6 @@ namespace fs = std::filesystem;
 struct SysrootArgs {
     std::vector<std::string> sysroots;
     std::vector<std::string> files;
-    std::vector<std::string> fetch_args;
 };
 
 /// `emurun sysroot check`: foreign ldd of each file (or every ELF program in SYSROOT/usr/bin
@@ -49,15 +48,62 @@ int sysroot_check(const SysrootArgs& a) {
     return missing == 0 ? 0 : 1;
 }
 
-/// `emurun sysroot fetch ...` is the emurun-sysroot script (apt and dpkg do the work); exec it
-/// from beside this binary or from PATH.
-int sysroot_fetch(const SysrootArgs& a) {
-    const std::string script = sysroot_script().string();
-    std::vector<std::string> args{script, "fetch"};
-    args.insert(args.end(), a.fetch_args.begin(), a.fetch_args.end());
-    const auto failure = exec_replace(Command{.argv = std::move(args)});
+/// `emurun sysroot fetch|source|build-dep` become the emurun-sysroot script (apt and dpkg do
+/// the work), so its exit code is emurun's.
+int sysroot_script_run(const SysrootRequest& request) {
+    auto argv = unwrap(sysroot_tool_argv(request, sysroot_script()));
+    const std::string script = argv.front();
+    const auto failure = exec_replace(Command{.argv = std::move(argv)});
     throw Failure(Error{"exec " + script, std::strerror(failure.err),
                         "install emurun-sysroot (tools/emurun-sysroot) next to emurun or in PATH"});
+}
+
+/// The options every script action takes.
+void add_script_options(CLI::App& sub, SysrootRequest& r) {
+    sub.add_option("--dir", r.dir, "Directory the files go into (created if missing)")->required();
+    sub.add_option("--mirror", r.mirror, "Debian mirror URI (default: the host's, from /etc/apt)");
+    sub.add_option("--suite", r.suite, "Debian release (default: the host's, e.g. bookworm)");
+    sub.add_option("--cache", r.cache,
+                   "apt cache directory (default: $XDG_CACHE_HOME/emurun/apt, else "
+                   "~/.cache/emurun/apt)");
+    sub.add_flag("--refresh", r.refresh, "Update the package lists even when they are recent");
+}
+
+/// One script action as a subcommand: `op` is set when the subcommand is the one given.
+CLI::App* add_script_action(CLI::App& sysroot, Action& action, SysrootOp op, const char* name,
+                            const char* help) {
+    auto r = std::make_shared<SysrootRequest>();
+    r->op = op;
+    auto* sub = sysroot.add_subcommand(name, help);
+    if (op != SysrootOp::source) {
+        sub->add_option("--arch", r->arch, "Target arch: Debian or emurun name (arm64, aarch64)")
+            ->required();
+    }
+    add_script_options(*sub, *r);
+    if (op == SysrootOp::build_dep) {
+        sub->add_option("--profiles", r->profiles, "Build profiles, e.g. nocheck,cross");
+    }
+    const char* what = op == SysrootOp::fetch    ? "Debian binary packages, e.g. zlib1g-dev"
+                       : op == SysrootOp::source ? "Debian source package, e.g. zlib or zlib=VER"
+                                                 : "Source package name or a source directory";
+    auto* packages = sub->add_option("packages", r->packages, what)->required();
+    if (op != SysrootOp::fetch) {
+        packages->expected(1);
+    }
+    sub->callback([r, &action] { action = [r] { return sysroot_script_run(*r); }; });
+    return sub;
+}
+
+void add_sysroot_script(CLI::App& sysroot, Action& action) {
+    add_script_action(sysroot, action, SysrootOp::fetch, "fetch",
+                      "Download Debian packages and their dependencies for an arch and unpack "
+                      "them into a sysroot (host apt state untouched)");
+    add_script_action(sysroot, action, SysrootOp::source, "source",
+                      "Download and unpack a Debian source package (PKG or PKG=VERSION) into "
+                      "DIR; prints its directory");
+    add_script_action(sysroot, action, SysrootOp::build_dep, "build-dep",
+                      "Unpack the build-dependencies of a source package (or a source dir with "
+                      "debian/control) for an arch into a sysroot");
 }
 
 } // namespace
@@ -68,19 +114,13 @@ void add_sysroot(CLI::App& root, Action& action) {
     sub->require_subcommand(1);
     auto* check = sub->add_subcommand(
         "check", "Report, per program, whether its loader and libraries resolve in the sysroots");
-    check->add_option("--sysroot", a->sysroots, "Sysroot directory (repeatable)")->required();
+    // One directory per --sysroot, so that `--sysroot DIR FILE` leaves FILE a program.
+    check->add_option("--sysroot", a->sysroots, "Sysroot directory (repeatable)")
+        ->required()
+        ->allow_extra_args(false);
     check->add_option("files", a->files, "Programs (default: every ELF in SYSROOT/usr/bin, /bin)");
     check->callback([a, &action] { action = [a] { return sysroot_check(*a); }; });
-    auto* fetch = sub->add_subcommand(
-        "fetch", "Download Debian packages for an arch into a sysroot: --arch A --dir D PKG...");
-    fetch->allow_extras();
-    fetch->prefix_command();
-    fetch->callback([a, &action, fetch] {
-        for (const auto& x : fetch->remaining()) {
-            a->fetch_args.push_back(x);
-        }
-        action = [a] { return sysroot_fetch(*a); };
-    });
+    add_sysroot_script(*sub, action);
 }
 
 } // namespace emurun::cli
