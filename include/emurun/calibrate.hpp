@@ -7,6 +7,8 @@
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -14,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace emurun {
 
@@ -70,5 +73,10 @@ struct CalibrateOptions {
 /// Merge one measurement into a calibration file (atomically).
 [[nodiscard]] EMURUN_EXPORT Result<void> store_calibration(const std::filesystem::path& file,
                                                            const Calibration& c);
+
+/// The `emurun calibrate --json` document (README): {file, calibrations: [{arch,
+/// native_seconds, emulated_seconds, slowdown}]}, the measurements in the order given.
+[[nodiscard]] EMURUN_EXPORT nlohmann::json
+calibration_json(const std::filesystem::path& file, const std::vector<Calibration>& calibrations);
 
 } // namespace emurun

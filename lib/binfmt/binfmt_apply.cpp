@@ -71,7 +71,7 @@ Result<void> Applier::raw_register(const BinfmtEntry& e) {
     } else if (x.why == std::strerror(EINVAL) && e.flags.fix_binary &&
                (major < 4 || (major == 4 && minor < 8))) {
         x.hint = "kernel " + std::to_string(major) + "." + std::to_string(minor) +
-                 " predates the F flag (Linux 4.8); drop F with --flags P";
+                 " predates the F flag (Linux 4.8); register without F (option flags: P)";
     } else if (x.why == std::strerror(ENOENT) && e.flags.fix_binary) {
         x.hint = "with F the kernel opens the interpreter now: it must exist at that path";
     }
@@ -179,8 +179,8 @@ Error conflict_error(const BinfmtPlan& plan) {
     details.resize(details.size() - 2);
     return Error{"register " + names,
                  "another entry is registered under the same name (" + details + ")",
-                 "it was left untouched and nothing was registered; use --replace to replace it, "
-                 "or unregister it first"};
+                 "it was left untouched and nothing was registered; replace it on purpose (option "
+                 "replace), or unregister it first"};
 }
 
 // C and O only with their explicit opt-in: a library caller cannot register them by accident.
@@ -226,7 +226,7 @@ void restore_warnings(const BinfmtPlan& plan, BinfmtWarnings& warnings) {
             warnings.push_back(show(i.current->name) + " is registered again by " + f.string() +
                                " at boot or when systemd-binfmt/binfmt-support restarts, which "
                                "undoes this replacement; remove that file, or keep the "
-                               "existing entry (register without --replace)");
+                               "existing entry (register without replacing)");
         }
     }
 }

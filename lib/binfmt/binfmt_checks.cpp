@@ -82,10 +82,10 @@ Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& 
         int err = errno;
         return std::unexpected(system_error(
             "stat " + interp.string(), err,
-            flags.fix_binary
-                ? "with F the kernel opens it at registration: it must exist "
-                  "(apt-get install qemu-user-static)"
-                : "apt-get install qemu-user-static, or give the path with --interpreter"));
+            flags.fix_binary ? "with F the kernel opens it at registration: it must exist "
+                               "(apt-get install qemu-user-static)"
+                             : "apt-get install qemu-user-static, or give the interpreter's "
+                               "path (option interpreter)"));
     }
     if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR)) {
         return fail(what, "not an executable regular file", "point to the qemu-<arch> binary");
@@ -148,8 +148,8 @@ BinfmtWarnings binfmt_environment_warnings() {
         if (std::filesystem::exists(p, ec)) {
             out.push_back(std::string("systemd-binfmt is present (") + p +
                           "): restarting systemd-binfmt.service flushes every binfmt_misc entry, "
-                          "these included; persist them with 'emurun binfmt export --binfmt-d "
-                          "/etc/binfmt.d'");
+                          "these included; persist them as binfmt.d files in /etc/binfmt.d "
+                          "('emurun binfmt export')");
             break;
         }
     }

@@ -43,7 +43,7 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, bool is_di
     util::UniqueFd fd(::open(path.c_str(), flags, 0644));
     if (!fd) {
         return std::unexpected(system_error("open lock " + path.string(), errno,
-                                            "choose another lock file with --lock-file"));
+                                            "choose another lock file (option lock_file)"));
     }
     while (::flock(fd.get(), LOCK_EX) != 0) {
         if (errno != EINTR) {
@@ -117,9 +117,9 @@ Result<BinfmtTable> read_binfmt_table(const std::filesystem::path& mount) {
     BinfmtTable table;
     auto status = util::read_file(mount / "status");
     if (!status) {
-        return std::unexpected(
-            Error{status.error().what, status.error().why,
-                  "is binfmt_misc mounted there? (emurun binfmt status --mount DIR)"});
+        return std::unexpected(Error{status.error().what, status.error().why,
+                                     "is binfmt_misc mounted there? name the directory where it "
+                                     "is (option mount)"});
     }
     table.enabled = status->starts_with("enabled");
     std::error_code ec;

@@ -1,8 +1,10 @@
 // Pure parts of binfmt: plans (wanted vs current), the arch table's entries, and the two
 // persistence formats (systemd binfmt.d, Debian update-binfmts).
 #include "binfmt/binfmt_text.hpp"
+#include "util/file.hpp"
 
 #include <emurun/binfmt.hpp>
+#include <emurun/binfmt_files.hpp>
 
 #include <algorithm>
 
@@ -297,6 +299,33 @@ Result<BinfmtEntry> parse_update_binfmts(std::string_view name, std::string_view
         return fail(what, e.error().why, e.error().hint);
     }
     return e;
+}
+
+Result<std::vector<BinfmtEntry>> read_binfmt_file(const std::filesystem::path& file) {
+    constexpr std::size_t k_max_bytes = 1 << 20; // a binfmt.d file is a few lines
+    const auto text = EMURUN_TRY(util::read_file(file, k_max_bytes));
+    auto named = [&](const Error& e) { return fail(file.string() + ": " + e.what, e.why, e.hint); };
+    if (file.extension() == ".conf") {
+        auto entries = parse_binfmt_d(text);
+        if (!entries) {
+            return named(entries.error());
+        }
+        return entries;
+    }
+    auto entry = parse_update_binfmts(file.filename().string(), text);
+    if (!entry) {
+        return named(entry.error());
+    }
+    return std::vector{std::move(*entry)};
+}
+
+Result<std::filesystem::path> export_binfmt_file(const BinfmtEntry& entry, BinfmtFileFormat format,
+                                                 const std::filesystem::path& dir) {
+    const bool conf = format == BinfmtFileFormat::binfmt_d;
+    const auto text = EMURUN_TRY(conf ? format_binfmt_d({entry}) : format_update_binfmts(entry));
+    const auto file = dir / (conf ? entry.name + ".conf" : entry.name);
+    EMURUN_TRY(util::write_file_atomic(file, text));
+    return file;
 }
 
 } // namespace emurun

@@ -75,7 +75,8 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
     const std::string id = "binfmt.entry." + e.name;
     const std::string head = e.name + " (" + arch.name + ", " + e.interpreter + ", flags " +
                              (e.flags.to_string().empty() ? "none" : e.flags.to_string()) + ")";
-    const std::string replace = "emurun binfmt register --replace " + arch.name;
+    const std::string replace = "put emurun's entry in its place: 'emurun binfmt register " +
+                                arch.name + "' (option replace)";
     if (auto why = wrong_qemu(e, arch)) {
         return {id, CheckStatus::fail, head + *why, replace};
     }

@@ -27,7 +27,7 @@ void judge_kernel(const DoctorFacts& f, Checks& out) {
     } else if (!v->at_least(4, 8)) {
         add(out, "kernel", CheckStatus::warn,
             "Linux " + f.kernel_release + ": no binfmt F flag (needs 4.8), no sandbox (needs 6.7)",
-            "upgrade the kernel; until then register without F: emurun binfmt register --flags P");
+            "upgrade the kernel; until then register without F (flags P)");
     } else if (!v->at_least(6, 7)) {
         add(out, "kernel", CheckStatus::warn,
             "Linux " + f.kernel_release +

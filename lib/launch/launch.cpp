@@ -140,7 +140,7 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
     if (req.arch != nullptr && req.arch != elf->arch) {
         return fail("cannot run " + program->string() + " as " + req.arch->name,
                     "the file is a " + elf->arch->name + " program",
-                    "drop --arch or use --arch " + elf->arch->name);
+                    "ask for no arch, or for " + elf->arch->name + " (option arch)");
     }
     if (runs_natively(*elf->arch)) {
         return native_plan(req, *program, elf->arch);

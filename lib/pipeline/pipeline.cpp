@@ -142,7 +142,7 @@ Result<Shard> parse_shard(std::string_view text) {
     auto slash = text.find('/');
     auto bad = [&] {
         return fail("shard \"" + std::string(text) + "\"", "expected K/N with 1 <= K <= N",
-                    "e.g. --shard 2/4 runs the second of four shards");
+                    "e.g. 2/4 runs the second of four shards");
     };
     if (slash == std::string_view::npos) {
         return bad();

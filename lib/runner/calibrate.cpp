@@ -99,7 +99,7 @@ Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::pa
     auto text = util::read_file(file);
     if (!text) {
         return fail("read calibration " + file.string(), text.error().why,
-                    "run 'emurun calibrate --arch A' first");
+                    "calibrate each arch first ('emurun calibrate')");
     }
     auto j = EMURUN_TRY(util::parse_json_text(*text, file.string()));
     std::map<std::string, double, std::less<>> out;
@@ -149,6 +149,18 @@ Result<void> store_calibration(const fs::path& file, const Calibration& c) {
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
     return util::write_file_atomic(file, json_text(j) + "\n");
+}
+
+nlohmann::json calibration_json(const fs::path& file,
+                                const std::vector<Calibration>& calibrations) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& c : calibrations) {
+        all.push_back({{"arch", c.arch},
+                       {"native_seconds", c.native_seconds},
+                       {"emulated_seconds", c.emulated_seconds},
+                       {"slowdown", c.slowdown()}});
+    }
+    return {{"file", file.string()}, {"calibrations", std::move(all)}};
 }
 
 Result<TimeoutMultiplier> parse_timeout_multiplier(std::string_view text,

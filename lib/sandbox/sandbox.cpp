@@ -56,9 +56,9 @@ Result<std::vector<ArchSysroots>> sysroots_per_arch(const SandboxSpec& spec) {
             }
         }
         if (!used) {
-            return fail(
-                "sysroot " + s.dir.string(), "holds no libc.so.6 of " + arch_list(spec.arches),
-                "name its arch: --sysroot ARCH=DIR, or give the sysroot of a requested arch");
+            return fail("sysroot " + s.dir.string(),
+                        "holds no libc.so.6 of " + arch_list(spec.arches),
+                        "name its arch with it, or give the sysroot of a requested arch");
         }
     }
     for (auto& as : out) {
@@ -77,8 +77,8 @@ Result<void> plan_prefix(const SandboxSpec& spec, SandboxPlan& plan) {
         if (as.sysroots.empty()) {
             plan.notes.push_back("no sysroot for " + as.arch->name + ": only static " +
                                  as.arch->name + " binaries run (apt-get install libc6-" +
-                                 as.arch->debian + "-cross, or --sysroot " + as.arch->name +
-                                 "=DIR)");
+                                 as.arch->debian + "-cross, or give a sysroot for " +
+                                 as.arch->name + ")");
         } else {
             with.push_back(std::move(as));
         }
@@ -97,7 +97,7 @@ Result<void> plan_prefix(const SandboxSpec& spec, SandboxPlan& plan) {
 Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
     if (spec.arches.empty()) {
         return fail("emurun sandbox", "no arch requested",
-                    "name one or more: --arch aarch64,s390x");
+                    "name one or more, e.g. aarch64 and s390x");
     }
     SandboxPlan plan;
     BinfmtFlags flags;
@@ -132,7 +132,7 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
 Result<SandboxPlan> plan_host_handlers(const SandboxSpec& spec) {
     if (spec.arches.empty()) {
         return fail("emurun sandbox", "no arch requested",
-                    "name one or more: --arch aarch64,s390x");
+                    "name one or more, e.g. aarch64 and s390x");
     }
     SandboxPlan plan;
     EMURUN_TRY(plan_prefix(spec, plan));

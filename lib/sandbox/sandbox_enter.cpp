@@ -139,7 +139,8 @@ SandboxFailure reexec_fresh(const SandboxSpec& spec, const std::vector<std::stri
 
 SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::string>& argv) {
     if (argv.empty()) {
-        return {Error{"emurun sandbox", "no command given", "emurun sandbox --arch A -- CMD ARGS"},
+        return {Error{"emurun sandbox", "no command given",
+                      "give the command to run and its arguments"},
                 2};
     }
     auto plan = plan_sandbox(spec);

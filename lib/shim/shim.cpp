@@ -137,7 +137,7 @@ Result<void> remove_shim(const fs::path& dir, const std::string& name) {
     const fs::path sidecar = sidecar_path(shim);
     if (::access(sidecar.c_str(), F_OK) != 0) {
         return fail("remove shim " + name, "no shim of that name in " + dir.string(),
-                    "see 'emurun shim list --dir " + dir.string() + "'");
+                    "see which shims it holds ('emurun shim list')");
     }
     if (::unlink(shim.c_str()) != 0 && errno != ENOENT) {
         return std::unexpected(system_error("unlink " + shim.string(), errno));
@@ -185,7 +185,7 @@ Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
     return fail("find the shim launcher",
                 std::string(k_launcher_name) + " is neither beside " + emurun.string() +
                     " nor at " + (dir / EMURUN_LAUNCHER_FROM_BIN).lexically_normal().string(),
-                "reinstall emurun, or pass the launcher's path (shim add --launcher)");
+                "reinstall emurun, or name the launcher's path (option launcher)");
 }
 
 } // namespace emurun

@@ -79,7 +79,8 @@ std::optional<Error> run_if_shim(int argc, char** argv) {
                              .env = util::with_overrides(util::current_environment(), shim->env),
                              .program = file});
     return system_error("shim " + exe->string() + ": execve " + file.string(), failure.err,
-                        "check 'emurun shim list --dir " + exe->parent_path().string() + "'");
+                        "check the shims of " + exe->parent_path().string() +
+                            " ('emurun shim list')");
 }
 
 std::map<std::string, std::string> shim_environment(const fs::path& dir,

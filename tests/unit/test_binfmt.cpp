@@ -1,5 +1,6 @@
 // binfmt: the kernel's syntax, entry files, plans and persistence formats (pure; no mount).
 #include <emurun/binfmt.hpp>
+#include <emurun/binfmt_files.hpp>
 
 #include "testdir.hpp"
 
@@ -414,4 +415,31 @@ TEST_CASE("binfmt apply and verify JSON: the plan item by item, ok only when eve
           R"({"arches":[{"arch":"aarch64","detail":"fine","ok":true},)"
           R"({"arch":"s390x","detail":"no handler","ok":false}],"ok":false})");
     CHECK(binfmt_verify_json({{"aarch64", true, "fine"}})["ok"] == true);
+}
+
+TEST_CASE("binfmt files: export writes one file per entry, import reads it back by its name") {
+    const auto dir = test::testdir("binfmt_files");
+    auto e = parse_binfmt_line(":qemu-x:M::\\x7fELF::/usr/bin/qemu-x-static:PF");
+    REQUIRE(e);
+    auto conf = export_binfmt_file(*e, BinfmtFileFormat::binfmt_d, dir);
+    REQUIRE(conf);
+    CHECK(*conf == dir / "qemu-x.conf");
+    auto deb = export_binfmt_file(*e, BinfmtFileFormat::update_binfmts, dir);
+    REQUIRE(deb);
+    CHECK(*deb == dir / "qemu-x");
+    for (const auto& file : {*conf, *deb}) {
+        auto back = read_binfmt_file(file);
+        REQUIRE(back);
+        REQUIRE(back->size() == 1);
+        CHECK(back->front() == *e);
+    }
+    auto missing = read_binfmt_file(dir / "none.conf");
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().message().find("none.conf") != std::string::npos);
+    const auto bad_file = test::write_file("bad.conf", "# a comment\n:broken\n");
+    auto bad = read_binfmt_file(bad_file);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().what.starts_with(bad_file.string() + ": "));
+    CHECK(bad.error().what.find("line 2") != std::string::npos);
+    CHECK_FALSE(export_binfmt_file(*e, BinfmtFileFormat::binfmt_d, dir / "no-such-dir"));
 }

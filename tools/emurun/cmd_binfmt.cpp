@@ -3,15 +3,16 @@
 #include "cli_common.hpp"
 
 #include <emurun/binfmt.hpp>
+#include <emurun/binfmt_files.hpp>
 #include <emurun/json.hpp>
 #include <emurun/qemu.hpp>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
+#include <algorithm>
 #include <iostream>
-#include <sstream>
+#include <iterator>
 
 namespace emurun::cli {
 namespace {
@@ -166,16 +167,6 @@ int run_verify(const BinfmtArgs& a) {
     return bad ? 1 : 0;
 }
 
-void write_text(const std::filesystem::path& p, const std::string& text) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f.flush()) {
-        throw Failure(Error{"write " + p.string(), "cannot write the file",
-                            "check the directory exists and is writable"});
-    }
-    std::cout << "wrote " << p.string() << '\n';
-}
-
 int run_export(const BinfmtArgs& a) {
     if (a.binfmt_d.empty() == a.update_binfmts.empty()) {
         throw Failure(Error{"emurun binfmt export",
@@ -193,14 +184,12 @@ int run_export(const BinfmtArgs& a) {
     for (const auto& n : entry_names(a.targets)) {
         entries.push_back(unwrap(read_binfmt_entry(a.mount, n)));
     }
+    const bool conf = !a.binfmt_d.empty();
+    const auto format = conf ? BinfmtFileFormat::binfmt_d : BinfmtFileFormat::update_binfmts;
     for (const auto& e : entries) {
-        if (!a.binfmt_d.empty()) {
-            write_text(std::filesystem::path(a.binfmt_d) / (e.name + ".conf"),
-                       unwrap(format_binfmt_d({e})));
-        } else {
-            write_text(std::filesystem::path(a.update_binfmts) / e.name,
-                       unwrap(format_update_binfmts(e)));
-        }
+        const auto file =
+            unwrap(export_binfmt_file(e, format, conf ? a.binfmt_d : a.update_binfmts));
+        std::cout << "wrote " << file.string() << '\n';
     }
     return 0;
 }
@@ -208,20 +197,7 @@ int run_export(const BinfmtArgs& a) {
 int run_import(const BinfmtArgs& a) {
     std::vector<BinfmtEntry> wanted;
     for (const auto& file : a.targets) {
-        std::ifstream in(file, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        if (!in) {
-            throw Failure(Error{"read " + file, "cannot read the file", ""});
-        }
-        std::filesystem::path p(file);
-        if (p.extension() == ".conf") {
-            for (auto& e : unwrap(parse_binfmt_d(ss.str()))) {
-                wanted.push_back(std::move(e));
-            }
-        } else {
-            wanted.push_back(unwrap(parse_update_binfmts(p.filename().string(), ss.str())));
-        }
+        std::ranges::move(unwrap(read_binfmt_file(file)), std::back_inserter(wanted));
     }
     for (const auto& e : wanted) { // imported files may carry C/O: the same explicit opt-in
         BinfmtArgs check = a;

@@ -23,7 +23,7 @@ struct CalibrateArgs {
 int calibrate_arches(const CalibrateArgs& a) {
     std::filesystem::path file =
         a.output.empty() ? default_calibration_file() : std::filesystem::path(a.output);
-    nlohmann::json all = nlohmann::json::array();
+    std::vector<Calibration> done;
     for (const auto& name : a.arches) {
         const Arch* arch = unwrap(find_arch(name));
         CalibrateOptions o;
@@ -35,18 +35,14 @@ int calibrate_arches(const CalibrateArgs& a) {
         }
         Calibration c = unwrap(calibrate(*arch, o));
         unwrap(store_calibration(file, c));
-        all.push_back({{"arch", c.arch},
-                       {"native_seconds", c.native_seconds},
-                       {"emulated_seconds", c.emulated_seconds},
-                       {"slowdown", c.slowdown()}});
+        done.push_back(c);
         if (!a.json) {
             std::printf("%s: native %.2fs, emulated %.2fs, slowdown %.1fx\n", c.arch.c_str(),
                         c.native_seconds, c.emulated_seconds, c.slowdown());
         }
     }
     if (a.json) {
-        std::cout << json_text(nlohmann::json{{"file", file.string()}, {"calibrations", all}})
-                  << '\n';
+        std::cout << json_text(calibration_json(file, done)) << '\n';
     } else {
         std::printf("stored in %s\n", file.c_str());
     }
