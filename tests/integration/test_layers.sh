@@ -45,6 +45,20 @@ plant lib/qemu/qemu.cpp '#include <runner/runner_internal.hpp>' "private header 
     "module 'qemu' may not use 'runner'"
 plant lib/report/report.cpp '#include <boost/asio/io_context.hpp>' "Boost outside lib/process" \
     "lib/report/report.cpp: #include <boost/asio/io_context.hpp>: only lib/process includes Boost"
+# Spellings that compile yet once passed unchecked.
+plant lib/util/error.cpp '#include <emurun//runner.hpp>' "a doubled slash" \
+    "lib/util/error.cpp: #include <emurun//runner.hpp>: not a plain path"
+plant lib/util/error.cpp '#include <emurun/./runner.hpp>' "a '.' segment" "not a plain path"
+plant lib/arch/arch.cpp '#include "./runner/runner_internal.hpp"' "a leading ./" \
+    "lib/arch/arch.cpp: #include \"./runner/runner_internal.hpp\": not a plain path"
+plant lib/arch/arch.cpp '#include /* why */ <emurun/runner.hpp>' "a comment before the name" \
+    "write includes as #include <path>"
+copy && printf '#include <emurun/runner.hpp>\n' >"$T/tree/lib/arch/helper.h"
+if out=$(check "$T/tree"); then not_ok "a .h in a module accepted"; else
+    expect_contains "a module's .h is checked too" "$out" "lib/arch/helper.h: #include <emurun/runner.hpp>: module 'arch' may not use 'runner'"; fi
+copy && printf '#include <emurun/runner.hpp>\n' >"$T/tree/include/emurun/extra.h"
+if out=$(check "$T/tree"); then not_ok "a public .h accepted"; else
+    expect_contains "a public header that is no module's" "$out" "include/emurun/extra.h: public headers are include/emurun/<module>.hpp"; fi
 copy && mkdir "$T/tree/lib/runner/detail" && touch "$T/tree/lib/runner/detail/x.hpp"
 if out=$(check "$T/tree"); then not_ok "module sub-folder accepted"; else
     expect_contains "a module sub-folder" "$out" "lib/runner/detail/: a module is one flat folder"; fi

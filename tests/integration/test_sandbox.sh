@@ -49,6 +49,9 @@ rc=0; "$EMURUN" sandbox --arch ppc64le -- "$F/ppc64le/probe" signal ABRT 2>/dev/
 expect_eq "death by SIGABRT is 134" 134 "$rc"
 rc=0; "$EMURUN" sandbox --arch aarch64 -- no-such-command-emurun 2>/dev/null || rc=$?
 expect_eq "command not found is 127" 127 "$rc"
+rc=0; err=$("$EMURUN" sandbox --arch aarch64 no-such-command-emurun -- true 2>&1) || rc=$?
+expect_eq "--arch takes one value: the next word is the command" 127 "$rc"
+expect_contains "and it is named" "$err" "no-such-command-emurun"
 echo 'echo hi' >"$T/plain" && chmod -x "$T/plain"
 rc=0; "$EMURUN" sandbox --arch aarch64 -- "$T/plain" 2>/dev/null || rc=$?
 expect_eq "a file that is not executable is 126" 126 "$rc"
@@ -80,7 +83,7 @@ no riscv64 handler" "$out"
 # An unprivileged user: everything it runs must be readable to it, so copy to a 755 dir.
 if command -v setpriv >/dev/null; then
     U=$(mktemp -d /tmp/emurun-sandbox-it.XXXXXX)
-    trap 'rm -rf "$T" "$U"' EXIT
+    cleanup+=("$U")
     chmod 755 "$U"
     cp "$EMURUN" "$U/emurun"
     for a in aarch64 ppc64le s390x; do mkdir -p "$U/$a" && cp "$F/$a/probe" "$F/$a/probe-static" "$U/$a/"; done

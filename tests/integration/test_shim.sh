@@ -113,6 +113,17 @@ printf '{"format": 1, "target": "%s", "native": false, "emulator": "/gone/qemu-a
     "$probe-static" \
     >"$e/.emurun-shims/moved-qemu.json"
 expect "emulator searched again" aarch64 "$("$e/moved-qemu" uname)"
+# The launcher (C, no library) searches by emurun's one PATH rule: an empty PATH entry is the
+# current directory, for the launcher as for emurun exec.
+mkdir -p "$e/cwd"
+printf '#!/bin/sh\necho cwd-qemu\n' >"$e/cwd/qemu-aarch64-static"
+chmod +x "$e/cwd/qemu-aarch64-static"
+expect "launcher: an empty PATH entry is the current dir" cwd-qemu \
+    "$(cd "$e/cwd" && PATH=":/nonexistent" "$e/moved-qemu" uname)"
+expect "emurun exec: the same rule" cwd-qemu \
+    "$(cd "$e/cwd" && PATH=":/nonexistent" "$EMURUN" exec -- "$probe-static" uname)"
+expect "an empty EMURUN_QEMU_DIR is the current dir too" cwd-qemu \
+    "$(cd "$e/cwd" && EMURUN_QEMU_DIR= PATH=/nonexistent "$e/moved-qemu" uname)"
 
 # A moved shim dir still works (config is found next to the shim, not by absolute path).
 mv "$s" "$t/moved"

@@ -131,13 +131,17 @@ static int executable(const char* path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* Search `name` in each dir of the colon-separated `list` (NULL = none). */
+/* Search `name` in each dir of the colon-separated `list` (NULL = none) by emurun's one PATH
+ * rule (lib/util/path.hpp; this launcher links no library): an empty entry (leading, trailing
+ * or doubled ':', or an empty list) is the current directory. */
 static int search_list(const char* list, const char* name, char* out, size_t size) {
-    while (list != NULL && *list != '\0') {
+    while (list != NULL) {
         const char* end = strchr(list, ':');
         size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
-        if (len > 0 && len + strlen(name) + 2 <= size) {
-            memcpy(out, list, len);
+        const char* dir = len > 0 ? list : ".";
+        len = len > 0 ? len : 1;
+        if (len + strlen(name) + 2 <= size) {
+            memcpy(out, dir, len);
             out[len] = '/';
             strcpy(out + len + 1, name);
             if (executable(out)) {
@@ -149,9 +153,12 @@ static int search_list(const char* list, const char* name, char* out, size_t siz
     return 0;
 }
 
+/* As lib/qemu's search: $EMURUN_QEMU_DIR, PATH (util::k_default_path when unset), /usr/bin. */
 static int search_emulator(const char* name, char* out, size_t size) {
+    const char* path = getenv("PATH");
     return search_list(getenv("EMURUN_QEMU_DIR"), name, out, size) ||
-           search_list(getenv("PATH"), name, out, size) || search_list("/usr/bin", name, out, size);
+           search_list(path != NULL ? path : "/usr/local/bin:/usr/bin:/bin", name, out, size) ||
+           search_list("/usr/bin", name, out, size);
 }
 
 /* The recorded emulator, or, when it has gone away, qemu-CPU-static then qemu-CPU searched

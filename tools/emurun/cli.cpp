@@ -41,6 +41,20 @@ void add_subcommands(CLI::App& app, Action& action) {
     add_doctor(app, action);
 }
 
+/// Every repeatable option takes one value per occurrence (`--sysroot A --sysroot B`). CLI11
+/// lets an option of vector type go on eating the words after it, so `exec --sysroot D PROG
+/// ARG` took PROG as a sysroot and ran ARG, and `sysroot check --sysroot D FILE` checked D.
+void one_value_per_option(CLI::App& app) {
+    for (CLI::Option* option : app.get_options()) {
+        if (option->nonpositional() && option->get_items_expected_max() > 1) {
+            option->allow_extra_args(false);
+        }
+    }
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        one_value_per_option(*sub);
+    }
+}
+
 int run_action(const Action& action) {
     try {
         return action ? action() : k_exit_usage;
@@ -83,6 +97,7 @@ int main(int argc, char** argv) {
     add_global_options(app, g);
     Action action;
     add_subcommands(app, action);
+    one_value_per_option(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {

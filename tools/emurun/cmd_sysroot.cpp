@@ -114,10 +114,7 @@ void add_sysroot(CLI::App& root, Action& action) {
     sub->require_subcommand(1);
     auto* check = sub->add_subcommand(
         "check", "Report, per program, whether its loader and libraries resolve in the sysroots");
-    // One directory per --sysroot, so that `--sysroot DIR FILE` leaves FILE a program.
-    check->add_option("--sysroot", a->sysroots, "Sysroot directory (repeatable)")
-        ->required()
-        ->allow_extra_args(false);
+    check->add_option("--sysroot", a->sysroots, "Sysroot directory (repeatable)")->required();
     check->add_option("files", a->files, "Programs (default: every ELF in SYSROOT/usr/bin, /bin)");
     check->callback([a, &action] { action = [a] { return sysroot_check(*a); }; });
     add_sysroot_script(*sub, action);

@@ -4,9 +4,23 @@ set -eu
 T=$(mktemp -d "${EMURUN_TESTDIR_ROOT:-/tmp}/it.XXXXXX" 2>/dev/null || mktemp -d)
 fails=0
 passes=0
-trap 'rm -rf "$T"' EXIT
+cleanup=("$T") # more scratch dirs to remove at exit: cleanup+=("$dir")
 
-skip() { echo "SKIP: $*"; exit 125; }
+# Exit code 125 means "skipped" to ctest, and 125 is also emurun's own failure code: under
+# `set -e` an emurun call failing unexpectedly would end the script as "skipped". Only skip()
+# and finish() may exit 125; any other exit with 125 becomes a failure.
+skip_exit=0
+skip() { echo "SKIP: $*"; skip_exit=1; exit 125; }
+on_exit() {
+    local rc=$?
+    rm -rf "${cleanup[@]}"
+    if [ "$rc" -eq 125 ] && [ "$skip_exit" != 1 ]; then
+        echo "not ok - the script ended with 125 without skipping: a command failed with 125" \
+            "(emurun's own failure) under set -e; see above"
+        exit 1
+    fi
+}
+trap on_exit EXIT
 
 # Parts. A script with a "# ctest-parts: a b" line is one ctest per part (tests/CMakeLists.txt),
 # the part's name as $1; it defines part_a, part_b ... and ends with `run_parts a b`. Without an
@@ -66,5 +80,5 @@ need_probe() {
 finish() {
     echo "$passes passed, $fails failed, $skipped parts skipped"
     [ "$fails" -eq 0 ] || return 1
-    [ "$skipped" -eq 0 ] || return 125
+    [ "$skipped" -eq 0 ] || { skip_exit=1; return 125; }
 }
