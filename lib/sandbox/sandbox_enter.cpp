@@ -169,7 +169,8 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
 SandboxFailure exec_through_host_handlers(const SandboxSpec& spec,
                                           const std::vector<std::string>& argv) {
     if (argv.empty()) {
-        return {Error{"emurun sandbox", "no command given", "emurun sandbox --arch A -- CMD ARGS"},
+        return {Error{"emurun sandbox", "no command given",
+                      "give the command to run and its arguments"},
                 2};
     }
     auto plan = plan_host_handlers(spec);
