@@ -136,7 +136,7 @@ TEST_CASE("doctor: registered entries against emurun's table") {
     auto c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
     CHECK(c.status == CheckStatus::warn);
     CHECK(c.summary.find("flags P (emurun: PF)") != std::string::npos);
-    CHECK(c.fix.find("--replace aarch64") != std::string::npos);
+    CHECK(c.fix.find("binfmt register aarch64' (option replace)") != std::string::npos);
 
     f.entries[0] = aarch64_entry("/bin/sh", "PF");
     f.entries[0].magic[1] = 'X'; // same name, other magic
@@ -165,7 +165,7 @@ TEST_CASE("doctor: registered entries against emurun's table") {
     c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
     CHECK(c.status == CheckStatus::fail);
     CHECK(c.summary.find("qemu for arm, not for aarch64") != std::string::npos);
-    CHECK(c.fix.find("--replace aarch64") != std::string::npos);
+    CHECK(c.fix.find("binfmt register aarch64' (option replace)") != std::string::npos);
 }
 
 TEST_CASE("doctor: without a sandbox, says where emulation auto runs") {
