@@ -6,7 +6,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "") echo "inspect exec binfmt sandbox shim sysroot run report calibrate doctor" ;;
         binfmt) echo "status register unregister enable disable verify export import" ;;
         shim) echo "add list remove" ;;
-        sysroot) echo "check fetch source" ;;
+        sysroot) echo "check fetch source build-dep" ;;
         report) echo "show compare merge" ;;
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
@@ -30,6 +30,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "sysroot check") echo "--sysroot" ;;
         "sysroot fetch") echo "--arch --dir --mirror --suite --cache --refresh" ;;
         "sysroot source") echo "--dir --mirror --suite --cache --refresh" ;;
+        "sysroot build-dep") echo "--arch --dir --mirror --suite --cache --refresh --profiles" ;;
         "report show") echo "--format" ;;
         "report compare") echo "--json" ;;
         "report merge") echo "--output --junit" ;;
