@@ -101,12 +101,15 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
         return {id, CheckStatus::warn, head + ": disabled", "emurun binfmt enable " + e.name};
     }
     if (e.flags.credentials || e.flags.open_binary) {
-        return {id, CheckStatus::warn,
-                head + owner +
-                    (e.flags.credentials
-                         ? ": flag C: setuid foreign binaries run with raised privileges"
-                         : ": flag O: the emulator is handed binaries users cannot read"),
-                replace};
+        std::string why;
+        if (e.flags.credentials) {
+            why += ": flag C: setuid foreign binaries run with raised privileges";
+        }
+        if (e.flags.open_binary) {
+            why += std::string(why.empty() ? ":" : ";") +
+                   " flag O: the emulator is handed binaries users cannot read";
+        }
+        return {id, CheckStatus::warn, head + owner + why, replace};
     }
     const std::string d = differences(e, want);
     if (d.empty()) {

@@ -124,6 +124,17 @@ export)
     check "$EMURUN" binfmt unregister $arches
     check "$EMURUN" binfmt import "$work"/deb/qemu-*
     for a in $arches; do check [ "$(cat "$M/qemu-$a")" = "$(cat "$work/before-$a")" ]; done
+    # A file without entries, or a FIFO, among good ones: nothing registered, exit 125, named.
+    check "$EMURUN" binfmt unregister $arches
+    printf '# nothing here\n\n' >"$work/empty.conf"
+    mkfifo "$work/fifo.conf"
+    for bad in empty.conf fifo.conf; do
+        rc=0; timeout 10 "$EMURUN" binfmt import "$work"/d/*.conf "$work/$bad" \
+            >"$work/bad.out" 2>&1 || rc=$?
+        check [ "$rc" -eq 125 ]
+        check grep -q "$work/$bad" "$work/bad.out"
+        for a in $arches; do check test ! -e "$M/qemu-$a"; done
+    done
     ;;
 debian|tonistiigi)
     # The exact line the distro or the tool writes: kept, verified through, owner reported.

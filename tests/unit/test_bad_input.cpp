@@ -405,7 +405,9 @@ TEST_CASE("bad input: an interpreter owned by another unprivileged user" *
     }
     auto file = emurun::test::write_file("owned/bin/qemu-x", "#!/bin/sh\n");
     REQUIRE(::chmod(file.c_str(), 0755) == 0);
-    REQUIRE(::chown(file.c_str(), 4242, 4242) == 0);
+    if (::chown(file.c_str(), 4242, 4242) != 0) { // root of a user namespace without uid 4242
+        EMURUN_SKIP("uid 4242 cannot own files here (a user namespace without it mapped)");
+    }
     CHECK(contains(interpreter_refusal(file), "it is owned by uid 4242, who could replace it"));
     REQUIRE(::chown(file.c_str(), 0, 0) == 0);
     CHECK(interpreter_refusal(file).empty());

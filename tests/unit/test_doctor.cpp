@@ -239,3 +239,16 @@ TEST_CASE("doctor: gathers facts from a fake mount and fake sysctls") {
     CHECK(text.find("WARN  kernel: Linux 6.6.1") != std::string::npos);
     CHECK(text.find("      fix: ") != std::string::npos);
 }
+
+TEST_CASE("doctor: an entry with both C and O gives the reason for each flag") {
+    auto f = healthy();
+    f.entries.push_back(aarch64_entry("/bin/sh", "POCF"));
+    const auto c = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
+    CHECK(c.status == CheckStatus::warn);
+    CHECK(c.summary.find("flag C: setuid") != std::string::npos);
+    CHECK(c.summary.find("flag O: the emulator is handed") != std::string::npos);
+    f.entries[0] = aarch64_entry("/bin/sh", "OPF");
+    const auto o = *find_check(judge_doctor_facts(f), "binfmt.entry.qemu-aarch64");
+    CHECK(o.summary.find("flag C") == std::string::npos);
+    CHECK(o.summary.find(": flag O: the emulator is handed") != std::string::npos);
+}

@@ -259,3 +259,17 @@ TEST_CASE("launch: launch_command runs the plan's exe with its argv and its vari
                           {"K", "plan"}, {"PATH", "/bin"}, {"QEMU_LD_PREFIX", "/p"}});
     CHECK_FALSE(cmd.cwd.has_value());
 }
+
+TEST_CASE("launch: a sysroot that is not a directory is named as such, before any library") {
+    auto f = foreign_static("bad-sysroot");
+    auto req = request(f.program, f.qemu_dir);
+    req.sysroots = {test::testdir("bad-sysroot") / "nonexistent"};
+    auto plan = plan_launch(req);
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().what == "sysroot " + req.sysroots[0].string());
+    CHECK(plan.error().why == "no such directory");
+    req.sysroots = {f.program}; // a file
+    plan = plan_launch(req);
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().why == "is not a directory");
+}

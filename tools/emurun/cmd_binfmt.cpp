@@ -197,7 +197,13 @@ int run_export(const BinfmtArgs& a) {
 int run_import(const BinfmtArgs& a) {
     std::vector<BinfmtEntry> wanted;
     for (const auto& file : a.targets) {
-        std::ranges::move(unwrap(read_binfmt_file(file)), std::back_inserter(wanted));
+        auto entries = unwrap(read_binfmt_file(file));
+        if (entries.empty()) {
+            throw Failure(Error{"binfmt import " + file, "the file holds no entry",
+                                "give binfmt.d files (.conf, lines :name:type:offset:magic:mask:"
+                                "interpreter:flags) or update-binfmts files"});
+        }
+        std::ranges::move(entries, std::back_inserter(wanted));
     }
     for (const auto& e : wanted) { // imported files may carry C/O: the same explicit opt-in
         BinfmtArgs check = a;
