@@ -2,13 +2,14 @@
 // qemu-user-static (/usr/libexec/qemu-binfmt/<cpu>-binfmt-P -> qemu-<cpu>-static) and
 // tonistiigi/binfmt, which docker/setup-qemu-action runs (/usr/bin/qemu-<cpu>, flags POCF).
 // Also: which files restore an entry at boot.
+#include "util/file.hpp"
+
 #include <emurun/binfmt.hpp>
 #include <emurun/elf.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 namespace emurun {
@@ -69,9 +70,14 @@ std::string owner_of(const BinfmtEntry& e, const fs::path& resolved) {
     return "another tool (tonistiigi/binfmt or docker/setup-qemu-action)";
 }
 
-// Whether the systemd binfmt.d file at `file` has a line registering `name`.
+// Whether the systemd binfmt.d file at `file` has a line registering `name` (util's reader:
+// a FIFO or device dropped into binfmt.d is passed over, never blocked on).
 bool conf_names(const fs::path& file, std::string_view name) {
-    std::ifstream in(file);
+    auto text = util::read_file(file, 1 << 20);
+    if (!text) {
+        return false;
+    }
+    std::istringstream in(*text);
     std::string line;
     while (std::getline(in, line)) {
         if (line.size() > 1 && line[0] != '#' && line[0] != ';') {

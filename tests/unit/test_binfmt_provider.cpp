@@ -179,6 +179,8 @@ TEST_CASE("binfmt restore files: binfmt.d lines and update-binfmts files naming 
     std::ofstream(root / "usr/lib/binfmt.d/qemu-aarch64.conf") << debian_line(root) << '\n';
     std::ofstream(root / "usr/lib/binfmt.d/other.conf") << "# :qemu-s390x:\n:x:E::y::/bin/y:\n";
     std::ofstream(root / "usr/share/binfmts/qemu-s390x") << "package qemu-user-static\n";
+    // A FIFO named like a binfmt.d file is passed over, not blocked on (nobody writes to it).
+    REQUIRE(::mkfifo((root / "usr/lib/binfmt.d/stuck.conf").c_str(), 0600) == 0);
     auto a = binfmt_restore_files("qemu-aarch64", root);
     REQUIRE(a.size() == 1);
     CHECK(a[0] == root / "usr/lib/binfmt.d/qemu-aarch64.conf");
