@@ -71,12 +71,7 @@ part_shim() {
 
 part_sandbox() {
     need_foreign || return 0
-    rc=0
-    "$EMURUN" sandbox --arch aarch64 -- true >/dev/null 2>"$T/err" || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        skip_part "emurun sandbox cannot run here: $(tail -n1 "$T/err")"
-        return
-    fi
+    need_sandbox || return 0
     for v in "${verbosities[@]}"; do
         # shellcheck disable=SC2086
         check "sandbox ${v:-default}" "$T/foreign.want" -- "$EMURUN" $v sandbox --arch aarch64 -- "$probe" argv "a b" "" x

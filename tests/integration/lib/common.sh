@@ -77,6 +77,18 @@ need_probe() {
     return 1
 }
 
+# need_sandbox: true when the kernel gives a user namespace its own binfmt_misc (what
+# `emurun sandbox` needs, Linux >= 6.7); else false after skip_part. Checked without emurun, so
+# a failing `emurun sandbox` afterwards is the test's failure, never a skip.
+need_sandbox() {
+    local m
+    m=$(mktemp -d "$T/bm.XXXXXX")
+    unshare --user --map-root-user --mount sh -c "mount -t binfmt_misc binfmt_misc '$m'" \
+        2>/dev/null && return 0
+    skip_part "no binfmt_misc in a user namespace here (Linux >= 6.7 needed)"
+    return 1
+}
+
 finish() {
     echo "$passes passed, $fails failed, $skipped parts skipped"
     [ "$fails" -eq 0 ] || return 1
