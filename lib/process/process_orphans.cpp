@@ -12,11 +12,12 @@
 // cgroup v2 subtree, which CI runners rarely give an unprivileged user) or a second subreaper
 // level per step (one more fork per step, the cost issue 15 removes).
 #include "process/process_orphans.hpp"
+#include "util/file.hpp"
 
 #include <cerrno>
 #include <csignal>
 #include <dirent.h>
-#include <fcntl.h>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <sys/prctl.h>
@@ -26,35 +27,17 @@
 namespace emurun::detail {
 namespace {
 
-/// Append the pids listed in one /proc/self/task/<tid>/children file.
+/// Append the pids listed in one /proc/self/task/<tid>/children file (this runs in emurun, not
+/// in a forked child, so util's reader serves; the supervisor's async-signal-safe scan cannot).
 void read_children(const std::string& path, std::set<pid_t>& out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const auto text = util::read_file(path, 1 << 20);
+    if (!text) {
         return; // the thread ended, or no CONFIG_PROC_CHILDREN
     }
-    char buf[4096];
-    pid_t pid = 0;
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        for (ssize_t i = 0; i < n; ++i) {
-            if (buf[i] >= '0' && buf[i] <= '9') {
-                pid = pid * 10 + (buf[i] - '0');
-            } else if (pid > 0) {
-                out.insert(pid);
-                pid = 0;
-            }
-        }
-        if (n <= 0) {
-            break;
-        }
-    }
-    if (pid > 0) {
+    std::istringstream in(*text);
+    for (pid_t pid = 0; in >> pid;) {
         out.insert(pid);
     }
-    ::close(fd);
 }
 
 /// Every child of this process, whichever thread it hangs on (orphans go to the main thread).
@@ -75,15 +58,11 @@ std::set<pid_t> children() {
 
 /// True when `pid` has already ended (a zombie waiting to be reaped): not a leftover.
 bool ended(pid_t pid) {
-    const std::string path = "/proc/" + std::to_string(pid) + "/stat";
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const auto text = util::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+    if (!text) {
         return true;
     }
-    char buf[512];
-    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    const std::string_view stat(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+    const std::string_view stat(*text);
     const auto paren = stat.rfind(')'); // the command name may hold spaces and parentheses
     return paren == std::string_view::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z';
 }
