@@ -15,6 +15,10 @@
 
 namespace emurun::test {
 
+/// The line qemu-user prints when the guest dies of SIGSEGV: QEMU's crash signature in tests.
+inline const std::string k_qemu_uncaught =
+    "qemu: uncaught target signal 11 (Segmentation fault) - core dumped";
+
 /// What a scripted command does.
 struct FakeOutcome {
     double seconds = 1;                       ///< how long it runs (on the fake clock)

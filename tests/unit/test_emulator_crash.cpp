@@ -20,12 +20,8 @@ using test::pipeline_of;
 using test::runner_options;
 using test::status_of;
 
-namespace {
-const std::string k_uncaught = "qemu: uncaught target signal 11 (Segmentation fault) - core dumped";
-} // namespace
-
 TEST_CASE("qemu crash: QEMU's own messages are recognised, a guest's ordinary errors are not") {
-    CHECK(is_qemu_crash_line(k_uncaught));
+    CHECK(is_qemu_crash_line(test::k_qemu_uncaught));
     CHECK(is_qemu_crash_line("qemu: unhandled CPU exception 0x8 - aborting"));
     CHECK(is_qemu_crash_line("qemu: fatal: Lockup: can't escalate 3 to HardFault"));
     CHECK(is_qemu_crash_line("QEMU internal SIGSEGV {code=MAPERR, addr=0x20}"));
@@ -44,17 +40,17 @@ TEST_CASE("qemu crash: the scanner finds the first matching line across chunks")
     CHECK_FALSE(s.evidence().has_value());
     s.feed("get signal 11 (Segmentation fault) - core dumped\r\nqemu: fatal: later\n");
     REQUIRE(s.evidence().has_value());
-    CHECK(*s.evidence() == k_uncaught); // the first one, without its line end
+    CHECK(*s.evidence() == test::k_qemu_uncaught); // the first one, without its line end
 
     QemuCrashScanner unterminated; // the emulator died mid-line
     unterminated.feed("qemu: unhandled CPU exception 0x8 - aborting");
     CHECK(unterminated.evidence() == "qemu: unhandled CPU exception 0x8 - aborting");
 
     QemuCrashScanner long_line; // a long line keeps its start, where the signature is
-    long_line.feed(k_uncaught + std::string(100'000, 'x') + "\n");
+    long_line.feed(test::k_qemu_uncaught + std::string(100'000, 'x') + "\n");
     REQUIRE(long_line.evidence().has_value());
     CHECK(long_line.evidence()->size() == 1024);
-    CHECK(long_line.evidence()->starts_with(k_uncaught));
+    CHECK(long_line.evidence()->starts_with(test::k_qemu_uncaught));
 }
 
 TEST_CASE("qemu crash: an emulator killed by a crash signal, not by a stop, is evidence") {
@@ -90,7 +86,7 @@ TEST_CASE("qemu crash: only failed emulated steps are classified; exec mode trus
     detail::classify_emulator_crash(step(Emulation::exec), nullptr, r);
     CHECK(r.status == StepStatus::failed);
     QemuCrashScanner seen;
-    seen.feed(k_uncaught + "\n");
+    seen.feed(test::k_qemu_uncaught + "\n");
     r = killed(SIGSEGV);
     detail::classify_emulator_crash(step(Emulation::native), &seen, r); // native: never
     CHECK(r.status == StepStatus::failed);
@@ -101,10 +97,11 @@ TEST_CASE("qemu crash: only failed emulated steps are classified; exec mode trus
 
 TEST_CASE("runner: a failed emulated step with QEMU's message on stderr is an emulator crash") {
     FakeCommandRunner fake;
-    const FakeOutcome crash{.status = ExitStatus::killed(SIGSEGV), .stderr_output = k_uncaught};
+    const FakeOutcome crash{.status = ExitStatus::killed(SIGSEGV),
+                            .stderr_output = test::k_qemu_uncaught};
     fake.script("emu", crash);
     fake.script("native", crash);
-    fake.script("passes", {.stderr_output = k_uncaught});
+    fake.script("passes", {.stderr_output = test::k_qemu_uncaught});
     fake.script("plain", {.status = ExitStatus::exited(1), .stderr_output = "FAILED: 1 test\n"});
     auto r = Runner(pipeline_of(R"([
         {"name": "emu", "argv": ["emu"], "arch": "aarch64", "emulation": "host"},
@@ -115,7 +112,7 @@ TEST_CASE("runner: a failed emulated step with QEMU's message on stderr is an em
                  .run(fake);
     REQUIRE(r.has_value());
     CHECK(status_of(*r, "emu") == StepStatus::emulator_crash);
-    CHECK(r->find("emu")->evidence == k_uncaught);
+    CHECK(r->find("emu")->evidence == test::k_qemu_uncaught);
     CHECK(r->find("emu")->signal == SIGSEGV);
     CHECK(status_of(*r, "native") == StepStatus::failed);
     CHECK_FALSE(r->find("native")->evidence.has_value());
@@ -131,24 +128,24 @@ TEST_CASE("report: an emulator crash and its evidence in JSON, JUnit, Markdown a
     s.name = "t";
     s.status = StepStatus::emulator_crash;
     s.signal = SIGSEGV;
-    s.evidence = k_uncaught;
+    s.evidence = test::k_qemu_uncaught;
     r.steps.push_back(s);
     auto json = r.to_json();
     CHECK(json["steps"][0]["status"] == "emulator_crash");
-    CHECK(json["steps"][0]["evidence"] == k_uncaught);
+    CHECK(json["steps"][0]["evidence"] == test::k_qemu_uncaught);
     auto back = Report::from_json(json, "r.json");
     REQUIRE(back.has_value());
     CHECK(*back == r);
     r.steps[0].evidence.reset(); // absent or null: none
     CHECK(r.to_json()["steps"][0]["evidence"].is_null());
-    r.steps[0].evidence = k_uncaught;
+    r.steps[0].evidence = test::k_qemu_uncaught;
     const std::string junit = to_junit(r);
-    CHECK(junit.find("<failure type=\"emulator_crash\" message=\"emulator crash: " + k_uncaught) !=
-          std::string::npos);
+    CHECK(junit.find("<failure type=\"emulator_crash\" message=\"emulator crash: " +
+                     test::k_qemu_uncaught) != std::string::npos);
     CHECK(junit.find("failures=\"1\"") != std::string::npos);
-    CHECK(to_markdown(r).find("`t` emulator crash: " + k_uncaught) != std::string::npos);
+    CHECK(to_markdown(r).find("`t` emulator crash: " + test::k_qemu_uncaught) != std::string::npos);
     const std::string table = to_table(r);
     CHECK(table.find("emulator_crash") != std::string::npos);
-    CHECK(table.find("emulator crash: t: " + k_uncaught) != std::string::npos);
-    CHECK(annotations(r).front().find(k_uncaught) != std::string::npos);
+    CHECK(table.find("emulator crash: t: " + test::k_qemu_uncaught) != std::string::npos);
+    CHECK(annotations(r).front().find(test::k_qemu_uncaught) != std::string::npos);
 }

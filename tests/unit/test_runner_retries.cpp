@@ -23,8 +23,8 @@ using test::status_of;
 
 namespace {
 
-const std::string k_uncaught = "qemu: uncaught target signal 11 (Segmentation fault) - core dumped";
-const FakeOutcome k_crash{.status = ExitStatus::killed(SIGSEGV), .stderr_output = k_uncaught};
+const FakeOutcome k_crash{.status = ExitStatus::killed(SIGSEGV),
+                          .stderr_output = test::k_qemu_uncaught};
 const FakeOutcome k_fail{.status = ExitStatus::exited(1)};
 const FakeOutcome k_pass{};
 
@@ -116,7 +116,7 @@ TEST_CASE("runner: an emulator crash is retried; passing later keeps both attemp
     CHECK(t.status == StepStatus::passed);
     REQUIRE(t.attempts.size() == 2);
     CHECK(t.attempts[0].status == StepStatus::emulator_crash);
-    CHECK(t.attempts[0].evidence == k_uncaught);
+    CHECK(t.attempts[0].evidence == test::k_qemu_uncaught);
     CHECK(t.attempts[0].signal == SIGSEGV);
     // The fake writes no log, so there is nothing to move aside to t.attempt1.log and the
     // record keeps the path (integration.run_crash.retry checks the move on real logs).
@@ -173,7 +173,7 @@ TEST_CASE("report: attempts in JSON and JUnit (flakyFailure, rerunFailure)") {
     flaky.name = "flaky";
     flaky.status = StepStatus::passed;
     flaky.attempts = {
-        Attempt{StepStatus::emulator_crash, std::nullopt, SIGSEGV, 1.5, k_uncaught, "",
+        Attempt{StepStatus::emulator_crash, std::nullopt, SIGSEGV, 1.5, test::k_qemu_uncaught, "",
                 "logs/flaky.attempt1.log"},
         Attempt{StepStatus::passed, 0, std::nullopt, 1.0, std::nullopt, "", "logs/flaky.log"}};
     flaky.flags = {{"flaky", "passed on attempt 2 of 2 after emulator_crash"}};
@@ -189,11 +189,11 @@ TEST_CASE("report: attempts in JSON and JUnit (flakyFailure, rerunFailure)") {
     auto back = Report::from_json(r.to_json(), "r.json");
     REQUIRE(back.has_value());
     CHECK(*back == r);
-    CHECK(r.to_json()["steps"][0]["attempts"][0]["evidence"] == k_uncaught);
+    CHECK(r.to_json()["steps"][0]["attempts"][0]["evidence"] == test::k_qemu_uncaught);
     const std::string xml = to_junit(r);
     CHECK(xml.find("<flakyFailure type=\"emulator_crash\" message=\"attempt 1 of 2: "
                    "emulator_crash, killed by signal 11: " +
-                   k_uncaught) != std::string::npos);
+                   test::k_qemu_uncaught) != std::string::npos);
     CHECK(xml.find("<rerunFailure type=\"timed_out\"") != std::string::npos);
     CHECK(xml.find("<flakyFailure type=\"passed\"") == std::string::npos);
     CHECK(xml.find("failures=\"1\"") != std::string::npos);         // the flaky step passed
