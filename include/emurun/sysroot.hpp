@@ -86,7 +86,7 @@ struct SysrootRequest {
     std::string arch;                  ///< any emurun name or alias (fetch, build_dep)
     std::filesystem::path dir;         ///< the sysroot (or where sources are unpacked)
     std::vector<std::string> packages; ///< fetch: PKG...; source: PKG[=VERSION]; build_dep: one
-    std::filesystem::path cache;       ///< apt cache root (default ~/.cache/emurun/apt)
+    std::filesystem::path cache;       ///< apt cache root (default cache_dir() / "apt")
     std::string mirror;
     std::string suite;
     std::string profiles; ///< build_dep: build profiles, "nocheck,cross"

@@ -366,7 +366,7 @@ Result<Report> Report::from_json(const nlohmann::json& j, const std::string& sou
     }
     if (!j.contains("schema_version")) {
         return at.fail("not an emurun report: it has no schema_version",
-                       "give a report written by 'emurun run' (--report)");
+                       "give a report written by 'emurun run'");
     }
     auto version = EMURUN_TRY(
         get_int(j.value("schema_version", Json()), at.key("schema_version"), 0, 1'000'000));

@@ -68,13 +68,13 @@ Result<void> check_rules(const FlagRules& rules) {
     };
     const Rule checks[] = {
         {"baseline factor", rules.baseline_factor, in(rules.baseline_factor, 0, true, 1e9),
-         "a number > 0", "--threshold sets it, e.g. 10"},
+         "a number > 0", "option baseline_factor"},
         {"regression share", rules.regression_relative,
          in(rules.regression_relative, 0, false, 1e9), "a number >= 0", ""},
         {"regression seconds", rules.regression_absolute,
          in(rules.regression_absolute, 0, false, 1e12), "a number >= 0", ""},
         {"job limit share", rules.job_limit_share, in(rules.job_limit_share, 0, true, 1),
-         "a fraction in (0, 1]", "--job-limit-share sets it in percent, e.g. 80"},
+         "a fraction in (0, 1]", "option job_limit_share"},
     };
     for (const auto& c : checks) {
         if (!c.ok) {

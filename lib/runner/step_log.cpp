@@ -50,7 +50,7 @@ Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::pa
     if (!is_utf8(log_dir.string())) {
         return fail("log directory " + log_dir.string(),
                     "its name is not valid UTF-8, and the report names every log in JSON text",
-                    "choose a log directory whose path is UTF-8 (--log-dir)");
+                    "choose a log directory whose path is UTF-8 (option log_dir)");
     }
     std::map<std::string, const std::string*> owner;
     for (const auto& step : pipeline.steps) {
@@ -100,7 +100,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 Result<void> check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
                                std::span<const std::filesystem::path> outputs) {
     EMURUN_TRY(detail::check_log_names(pipeline, options.log_dir));
-    const char* hint = "write the reports somewhere else (--report, --junit, --markdown)";
+    const char* hint = "write the reports somewhere else";
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const fs::path& out = outputs[i];
         EMURUN_TRY(util::check_replaceable(out));

@@ -66,7 +66,8 @@ std::string user_sysroot(const std::vector<std::filesystem::path>& sysroots) {
 }
 
 /// "Debian ships them in zlib1g:arm64: put them into a sysroot with 'emurun-sysroot fetch
-/// --arch arm64 --dir DIR zlib1g' (then --sysroot DIR)": a command that works as printed.
+/// --arch arm64 --dir DIR zlib1g' and add DIR to the sysroots (option sysroots)": a command that
+/// works as printed.
 std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
                        const std::string& pkgs) {
     std::string names;
@@ -82,7 +83,7 @@ std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
         start = end + 1;
     }
     if (arch.empty()) {
-        return "give --sysroot DIR holding them; Debian ships them in " + pkgs;
+        return "name a sysroot holding them (option sysroots); Debian ships them in " + pkgs;
     }
     std::string dir = user_sysroot(sysroots);
     const bool searched = !dir.empty();
@@ -91,7 +92,7 @@ std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
     }
     return "Debian ships them in " + pkgs + ": unpack them into a sysroot with 'emurun-sysroot " +
            "fetch --arch " + arch + " --dir " + dir + " " + names + "'" +
-           (searched ? "" : " and add --sysroot " + dir);
+           (searched ? "" : " and add " + dir + " to the sysroots (option sysroots)");
 }
 
 } // namespace
@@ -137,7 +138,7 @@ Error LinkMap::missing_error(const std::filesystem::path& binary) const {
         searched += (searched.empty() ? "" : ", ") + s.string();
     }
     const std::string hint =
-        pkgs.empty() ? "give --sysroot DIR holding them" : fetch_hint(sysroots, pkgs);
+        pkgs.empty() ? "name a sysroot holding them (option sysroots)" : fetch_hint(sysroots, pkgs);
     return Error{"cannot run " + binary.string(),
                  "missing from the sysroot (searched: " + (searched.empty() ? "none" : searched) +
                      "): " + why,

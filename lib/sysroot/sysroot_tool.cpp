@@ -1,6 +1,8 @@
 // Requests to the emurun-sysroot tool: checked here, carried out by apt and dpkg in the tool.
 #include <emurun/sysroot.hpp>
 
+#include "util/cache.hpp"
+
 namespace emurun {
 namespace fs = std::filesystem;
 
@@ -20,17 +22,17 @@ Result<std::string> debian_arch(const std::string& name) {
     }
     const std::string why =
         arch ? "Debian has no port for " + (*arch)->name : "not an architecture emurun knows";
-    return fail("--arch " + name, why, "use one of " + known);
+    return fail("architecture " + name, why, "use one of " + known + " (option arch)");
 }
 
 Result<void> check_request(const SysrootRequest& r) {
     if (r.dir.empty()) {
         return fail("sysroot " + std::string(r.op == SysrootOp::source ? "source" : "fetch"),
-                    "no directory given", "give --dir DIR");
+                    "no directory given", "name the directory to unpack into (option dir)");
     }
     std::error_code ec;
     if (fs::exists(r.dir, ec) && !fs::is_directory(r.dir, ec)) {
-        return fail("--dir " + r.dir.string(), "is not a directory",
+        return fail("directory " + r.dir.string(), "is not a directory",
                     "name the directory to unpack into (it is created when missing)");
     }
     if (r.packages.empty()) {
@@ -44,7 +46,8 @@ Result<void> check_request(const SysrootRequest& r) {
                     "run it once per package");
     }
     if (r.op != SysrootOp::source && r.arch.empty()) {
-        return fail("sysroot request", "no architecture given", "give --arch, e.g. --arch arm64");
+        return fail("sysroot request", "no architecture given",
+                    "name the architecture, e.g. arm64 (option arch)");
     }
     return {};
 }
@@ -60,9 +63,12 @@ Result<std::vector<std::string>> sysroot_tool_argv(const SysrootRequest& r, cons
         argv.insert(argv.end(), {"--arch", deb});
     }
     argv.insert(argv.end(), {"--dir", r.dir.string()});
+    // The cache is always named: the tool's own default knows nothing of util's cache rule.
+    const fs::path cache = r.cache.empty() ? util::cache_dir() / "apt" : r.cache;
+    argv.insert(argv.end(), {"--cache", cache.string()});
     for (const auto& [flag, value] :
-         {std::pair{"--cache", r.cache.string()}, std::pair{"--mirror", r.mirror},
-          std::pair{"--suite", r.suite}, std::pair{"--profiles", r.profiles}}) {
+         {std::pair{"--mirror", r.mirror}, std::pair{"--suite", r.suite},
+          std::pair{"--profiles", r.profiles}}) {
         if (!value.empty()) {
             argv.insert(argv.end(), {flag, value});
         }

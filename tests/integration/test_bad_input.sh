@@ -55,7 +55,7 @@ JSON
 
 part_utf8() {
     printf '{"name": "p", "steps": [{"name": "a", "argv": ["touch", "ran"]}]}\n' >p.json
-    expect_refusal "--log-dir that is not UTF-8" "its name is not valid UTF-8" \
+    expect_refusal "--log-dir that is not UTF-8" "JSON text (choose a log directory whose path is UTF-8 (--log-dir))" \
         "$EMURUN" run p.json --log-dir $'logs\xff'
     [ ! -e ran ] && ok "nothing ran before the refusal" || not_ok "a step ran before the refusal"
     # A pipeline in a directory whose name is not UTF-8, with an error message holding the path.
@@ -174,8 +174,11 @@ part_small() {
         expect_refusal "--matrix $n" "matrix of $n shards" "$EMURUN" run p.json --matrix "$n"
     done
     expect_refusal "--threshold nan" "flag rule baseline factor" "$EMURUN" run p.json --threshold nan
-    expect_refusal "--threshold -1" "flag rule baseline factor" "$EMURUN" run p.json --threshold -1
-    expect_refusal "--job-limit-share 0" "flag rule job limit share" "$EMURUN" run p.json --job-limit-share 0
+    expect_refusal "--threshold -1 names its flag" "got -1 (--threshold, e.g. 10)" \
+        "$EMURUN" run p.json --threshold -1
+    expect_refusal "--job-limit-share 0 names its flag and unit" \
+        "flag rule job limit share: expected a fraction in (0, 1], got 0 (--job-limit-share, in percent" \
+        "$EMURUN" run p.json --job-limit-share 0
     [ ! -e ran ] && ok "nothing ran" || not_ok "a step ran"
     report both.json 1 ', "signal": 9'
     expect_refusal "exit_code and signal" "has both exit_code and signal" "$EMURUN" report show both.json

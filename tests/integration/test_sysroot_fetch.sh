@@ -19,11 +19,16 @@ printf 'path:'; printf '[%s]' "$@"; echo; exit 4
 SH
 chmod +x "$T/path/emurun-sysroot"
 P="$T/path:/usr/bin:/bin"
+# emurun names the apt cache itself (apt/ in its cache dir), so EMURUN_CACHE_DIR moves it.
+export EMURUN_CACHE_DIR="$T/cache"
+C="[--cache][$T/cache/apt]"
 
 rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot fetch --arch aarch64 --dir "$T/sr" zlib1g-dev) || rc=$?
 expect_eq "the script beside emurun wins; the arch is Debian's name" \
-    "beside:[fetch][--arch][arm64][--dir][$T/sr][--][zlib1g-dev]" "$out"
+    "beside:[fetch][--arch][arm64][--dir][$T/sr]$C[--][zlib1g-dev]" "$out"
 expect_eq "its exit code is emurun's" 3 "$rc"
+out=$(EMURUN_CACHE_DIR='' XDG_CACHE_HOME="$T/xdg" PATH=$P "$T/bin/emurun" sysroot fetch --arch arm64 --dir D z) || true
+expect_contains "without EMURUN_CACHE_DIR: the XDG cache's emurun/apt" "$out" "[--cache][$T/xdg/emurun/apt]"
 
 rc=0
 out=$(PATH=$P "$T/bin/emurun" sysroot fetch zlib1g-dev --dir D --refresh --arch ppc64el \
@@ -33,11 +38,11 @@ expect_eq "options and packages in any order, every option passed on" \
     "$out"
 
 rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot source --dir S expat) || rc=$?
-expect_eq "source: its options and the one package" "beside:[source][--dir][S][--][expat]" "$out"
+expect_eq "source: its options and the one package" "beside:[source][--dir][S]$C[--][expat]" "$out"
 
 rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot build-dep --arch s390x --dir B --profiles nocheck libpng1.6) || rc=$?
 expect_eq "build-dep: arch, dir, profiles and the one source package" \
-    "beside:[build-dep][--arch][s390x][--dir][B][--profiles][nocheck][--][libpng1.6]" "$out"
+    "beside:[build-dep][--arch][s390x][--dir][B]$C[--profiles][nocheck][--][libpng1.6]" "$out"
 
 rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot source --dir S expat zlib 2>&1) || rc=$?
 expect_eq "source with two packages is a usage error" 2 "$rc"
@@ -63,7 +68,7 @@ expect_contains "build-dep --help lists --profiles" "$out" "--profiles"
 chmod -x "$T/bin/emurun-sysroot"
 rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot fetch --arch s390x --dir D a) || rc=$?
 expect_eq "a non-executable one beside is passed over for PATH" \
-    "path:[fetch][--arch][s390x][--dir][D][--][a]" "$out"
+    "path:[fetch][--arch][s390x][--dir][D]$C[--][a]" "$out"
 expect_eq "the PATH script's exit code" 4 "$rc"
 
 rc=0; out=$(PATH="$T/empty" "$T/bin/emurun" sysroot fetch --arch s390x --dir D a 2>&1) || rc=$?

@@ -1,4 +1,5 @@
 #include "elf_builder.hpp"
+#include "scoped_env.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
 
@@ -329,6 +330,27 @@ TEST_CASE("sysroot tool: a request becomes the tool's argument vector, checked f
     CHECK(argv->back() == "expat=2.5.0-1");
 }
 
+TEST_CASE(
+    "sysroot tool: the apt cache is emurun's cache dir's apt/, so EMURUN_CACHE_DIR moves it") {
+    SysrootRequest r;
+    r.arch = "arm64";
+    r.dir = test::testdir("tool-cache");
+    r.packages = {"zlib1g"};
+    const auto cache = test::testdir("tool-cache-root");
+    test::ScopedEnv moved("EMURUN_CACHE_DIR", cache.string());
+    auto argv = sysroot_tool_argv(r, "t");
+    REQUIRE(argv.has_value());
+    auto at = std::ranges::find(*argv, "--cache");
+    REQUIRE(at != argv->end());
+    REQUIRE(std::next(at) != argv->end());
+    CHECK(*std::next(at) == (cache / "apt").string());
+    CHECK(*std::next(at) == (cache_dir() / "apt").string());
+    r.cache = "/elsewhere"; // an explicit cache wins
+    argv = sysroot_tool_argv(r, "t");
+    REQUIRE(argv.has_value());
+    CHECK(*std::next(std::ranges::find(*argv, "--cache")) == "/elsewhere");
+}
+
 TEST_CASE("sysroot tool: bad requests name the culprit and the fix") {
     SysrootRequest r;
     r.dir = test::testdir("tool-bad");
@@ -336,7 +358,8 @@ TEST_CASE("sysroot tool: bad requests name the culprit and the fix") {
     r.arch = "sparc99";
     auto e = sysroot_tool_argv(r, "t");
     REQUIRE_FALSE(e.has_value());
-    CHECK(e.error().message().find("--arch sparc99") != std::string::npos);
+    CHECK(e.error().what == "architecture sparc99");
+    CHECK(e.error().hint.ends_with("(option arch)"));
     CHECK(e.error().message().find("aarch64 (arm64)") != std::string::npos);
     r.arch = "aarch64_be"; // known to emurun, no Debian port
     e = sysroot_tool_argv(r, "t");
@@ -367,9 +390,13 @@ TEST_CASE("sysroot: a missing library's hint is an emurun-sysroot fetch command 
     const std::string msg = map.missing_error("xz").message();
     CHECK(msg.find("'emurun-sysroot fetch --arch arm64 --dir /srv/sr-arm64 libc6 liblzma5'") !=
           std::string::npos);
-    CHECK(msg.find("add --sysroot") == std::string::npos); // that sysroot was searched already
+    CHECK(msg.find("to the sysroots") == std::string::npos); // that sysroot was searched already
+    CHECK(msg.find("--sysroot") == std::string::npos);       // no CLI syntax in the library
     map.sysroots = {"/usr/aarch64-linux-gnu", "/"};
     const std::string sys = map.missing_error("xz").message();
-    CHECK(sys.find("--dir sysroot-arm64 libc6 liblzma5' and add --sysroot sysroot-arm64") !=
-          std::string::npos);
+    CHECK(sys.find("--dir sysroot-arm64 libc6 liblzma5' and add sysroot-arm64 to the sysroots "
+                   "(option sysroots)") != std::string::npos);
+    map.libraries = {{"libfoo.so.1", "xz", std::nullopt, ""}};
+    map.interpreter.reset();
+    CHECK(map.missing_error("xz").hint == "name a sysroot holding them (option sysroots)");
 }

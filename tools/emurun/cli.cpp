@@ -72,12 +72,12 @@ int main(int argc, char** argv) {
     setup_output(verbosity_from_env(), ColorMode::automatic);
     // Started as a shim (a hard link of emurun with a sidecar config): exec the tool at once.
     if (auto shim_error = run_if_shim(argc, argv)) {
-        std::cerr << "emurun: error: " << shim_error->message() << '\n';
+        std::cerr << "emurun: error: " << cli_spelling(shim_error->message()) << '\n';
         return k_exit_failure;
     }
     // Started by sandbox_argv() (the runner's sandbox mode): become the sandbox at once.
     if (auto failure = run_if_sandbox_helper(argc, argv)) {
-        std::cerr << "emurun: error: " << failure->error.message() << '\n';
+        std::cerr << "emurun: error: " << cli_spelling(failure->error.message()) << '\n';
         return failure->exit_code;
     }
     // A copy or link of emurun under another name whose shim config is gone: say so, rather than

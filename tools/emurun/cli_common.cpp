@@ -3,8 +3,26 @@
 #include "cli.hpp"
 
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 namespace emurun::cli {
+
+std::string cli_spelling(std::string text) {
+    static constexpr std::pair<std::string_view, std::string_view> k_flags[] = {
+        {"(option baseline_factor)", "(--threshold, e.g. 10)"},
+        {"(option job_limit_share)", "(--job-limit-share, in percent, e.g. 80)"},
+        {"(option log_dir)", "(--log-dir)"},
+        {"(option sysroots)", "(--sysroot)"},
+    };
+    for (const auto& [option, flag] : k_flags) {
+        for (auto at = text.find(option); at != std::string::npos; at = text.find(option, at)) {
+            text.replace(at, option.size(), flag);
+            at += flag.size();
+        }
+    }
+    return text;
+}
 
 std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items) {
     std::map<std::string, std::string> out;

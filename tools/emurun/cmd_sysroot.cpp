@@ -41,7 +41,7 @@ int sysroot_check(const SysrootArgs& a) {
         if (map.complete()) {
             std::cout << f.string() << ": ok (" << map.libraries.size() << " libraries)\n";
         } else {
-            std::cout << f.string() << ": " << map.missing_error(f).message() << '\n';
+            std::cout << f.string() << ": " << cli_spelling(map.missing_error(f).message()) << '\n';
             ++missing;
         }
     }
@@ -64,8 +64,8 @@ void add_script_options(CLI::App& sub, SysrootRequest& r) {
     sub.add_option("--mirror", r.mirror, "Debian mirror URI (default: the host's, from /etc/apt)");
     sub.add_option("--suite", r.suite, "Debian release (default: the host's, e.g. bookworm)");
     sub.add_option("--cache", r.cache,
-                   "apt cache directory (default: $XDG_CACHE_HOME/emurun/apt, else "
-                   "~/.cache/emurun/apt)");
+                   "apt cache directory (default: apt/ in emurun's cache dir: "
+                   "$EMURUN_CACHE_DIR, else $XDG_CACHE_HOME/emurun, else ~/.cache/emurun)");
     sub.add_flag("--refresh", r.refresh, "Update the package lists even when they are recent");
 }
 
