@@ -5,6 +5,7 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -63,29 +64,70 @@ qemu_command(const Emulator& emu, const std::filesystem::path& program,
              const std::vector<std::string>& args, const QemuOptions& options = {});
 
 /// Whether `line` (one line of an emulated program's stderr) carries one of QEMU's own crash
-/// signatures: "qemu: uncaught target signal", "qemu: unhandled CPU exception", "qemu: fatal:",
-/// "qemu:handle_cpu_signal received signal outside vCPU context", "QEMU internal SIG..." or a
-/// failed assertion of a qemu-<cpu> binary.
+/// signatures: "qemu: unhandled CPU exception", "qemu: fatal:", "...: tcg fatal error",
+/// "qemu:handle_cpu_signal received signal outside vCPU context", "QEMU internal SIG...",
+/// "Unhandled trap:"/"Unhandled program exception:" (a CPU loop giving up) or a failed
+/// assertion of a qemu-<cpu> binary. Not "qemu: uncaught target signal": QEMU prints that
+/// when the guest program itself dies of a signal (qemu_guest_signal).
 [[nodiscard]] EMURUN_EXPORT bool is_qemu_crash_line(std::string_view line);
 
-/// Watches an emulated program's stderr, fed in chunks of any size, for the first line with a
-/// QEMU crash signature (is_qemu_crash_line).
+/// The guest's signal in QEMU's report of a guest program killed by one, "qemu: uncaught target
+/// signal 11 (Segmentation fault) - core dumped" gives 11; nullopt for any other line. QEMU
+/// then re-raises that signal on itself, so the emulator dies of the guest's signal.
+[[nodiscard]] EMURUN_EXPORT std::optional<int> qemu_guest_signal(std::string_view line);
+
+/// Whether `line` is QEMU saying the guest used something it does not emulate ("Unsupported
+/// syscall: 1000", "Unsupported ioctl: ...", "unimplemented opcode ..."; printed with
+/// `-d unimp`/QEMU_LOG=unimp). Not a crash: glibc probes syscalls QEMU lacks (rseq) at every
+/// start-up and goes on; a note on a failure.
+[[nodiscard]] EMURUN_EXPORT bool is_qemu_unsupported_line(std::string_view line);
+
+/// Watches an emulated program's stderr, fed in chunks of any size, for the first line of each
+/// kind: a QEMU crash signature (is_qemu_crash_line), a guest killed by a signal
+/// (qemu_guest_signal), a feature QEMU lacks (is_qemu_unsupported_line). Lines are kept
+/// without their line end, at most 1 KiB; a last unterminated line counts.
 class EMURUN_EXPORT QemuCrashScanner {
   public:
     void feed(std::string_view chunk);
-    /// The first matching line (without its newline, at most 1 KiB), a last unterminated line
-    /// included; nullopt when none.
+    /// The first line with a QEMU crash signature; nullopt when none.
     [[nodiscard]] std::optional<std::string> evidence() const;
+    /// The first "qemu: uncaught target signal N" line; nullopt when none.
+    [[nodiscard]] std::optional<std::string> guest_signal_line() const;
+    /// The first line naming a feature QEMU lacks; nullopt when none.
+    [[nodiscard]] std::optional<std::string> unsupported_line() const;
 
   private:
+    enum Kind : std::size_t { k_crash, k_guest_signal, k_unsupported, k_kinds };
     void end_line();
+    [[nodiscard]] std::optional<std::string> first(Kind kind) const;
     std::string m_line;
-    std::optional<std::string> m_evidence;
+    std::array<std::optional<std::string>, k_kinds> m_found;
 };
 
 /// The evidence when a qemu-user process itself was killed by host signal `sig` without a
 /// "qemu: uncaught target signal" line (which it prints when the guest dies of a signal): for
 /// crash signals (SEGV, BUS, ILL, ABRT, FPE, TRAP, SYS) a sentence naming it, else nullopt.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> qemu_killed_evidence(int sig);
+
+/// What a failed emulated program's failure says about QEMU (judge_qemu_failure).
+struct QemuVerdict {
+    enum class Kind {
+        none,           ///< nothing of QEMU's: an ordinary failure
+        emulator_crash, ///< QEMU itself crashed or gave up: `text` is the evidence
+        guest_signal,   ///< the guest program died of a signal: `text` says so (a failure)
+        unsupported,    ///< QEMU reported a feature it lacks: `text` names it (a failure)
+    };
+    Kind kind = Kind::none;
+    std::string text;
+};
+
+/// The verdict on a failed emulated program from what `seen` found on its stderr and, when the
+/// failed process is the emulator itself (exec mode), the host signal that killed it
+/// (`emulator_signal`). In order: a QEMU crash signature is an emulator crash; an emulator killed
+/// by a crash signal is one unless QEMU reported the guest dying of that same signal (QEMU
+/// re-raises the guest's signal); a guest killed by a signal is the program's own failure, and
+/// so is a feature QEMU lacks (a note: the program may depend on it).
+[[nodiscard]] EMURUN_EXPORT QemuVerdict judge_qemu_failure(const QemuCrashScanner& seen,
+                                                           std::optional<int> emulator_signal);
 
 } // namespace emurun

@@ -1,4 +1,5 @@
-// A failed emulated step whose failure carries QEMU's own signature is an emulator crash.
+// A failed emulated step: an emulator crash when QEMU's own signature says so, else a failure
+// with a note of what QEMU reported (the guest's fatal signal, a feature it lacks).
 #include "runner/runner_internal.hpp"
 
 namespace emurun::detail {
@@ -7,15 +8,22 @@ void classify_emulator_crash(const Step& step, const QemuCrashScanner* scanner, 
     if (r.status != StepStatus::failed || !step.emulated()) {
         return;
     }
-    std::optional<std::string> evidence = scanner ? scanner->evidence() : std::nullopt;
     // Only in exec mode is the step's own process the emulator: elsewhere a signal is a shell's
     // or the guest program's.
-    if (!evidence && step.emulation == Emulation::exec && r.signal) {
-        evidence = qemu_killed_evidence(*r.signal);
-    }
-    if (evidence) {
+    const bool is_emulator = step.emulation == Emulation::exec;
+    auto verdict = judge_qemu_failure(scanner ? *scanner : QemuCrashScanner{},
+                                      is_emulator ? r.signal : std::nullopt);
+    switch (verdict.kind) {
+    case QemuVerdict::Kind::none:
+        return;
+    case QemuVerdict::Kind::emulator_crash:
         r.status = StepStatus::emulator_crash;
-        r.evidence = std::move(evidence);
+        r.evidence = std::move(verdict.text);
+        return;
+    case QemuVerdict::Kind::guest_signal:
+    case QemuVerdict::Kind::unsupported:
+        r.message += (r.message.empty() ? "" : "; ") + verdict.text;
+        return;
     }
 }
 

@@ -24,8 +24,9 @@ void resolve_auto_emulation(Pipeline& pipeline);
 
 /// A failed emulated step becomes emulator_crash, with the evidence, when its stderr carried
 /// QEMU's crash signature (`scanner`, may be null) or, in exec mode where the step's process
-/// is the emulator, QEMU died of a crash signal without reporting a guest signal. Any other
-/// result is left as it is.
+/// is the emulator, QEMU died of a crash signal without reporting the guest dying of it
+/// (judge_qemu_failure). A guest program's own fatal signal, or a feature QEMU reported it
+/// lacks, stays `failed` with a note in its message. Any other result is left as it is.
 void classify_emulator_crash(const Step& step, const QemuCrashScanner* scanner, StepResult& r);
 
 /// Whether a step that ended as `r` after `attempts_done` attempts runs again: its `retries`

@@ -15,9 +15,13 @@
 
 namespace emurun::test {
 
-/// The line qemu-user prints when the guest dies of SIGSEGV: QEMU's crash signature in tests.
+/// The line qemu-user prints when the guest program dies of SIGSEGV (then QEMU dies of SIGSEGV
+/// too): the guest's own crash, not QEMU's.
 inline const std::string k_qemu_uncaught =
     "qemu: uncaught target signal 11 (Segmentation fault) - core dumped";
+/// The line qemu-user prints before it aborts (SIGABRT) on a CPU exception it cannot handle:
+/// QEMU's own crash signature in tests.
+inline const std::string k_qemu_unhandled = "qemu: unhandled CPU exception 0x8 - aborting";
 
 /// What a scripted command does.
 struct FakeOutcome {

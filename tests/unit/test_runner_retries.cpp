@@ -23,8 +23,8 @@ using test::status_of;
 
 namespace {
 
-const FakeOutcome k_crash{.status = ExitStatus::killed(SIGSEGV),
-                          .stderr_output = test::k_qemu_uncaught};
+const FakeOutcome k_crash{.status = ExitStatus::killed(SIGABRT),
+                          .stderr_output = test::k_qemu_unhandled};
 const FakeOutcome k_fail{.status = ExitStatus::exited(1)};
 const FakeOutcome k_pass{};
 
@@ -116,8 +116,8 @@ TEST_CASE("runner: an emulator crash is retried; passing later keeps both attemp
     CHECK(t.status == StepStatus::passed);
     REQUIRE(t.attempts.size() == 2);
     CHECK(t.attempts[0].status == StepStatus::emulator_crash);
-    CHECK(t.attempts[0].evidence == test::k_qemu_uncaught);
-    CHECK(t.attempts[0].signal == SIGSEGV);
+    CHECK(t.attempts[0].evidence == test::k_qemu_unhandled);
+    CHECK(t.attempts[0].signal == SIGABRT);
     // The fake writes no log, so there is nothing to move aside to t.attempt1.log and the
     // record keeps the path (integration.run_crash.retry checks the move on real logs).
     CHECK(t.attempts[0].log == t.log);
@@ -173,7 +173,7 @@ TEST_CASE("report: attempts in JSON and JUnit (flakyFailure, rerunFailure)") {
     flaky.name = "flaky";
     flaky.status = StepStatus::passed;
     flaky.attempts = {
-        Attempt{StepStatus::emulator_crash, std::nullopt, SIGSEGV, 1.5, test::k_qemu_uncaught, "",
+        Attempt{StepStatus::emulator_crash, std::nullopt, SIGSEGV, 1.5, test::k_qemu_unhandled, "",
                 "logs/flaky.attempt1.log"},
         Attempt{StepStatus::passed, 0, std::nullopt, 1.0, std::nullopt, "", "logs/flaky.log"}};
     flaky.flags = {{"flaky", "passed on attempt 2 of 2 after emulator_crash"}};
@@ -189,11 +189,11 @@ TEST_CASE("report: attempts in JSON and JUnit (flakyFailure, rerunFailure)") {
     auto back = Report::from_json(r.to_json(), "r.json");
     REQUIRE(back.has_value());
     CHECK(*back == r);
-    CHECK(r.to_json()["steps"][0]["attempts"][0]["evidence"] == test::k_qemu_uncaught);
+    CHECK(r.to_json()["steps"][0]["attempts"][0]["evidence"] == test::k_qemu_unhandled);
     const std::string xml = to_junit(r);
     CHECK(xml.find("<flakyFailure type=\"emulator_crash\" message=\"attempt 1 of 2: "
                    "emulator_crash, killed by signal 11: " +
-                   test::k_qemu_uncaught) != std::string::npos);
+                   test::k_qemu_unhandled) != std::string::npos);
     CHECK(xml.find("<rerunFailure type=\"timed_out\"") != std::string::npos);
     CHECK(xml.find("<flakyFailure type=\"passed\"") == std::string::npos);
     CHECK(xml.find("failures=\"1\"") != std::string::npos);         // the flaky step passed
