@@ -38,6 +38,7 @@ void add_subcommands(CLI::App& app, Action& action) {
     add_run(app, action);
     add_report(app, action);
     add_calibrate(app, action);
+    add_root(app, action);
     add_doctor(app, action);
 }
 

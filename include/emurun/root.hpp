@@ -1,0 +1,141 @@
+// Foreign-arch Debian roots: create one rootless (mmdebstrap in emurun's own user namespace
+// with a private binfmt_misc), add packages, and run commands inside it with the target's view
+// everywhere (uname -m, dpkg --print-architecture, Python's platform.machine()) — optionally
+// with the root's compilers and binutils served by the host's native cross toolchain
+// ("accelerated"), everything else emulated.
+#pragma once
+
+#include <emurun/arch.hpp>
+#include <emurun/binfmt.hpp>
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/process.hpp>
+#include <emurun/qemu.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace emurun {
+
+/// One bind mount into a root: host `source` at `target` inside (target defaults to source).
+struct RootBind {
+    std::filesystem::path source;
+    std::filesystem::path target;
+    bool read_only = false;
+};
+
+/// What to accelerate: nothing, the default list (every compiler driver and binutil the root
+/// has), or named tools (gcc, g++, cpp, as, ld, ar, ...; see root_tool_names()).
+struct Acceleration {
+    enum class Mode { none, defaults, listed };
+    Mode mode = Mode::none;
+    std::vector<std::string> tools; ///< for Mode::listed
+};
+
+/// Parse "none", "" / "default" / "all", or a comma-separated list. Error: an unknown tool.
+[[nodiscard]] EMURUN_EXPORT Result<Acceleration> parse_acceleration(std::string_view text);
+
+/// Every tool name --accelerate accepts (aliases cc, c++, ld included).
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string> root_tool_names();
+
+/// Entering a root.
+struct RootSpec {
+    std::filesystem::path dir;                ///< the root (must hold var/lib/dpkg and bin/sh)
+    const Arch* arch = nullptr;               ///< expected arch; nullptr = whatever the root is
+    std::vector<RootBind> binds;              ///< after the root's own mounts, in order
+    std::optional<std::filesystem::path> cwd; ///< inside the root; default "/"
+    /// Added to the clean environment (PATH, HOME=/root, TERM, LANG); later ones win.
+    std::vector<std::pair<std::string, std::string>> env;
+    Acceleration accelerate;
+    bool network_config = true; ///< bind the host's /etc/resolv.conf (apt inside)
+    EmulatorSearch emulators;   ///< static emulators preferred: F pins them at registration
+};
+
+/// One host file bound over (or into) the root when accelerating.
+struct RootToolBind {
+    std::filesystem::path host;   ///< e.g. /usr/bin/aarch64-linux-gnu-gcc-12
+    std::filesystem::path target; ///< same path inside the root
+};
+
+/// Everything decided before entering: pure data, nothing mounted yet.
+struct RootPlan {
+    std::filesystem::path dir; ///< absolute
+    const Arch* arch = nullptr;
+    BinfmtEntry entry; ///< the arch's emulator, flags "FP"
+    std::vector<RootBind> binds;
+    std::filesystem::path cwd{"/"};
+    std::vector<std::pair<std::string, std::string>> env; ///< the command's whole environment
+    std::vector<RootToolBind> tools;      ///< accelerated tools (empty: full emulation)
+    std::string gcc_major;                ///< "12": /usr/lib/gcc-cross/<triplet>/<major>
+    std::vector<std::string> accelerated; ///< names, for reports: "gcc-12", "as", ...
+    std::vector<std::string> notes;       ///< e.g. a differing Debian revision
+};
+
+/// The arch of the root at `dir`: its var/lib/dpkg/arch (first line), else the ELF of bin/sh.
+/// Errors: `dir` is not a Debian root (no var/lib/dpkg or bin/sh); an arch not in the table.
+[[nodiscard]] EMURUN_EXPORT Result<const Arch*> root_arch(const std::filesystem::path& dir);
+
+/// Check the root, its arch (against spec.arch), the emulator, and for acceleration the host's
+/// cross toolchain: same GCC version (-dumpfullversion) as the root's gcc, or an error naming
+/// both; a Debian revision that differs is a note. Errors name the fix (the Debian package of a
+/// missing cross compiler, 'emurun root install DIR gcc' for a root without gcc).
+[[nodiscard]] EMURUN_EXPORT Result<RootPlan> plan_root(const RootSpec& spec);
+
+/// Enter the root (user + mount + pid namespaces, private binfmt_misc with F, pivot_root,
+/// fresh /proc, /dev, /sys read-only, tmpfs /tmp, the accelerated toolchain, the binds) and
+/// run `argv` there with the plan's environment. Returns its exit status (a signal N is
+/// 128+N, command not found 127). Must be called from a single-threaded process; the step
+/// runner spawns root_argv() instead. Errors: plan_root's, and the set-up's (no user
+/// namespaces, no id range for an unprivileged user, a kernel without sandboxed binfmt_misc).
+[[nodiscard]] EMURUN_EXPORT Result<ExitStatus> exec_in_root(const RootSpec& spec,
+                                                            const std::vector<std::string>& argv);
+
+/// {emurun, "root", "run", DIR, ["--bind", "S:D"]..., ["--cwd", D], ["--env", "K=V"]...,
+///  "--accelerate=LIST|none", "--", inner...}: the root launch mode for the step runner.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string>
+root_argv(const std::filesystem::path& emurun_exe, const RootSpec& spec,
+          const std::vector<std::string>& inner);
+
+/// Creating a root.
+struct RootCreateSpec {
+    const Arch* arch = nullptr;
+    std::string suite = "bookworm";
+    std::vector<std::string> include;  ///< extra packages (gcc, g++, libc6-dev, make by default)
+    std::filesystem::path dir;         ///< must not exist, or be empty
+    std::optional<std::string> mirror; ///< nullopt = the mirror this machine's apt uses
+    std::optional<std::filesystem::path> cache_dir; ///< nullopt = cache_dir() (sysroot.hpp)
+    EmulatorSearch emulators;
+};
+
+/// The packages every created root gets (the build essentials acceleration serves).
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string> root_default_packages();
+
+/// The mirror this machine's apt uses (deb822 .sources first, then sources.list), without the
+/// security archive; http://deb.debian.org/debian when none is configured.
+[[nodiscard]] EMURUN_EXPORT std::string
+host_mirror(const std::filesystem::path& etc_apt = "/etc/apt");
+
+/// Spec key for the tarball cache: sha256-free, stable hex of arch, suite, packages, mirror.
+[[nodiscard]] EMURUN_EXPORT std::string root_cache_key(const RootCreateSpec& spec,
+                                                       const std::string& mirror);
+
+/// What create_root did.
+struct RootCreated {
+    std::filesystem::path tarball; ///< the cached root
+    bool from_cache = false;       ///< only unpacked
+};
+
+/// Create the root: from the spec-keyed tarball in the cache when there (an untar), else
+/// mmdebstrap --mode=root inside emurun's namespaces (retried once: a mirror may be mid-sync),
+/// writing the tarball first. A failure removes what it made (dir, temp files). Errors: dir not
+/// empty; mmdebstrap missing (apt-get install mmdebstrap); no mirror reachable; id maps.
+[[nodiscard]] EMURUN_EXPORT Result<RootCreated> create_root(const RootCreateSpec& spec);
+
+/// apt-get update (when the lists are missing) and apt-get install -y PKGS inside the root.
+[[nodiscard]] EMURUN_EXPORT Result<void> install_in_root(const RootSpec& spec,
+                                                         const std::vector<std::string>& packages);
+
+} // namespace emurun

@@ -1,0 +1,363 @@
+// A child in new user + mount + pid namespaces with 64Ki ids mapped (see namespaces.hpp).
+// The parent writes the maps (a process cannot map more than its own id into its own
+// namespace); the child waits for them on a pipe, runs the caller's set-up and starts the command.
+#include "process/namespaces.hpp"
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <sstream>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ; // NOLINT: POSIX
+
+namespace emurun::process {
+namespace {
+
+constexpr const char* k_subid_hint_tail = " and install the package uidmap (newuidmap/newgidmap)";
+
+int thread_count() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with("Threads:")) {
+            return std::atoi(line.c_str() + 8);
+        }
+    }
+    return 1;
+}
+
+std::string user_name(uid_t uid) {
+    const struct passwd* pw = ::getpwuid(uid);
+    return pw != nullptr ? std::string(pw->pw_name) : std::to_string(uid);
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string subid_hint(const std::string& user) {
+    return "as root: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 " + user +
+           k_subid_hint_tail;
+}
+
+bool has_program(const char* path) {
+    return ::access(path, X_OK) == 0;
+}
+
+Result<void> write_file(const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::unexpected(system_error("open " + path, errno));
+    }
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    const int err = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(text.size())) {
+        return std::unexpected(system_error("write " + path, n < 0 ? err : EIO));
+    }
+    return {};
+}
+
+/// newuidmap/newgidmap PID 0 ID 1 1 START 65535.
+Result<void> run_newidmap(const char* tool, pid_t pid, unsigned long own, SubIdRange range) {
+    const Command cmd{.argv = {tool, std::to_string(pid), "0", std::to_string(own), "1", "1",
+                               std::to_string(range.start), std::to_string(k_mapped_ids - 1)}};
+    auto st = run_foreground(cmd);
+    if (!st) {
+        return std::unexpected(st.error());
+    }
+    if (!st->success()) {
+        return fail(std::string(tool) + " " + std::to_string(pid), st->describe(),
+                    "check /etc/subuid and /etc/subgid, and that " + std::string(tool) +
+                        " is setuid root (package uidmap)");
+    }
+    return {};
+}
+
+Result<SubIdRange> own_range(const char* file) {
+    const uid_t uid = ::getuid();
+    return find_subid_range(read_text(file), user_name(uid), uid, file, k_mapped_ids - 1);
+}
+
+Result<void> write_maps(pid_t pid) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    if (::geteuid() == 0) {
+        const std::string line = "0 0 " + std::to_string(k_mapped_ids) + "\n";
+        if (auto r = write_file(proc + "/uid_map", line); !r) {
+            return r;
+        }
+        return write_file(proc + "/gid_map", line);
+    }
+    auto uids = own_range("/etc/subuid");
+    auto gids = own_range("/etc/subgid");
+    if (!uids || !gids) {
+        return std::unexpected(!uids ? uids.error() : gids.error());
+    }
+    if (auto r = run_newidmap("/usr/bin/newuidmap", pid, ::getuid(), *uids); !r) {
+        return r;
+    }
+    return run_newidmap("/usr/bin/newgidmap", pid, ::getgid(), *gids);
+}
+
+// --- the child side ------------------------------------------------------------------------
+
+/// what \0 why \0 hint, written once to the error pipe.
+void send_error(int fd, const Error& e) {
+    const std::string msg = e.what + '\0' + e.why + '\0' + e.hint;
+    [[maybe_unused]] auto n = ::write(fd, msg.data(), msg.size());
+}
+
+Error receive_error(const std::string& msg) {
+    Error e;
+    const auto a = msg.find('\0');
+    const auto b = a == std::string::npos ? a : msg.find('\0', a + 1);
+    e.what = msg.substr(0, a);
+    if (b != std::string::npos) {
+        e.why = msg.substr(a + 1, b - a - 1);
+        e.hint = msg.substr(b + 1);
+    }
+    return e;
+}
+
+std::vector<std::string> env_strings(const Command& cmd) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : cmd.env.value_or(current_environment())) {
+        out.push_back(k + "=" + v);
+    }
+    return out;
+}
+
+/// The command, as the child of pid 1: default signals, its env, exec (PATH from its env).
+[[noreturn]] void exec_command(const Command& cmd, std::vector<std::string> envs) {
+    std::vector<char*> envp;
+    for (auto& e : envs) {
+        envp.push_back(e.data());
+    }
+    envp.push_back(nullptr);
+    std::vector<std::string> args = cmd.argv;
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) {
+        std::signal(sig, SIG_DFL);
+    }
+    environ = envp.data();
+    const std::string program = cmd.program ? cmd.program->string() : cmd.argv.front();
+    ::execvp(program.c_str(), argv.data());
+    const int err = errno;
+    std::fprintf(stderr, "emurun: error: execvp %s: %s\n", program.c_str(), std::strerror(err));
+    ::_exit(err == ENOENT ? 127 : 126);
+}
+
+pid_t g_command = 0; // pid 1 forwards SIGTERM/SIGHUP to the command
+
+void forward_signal(int sig) {
+    if (g_command > 0) {
+        ::kill(g_command, sig);
+    }
+}
+
+/// pid 1: start the command, reap everything until it ends; its status is ours.
+[[noreturn]] void be_init(const Command& cmd, int error_fd) {
+    auto envs = env_strings(cmd);
+    const pid_t child = ::fork();
+    if (child < 0) {
+        send_error(error_fd, system_error("fork the command", errno));
+        ::_exit(125);
+    }
+    if (child == 0) {
+        exec_command(cmd, std::move(envs));
+    }
+    ::close(error_fd);
+    g_command = child;
+    for (int sig : {SIGTERM, SIGHUP}) {
+        std::signal(sig, forward_signal);
+    }
+    std::signal(SIGINT, SIG_IGN); // the terminal sends it to the command too
+    int status = 0;
+    for (;;) {
+        const pid_t w = ::wait(&status);
+        if (w == child) {
+            ::_exit(ExitStatus::from_wait_status(status).shell_code());
+        }
+        if (w < 0 && errno != EINTR) {
+            ::_exit(125);
+        }
+    }
+}
+
+[[noreturn]] void child_main(const NamespaceSetup& setup, const Command& cmd, int go_fd,
+                             int error_fd) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    char c = 0;
+    if (::read(go_fd, &c, 1) != 1) { // the parent could not write the maps
+        ::_exit(125);
+    }
+    ::close(go_fd);
+    Result<void> r;
+    if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0 || ::setgroups(0, nullptr) != 0) {
+        r = std::unexpected(system_error("become root in the new user namespace", errno));
+    } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        r = std::unexpected(system_error("mount --make-rprivate /", errno));
+    } else {
+        r = setup();
+    }
+    if (r && cmd.cwd && ::chdir(cmd.cwd->c_str()) != 0) {
+        r = std::unexpected(system_error("chdir " + cmd.cwd->string(), errno,
+                                         "is the directory there inside? (--bind it)"));
+    }
+    if (!r) {
+        send_error(error_fd, r.error());
+        ::_exit(125);
+    }
+    be_init(cmd, error_fd);
+}
+
+Error clone_error(int err) {
+    return system_error("clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID)", err,
+                        "user namespaces must be enabled: sysctl user.max_user_namespaces "
+                        "(> 0) and kernel.unprivileged_userns_clone (1); 'emurun doctor' checks");
+}
+
+/// Read the child's error record (empty when it started the command), then reap it.
+Result<ExitStatus> collect(pid_t pid, int error_fd) {
+    std::string msg;
+    std::array<char, 4096> buf{};
+    for (;;) {
+        const ssize_t n = ::read(error_fd, buf.data(), buf.size());
+        if (n > 0) {
+            msg.append(buf.data(), static_cast<std::size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+            break;
+        }
+    }
+    ::close(error_fd);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!msg.empty()) {
+        return std::unexpected(receive_error(msg));
+    }
+    return ExitStatus::from_wait_status(status);
+}
+
+} // namespace
+
+Result<SubIdRange> find_subid_range(const std::string& text, const std::string& user, uid_t uid,
+                                    const std::string& file, unsigned long needed) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::array<std::string, 3> f;
+        std::istringstream fields(line);
+        if (!std::getline(fields, f[0], ':') || !std::getline(fields, f[1], ':') ||
+            !std::getline(fields, f[2])) {
+            continue;
+        }
+        if (f[0] != user && f[0] != std::to_string(uid)) {
+            continue;
+        }
+        const SubIdRange r{std::strtoul(f[1].c_str(), nullptr, 10),
+                           std::strtoul(f[2].c_str(), nullptr, 10)};
+        if (r.count >= needed) {
+            return r;
+        }
+    }
+    return fail("map " + std::to_string(needed + 1) + " ids for user " + user,
+                "no range of " + std::to_string(needed) + " ids for " + user + " in " + file +
+                    " (a Debian root's files belong to many users)",
+                subid_hint(user));
+}
+
+Result<void> check_id_maps() {
+    if (::geteuid() == 0) {
+        return {};
+    }
+    const std::string user = user_name(::getuid());
+    if (!has_program("/usr/bin/newuidmap") || !has_program("/usr/bin/newgidmap")) {
+        return fail("map " + std::to_string(k_mapped_ids) + " ids for user " + user,
+                    "/usr/bin/newuidmap or /usr/bin/newgidmap is missing",
+                    "as root: apt-get install uidmap, and give " + user +
+                        " subordinate ids: usermod --add-subuids 100000-165535 --add-subgids "
+                        "100000-165535 " +
+                        user);
+    }
+    if (auto r = own_range("/etc/subuid"); !r) {
+        return std::unexpected(r.error());
+    }
+    if (auto r = own_range("/etc/subgid"); !r) {
+        return std::unexpected(r.error());
+    }
+    return {};
+}
+
+Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command& command) {
+    if (command.argv.empty()) {
+        return fail("run in namespaces", "empty command");
+    }
+    if (thread_count() > 1) {
+        return fail("run in namespaces", "the caller is multithreaded",
+                    "call it from a single-threaded process (the CLI does)");
+    }
+    if (auto r = check_id_maps(); !r) {
+        return std::unexpected(r.error());
+    }
+    std::array<int, 2> go{};
+    std::array<int, 2> err{};
+    if (::pipe2(go.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
+        return std::unexpected(system_error("pipe2", errno));
+    }
+    std::fflush(nullptr);
+    const long pid =
+        ::syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) {
+        ::close(go[1]);
+        ::close(err[0]);
+        child_main(setup, command, go[0], err[1]);
+    }
+    const int clone_errno = errno;
+    ::close(go[0]);
+    ::close(err[1]);
+    if (pid < 0) {
+        ::close(go[1]);
+        ::close(err[0]);
+        return std::unexpected(clone_error(clone_errno));
+    }
+    auto maps = write_maps(static_cast<pid_t>(pid));
+    if (maps) {
+        [[maybe_unused]] auto n = ::write(go[1], "g", 1);
+    }
+    ::close(go[1]);
+    struct sigaction ign {};
+    struct sigaction old_int {};
+    struct sigaction old_quit {};
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ign, &old_int);
+    ::sigaction(SIGQUIT, &ign, &old_quit);
+    auto result = collect(static_cast<pid_t>(pid), err[0]);
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    if (!maps) {
+        return std::unexpected(maps.error());
+    }
+    return result;
+}
+
+} // namespace emurun::process

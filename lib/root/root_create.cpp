@@ -1,0 +1,302 @@
+// Creating a root: mmdebstrap --mode=root run inside emurun's own namespaces (64Ki ids mapped,
+// a private binfmt_misc where the arch's emulator is registered), writing a spec-keyed tarball
+// into the cache; a second create of the same spec only unpacks it. Adding packages later.
+#include "process/namespaces.hpp"
+#include "root/root_internal.hpp"
+
+#include <emurun/sysroot.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <fstream>
+#include <map>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+using namespace root_detail;
+
+namespace {
+
+/// Owner of an flock(2) on a file; released when destroyed.
+class FileLock {
+  public:
+    explicit FileLock(const fs::path& path)
+        : m_fd(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+        if (m_fd >= 0) {
+            while (::flock(m_fd, LOCK_EX) != 0 && errno == EINTR) {
+            }
+        }
+    }
+    ~FileLock() {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+    }
+    FileLock(const FileLock&) = delete;
+    FileLock& operator=(const FileLock&) = delete;
+
+  private:
+    int m_fd;
+};
+
+std::map<std::string, std::string> tool_environment(const fs::path& tmp) {
+    std::map<std::string, std::string> env{{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"},
+                                           {"HOME", "/root"},
+                                           {"LANG", "C.UTF-8"},
+                                           {"TMPDIR", tmp.string()}};
+    for (const char* k : {"http_proxy", "https_proxy", "no_proxy", "TERM"}) {
+        if (const char* v = std::getenv(k); v != nullptr) {
+            env[k] = v;
+        }
+    }
+    return env;
+}
+
+/// Run an x86-64 tool as root of our namespaces (the root's owners are mapped there).
+Result<ExitStatus> run_mapped(const BinfmtEntry& entry, std::vector<std::string> argv,
+                              const fs::path& tmp) {
+    return run_with_binfmt(entry, Command{.argv = std::move(argv), .env = tool_environment(tmp)});
+}
+
+/// Remove what a failed create made (files may belong to the root's users: done inside our
+/// namespaces); `keep_dir` keeps the directory itself and removes its contents.
+void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        return;
+    }
+    std::vector<std::string> argv{"rm", "-rf", "--one-file-system", path.string()};
+    if (keep_dir) {
+        argv = {"find", path.string(), "-xdev", "-mindepth", "1", "-delete"};
+    }
+    auto st = run_mapped(entry, argv, "/tmp");
+    if (!st || !st->success()) {
+        spdlog::warn("could not remove {}: remove it by hand", path.string());
+    }
+}
+
+std::vector<std::string> packages_of(const RootCreateSpec& spec) {
+    std::vector<std::string> p = root_default_packages();
+    p.insert(p.end(), spec.include.begin(), spec.include.end());
+    std::ranges::sort(p);
+    p.erase(std::ranges::unique(p).begin(), p.end());
+    return p;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+    std::string out;
+    for (const auto& i : items) {
+        out += (out.empty() ? "" : sep) + i;
+    }
+    return out;
+}
+
+std::vector<std::string> sources(const std::string& mirror, const std::string& suite) {
+    std::vector<std::string> s{"deb " + mirror + " " + suite + " main"};
+    if (suite != "sid" && suite != "unstable") {
+        std::string security = mirror;
+        if (security.ends_with("/debian")) {
+            security.resize(security.size() - 7);
+        }
+        s.push_back("deb " + mirror + " " + suite + "-updates main");
+        s.push_back("deb " + security + "/debian-security " + suite + "-security main");
+    }
+    return s;
+}
+
+std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::string& mirror,
+                                         const fs::path& debs, const fs::path& out) {
+    std::vector<std::string> a{"mmdebstrap",
+                               "--mode=root",
+                               "--arch=" + spec.arch->debian,
+                               "--variant=apt",
+                               "--format=tar",
+                               "--include=" + join(packages_of(spec), ","),
+                               "--skip=essential/unlink",
+                               "--aptopt=APT::Install-Recommends \"0\"",
+                               "--setup-hook=mkdir -p \"$1\"/var/cache/apt/archives/",
+                               "--setup-hook=sync-in " + debs.string() +
+                                   " /var/cache/apt/archives/",
+                               "--customize-hook=sync-out /var/cache/apt/archives " + debs.string(),
+                               spec.suite,
+                               out.string()};
+    for (auto& s : sources(mirror, spec.suite)) {
+        a.push_back(std::move(s));
+    }
+    return a;
+}
+
+/// mmdebstrap into `out`, retried once (a mirror in mid-sync fails apt-get update).
+Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
+                           const std::string& mirror, const fs::path& cache, const fs::path& out) {
+    const fs::path debs = cache / "debs" / spec.arch->debian;
+    const fs::path tmp = cache / "tmp" / ("create-" + std::to_string(::getpid()));
+    for (const auto& d : {debs, tmp}) {
+        if (auto r = make_dirs(d); !r) {
+            return r;
+        }
+    }
+    Result<ExitStatus> st;
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+        st = run_mapped(entry, mmdebstrap_argv(spec, mirror, debs, out), tmp);
+        remove_mapped(entry, tmp, true); // mmdebstrap's temp dirs of a failed attempt
+        if (st && st->success()) {
+            break;
+        }
+        std::error_code ec;
+        fs::remove(out, ec);
+        if (attempt == 1) {
+            spdlog::warn("mmdebstrap failed; retrying once (the mirror may be mid-sync)");
+        }
+    }
+    remove_mapped(entry, tmp, false);
+    if (!st) {
+        return std::unexpected(st.error());
+    }
+    if (!st->success()) {
+        return fail("mmdebstrap a " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+                    st->describe() + " (twice; its messages are above)",
+                    "check the packages (--include) and that the mirror is reachable (--mirror "
+                    "URL)");
+    }
+    return {};
+}
+
+Result<void> check_tools() {
+    if (::access("/usr/bin/mmdebstrap", X_OK) != 0) {
+        return fail("create a root", "mmdebstrap is not installed",
+                    "apt-get install --no-install-recommends mmdebstrap arch-test");
+    }
+    return {};
+}
+
+Result<void> check_dir(const fs::path& dir) {
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec))) {
+        return fail("create a root in " + dir.string(), "it exists and is not an empty directory",
+                    "choose a new directory, or remove this one");
+    }
+    return {};
+}
+
+/// The tarball for the spec: from the cache, else built (under a lock: one build per spec).
+Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
+                                bool& from_cache) {
+    const std::string mirror = spec.mirror.value_or(host_mirror());
+    const fs::path cache = spec.cache_dir.value_or(cache_dir());
+    const fs::path roots = cache / "roots";
+    if (auto r = make_dirs(roots); !r) {
+        return std::unexpected(r.error());
+    }
+    const std::string name =
+        spec.arch->debian + "-" + spec.suite + "-" + root_cache_key(spec, mirror);
+    const fs::path tarball = roots / (name + ".tar");
+    const FileLock lock(roots / (name + ".lock"));
+    from_cache = fs::exists(tarball);
+    if (from_cache) {
+        return tarball;
+    }
+    if (auto r = check_tools(); !r) {
+        return std::unexpected(r.error());
+    }
+    if (auto r = check_mirror(mirror); !r) {
+        return std::unexpected(r.error());
+    }
+    const fs::path partial = roots / (name + ".partial");
+    if (auto r = build_tarball(spec, entry, mirror, cache, partial); !r) {
+        return std::unexpected(r.error());
+    }
+    std::error_code ec;
+    fs::rename(partial, tarball, ec);
+    if (ec) {
+        return fail("rename " + partial.string(), ec.message());
+    }
+    return tarball;
+}
+
+} // namespace
+
+std::vector<std::string> root_default_packages() {
+    return {"gcc", "g++", "libc6-dev", "make"};
+}
+
+std::string root_cache_key(const RootCreateSpec& spec, const std::string& mirror) {
+    const std::string text = spec.arch->debian + "\n" + spec.suite + "\napt\n" +
+                             join(packages_of(spec), ",") + "\n" + mirror + "\n";
+    std::uint64_t h = 14695981039346656037ULL; // FNV-1a 64
+    for (const unsigned char c : text) {
+        h = (h ^ c) * 1099511628211ULL;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+Result<RootCreated> create_root(const RootCreateSpec& spec) {
+    if (spec.arch == nullptr || spec.arch->debian.empty()) {
+        return fail("create a root",
+                    spec.arch == nullptr ? "no arch given"
+                                         : spec.arch->name + " has no Debian port",
+                    "--arch aarch64, ppc64le or s390x (any arch with a Debian name)");
+    }
+    if (auto r = check_dir(spec.dir); !r) {
+        return std::unexpected(r.error());
+    }
+    auto entry = private_binfmt_entry(*spec.arch, spec.emulators);
+    if (!entry) {
+        return std::unexpected(entry.error());
+    }
+    if (auto r = process::check_id_maps(); !r) {
+        return std::unexpected(r.error());
+    }
+    RootCreated made;
+    auto tarball = cached_tarball(spec, *entry, made.from_cache);
+    if (!tarball) {
+        return std::unexpected(tarball.error());
+    }
+    made.tarball = *tarball;
+    const fs::path dir = fs::absolute(spec.dir);
+    const bool existed = fs::exists(dir);
+    if (auto r = make_dirs(dir); !r) {
+        return std::unexpected(r.error());
+    }
+    auto st = run_mapped(
+        *entry, {"tar", "-C", dir.string(), "--numeric-owner", "-xpf", tarball->string()}, "/tmp");
+    if (!st || !st->success()) {
+        remove_mapped(*entry, dir, existed);
+        return fail("unpack " + tarball->string() + " into " + dir.string(),
+                    st ? st->describe() : st.error().message(), "is there space left?");
+    }
+    return made;
+}
+
+Result<void> install_in_root(const RootSpec& spec, const std::vector<std::string>& packages) {
+    if (packages.empty()) {
+        return fail("emurun root install", "no package named", "emurun root install DIR PKG...");
+    }
+    RootSpec s = spec;
+    s.env.emplace_back("DEBIAN_FRONTEND", "noninteractive");
+    std::vector<std::vector<std::string>> steps{{"apt-get", "update"}};
+    std::vector<std::string> install{"apt-get", "install", "-y", "--no-install-recommends"};
+    install.insert(install.end(), packages.begin(), packages.end());
+    steps.push_back(install);
+    for (const auto& argv : steps) {
+        auto st = exec_in_root(s, argv);
+        if (!st) {
+            return std::unexpected(st.error());
+        }
+        if (!st->success()) {
+            return fail(join(argv, " ") + " in " + spec.dir.string(), st->describe(),
+                        "its messages are above; is the mirror reachable?");
+        }
+    }
+    return {};
+}
+
+} // namespace emurun

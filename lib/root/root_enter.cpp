@@ -1,0 +1,203 @@
+// Entering a root: the mounts made in the namespace child, pivot_root, and the command.
+#include "process/namespaces.hpp"
+#include "root/root_internal.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <map>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+using namespace root_detail;
+
+namespace {
+
+constexpr const char* k_binfmt = "proc/sys/fs/binfmt_misc";
+constexpr unsigned long k_special_fs = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+Result<void> write_register(const fs::path& mount_point, const BinfmtEntry& entry) {
+    auto line = format_binfmt_line(entry);
+    if (!line) {
+        return std::unexpected(line.error());
+    }
+    const fs::path reg = mount_point / "register";
+    const int fd = ::open(reg.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::unexpected(system_error("open " + reg.string(), errno));
+    }
+    const ssize_t n = ::write(fd, line->data(), line->size());
+    const int err = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(line->size())) {
+        return std::unexpected(system_error("register " + entry.name +
+                                                " in the private "
+                                                "binfmt_misc",
+                                            n < 0 ? err : EIO));
+    }
+    return {};
+}
+
+Result<void> mount_fs(const char* type, const fs::path& where, unsigned long flags,
+                      const char* data = nullptr) {
+    if (auto r = make_dirs(where); !r) {
+        return r;
+    }
+    if (::mount(type, where.c_str(), type, flags, data) != 0) {
+        return std::unexpected(
+            system_error(std::string("mount ") + type + " on " + where.string(), errno));
+    }
+    return {};
+}
+
+/// The host's /etc/resolv.conf over the root's, read-only, unless the root's is a symlink (it
+/// would be resolved against the host's tree).
+Result<void> bind_resolv_conf(const fs::path& root) {
+    struct stat st {};
+    if (::stat("/etc/resolv.conf", &st) != 0 ||
+        (::lstat((root / "etc/resolv.conf").c_str(), &st) == 0 && S_ISLNK(st.st_mode))) {
+        return {};
+    }
+    return bind_into(root, "/etc/resolv.conf", "/etc/resolv.conf", true);
+}
+
+Result<void> mount_basics(const RootPlan& plan) {
+    const fs::path& r = plan.dir;
+    if (::mount(r.c_str(), r.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+        return std::unexpected(system_error("bind " + r.string() + " onto itself", errno));
+    }
+    if (auto x = mount_fs("proc", r / "proc", k_special_fs); !x) {
+        return x;
+    }
+    if (auto x = mount_binfmt(r / k_binfmt, nullptr); !x) {
+        return x;
+    }
+    if (auto x = bind_into(r, "/dev", "/dev", false); !x) {
+        return x;
+    }
+    if (auto x = bind_into(r, "/sys", "/sys", true); !x) {
+        return x;
+    }
+    if (auto x = mount_fs("tmpfs", r / "tmp", MS_NOSUID | MS_NODEV, "mode=1777"); !x) {
+        return x;
+    }
+    return bind_resolv_conf(r);
+}
+
+Result<void> pivot_into(const fs::path& root) {
+    if (::chdir(root.c_str()) != 0) {
+        return std::unexpected(system_error("chdir " + root.string(), errno));
+    }
+    if (::syscall(SYS_pivot_root, ".", ".") != 0) {
+        return std::unexpected(system_error("pivot_root " + root.string(), errno));
+    }
+    if (::umount2(".", MNT_DETACH) != 0) {
+        return std::unexpected(system_error("detach the host's root", errno));
+    }
+    if (::chdir("/") != 0) {
+        return std::unexpected(system_error("chdir /", errno));
+    }
+    return {};
+}
+
+Command root_command(const RootPlan& plan, const std::vector<std::string>& argv) {
+    return Command{.argv = argv,
+                   .env = std::map<std::string, std::string>(plan.env.begin(), plan.env.end()),
+                   .cwd = plan.cwd};
+}
+
+} // namespace
+
+namespace root_detail {
+
+Result<void> mount_binfmt(const fs::path& mount_point, const BinfmtEntry* entry) {
+    if (::mount("binfmt_misc", mount_point.c_str(), "binfmt_misc", k_special_fs, nullptr) != 0) {
+        const int err = errno;
+        return std::unexpected(system_error(
+            "mount binfmt_misc on " + mount_point.string() + " in a user namespace", err,
+            "emurun root needs Linux >= 6.7 (binfmt_misc in a user namespace); 'emurun doctor' "
+            "checks. On an older kernel, as root: emurun binfmt register ARCH"));
+    }
+    return entry != nullptr ? write_register(mount_point, *entry) : Result<void>{};
+}
+
+Result<void> enter_root(const RootPlan& plan) {
+    if (auto r = mount_binfmt("/" + std::string(k_binfmt), &plan.entry); !r) {
+        return r;
+    }
+    if (auto r = mount_basics(plan); !r) {
+        return r;
+    }
+    if (!plan.tools.empty()) {
+        if (auto r = mount_acceleration(plan); !r) {
+            return r;
+        }
+    }
+    for (const auto& b : plan.binds) {
+        if (auto r = bind_into(plan.dir, b.source, b.target, b.read_only); !r) {
+            return r;
+        }
+    }
+    return pivot_into(plan.dir);
+}
+
+Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd) {
+    return process::run_in_namespaces(
+        [&entry] { return mount_binfmt("/" + std::string(k_binfmt), &entry); }, cmd);
+}
+
+} // namespace root_detail
+
+Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        return fail("emurun root run", "no command given", "emurun root run DIR -- CMD ARGS");
+    }
+    auto plan = plan_root(spec);
+    if (!plan) {
+        return std::unexpected(plan.error());
+    }
+    for (const auto& n : plan->notes) {
+        spdlog::warn("note: {}", n);
+    }
+    return process::run_in_namespaces([&plan] { return enter_root(*plan); },
+                                      root_command(*plan, argv));
+}
+
+std::vector<std::string> root_argv(const fs::path& emurun_exe, const RootSpec& spec,
+                                   const std::vector<std::string>& inner) {
+    std::vector<std::string> argv{emurun_exe.string(), "root", "run", spec.dir.string()};
+    if (spec.arch != nullptr) {
+        argv.insert(argv.end(), {"--arch", spec.arch->name});
+    }
+    for (const auto& b : spec.binds) {
+        argv.insert(argv.end(), {b.read_only ? "--ro-bind" : "--bind",
+                                 b.source.string() + ":" + b.target.string()});
+    }
+    if (spec.cwd) {
+        argv.insert(argv.end(), {"--cwd", spec.cwd->string()});
+    }
+    for (const auto& [k, v] : spec.env) {
+        argv.insert(argv.end(), {"--env", k + "=" + v});
+    }
+    std::string acc = "--accelerate=";
+    if (spec.accelerate.mode == Acceleration::Mode::none) {
+        acc += "none";
+    } else if (spec.accelerate.mode == Acceleration::Mode::defaults) {
+        acc = "--accelerate";
+    } else {
+        for (const auto& t : spec.accelerate.tools) {
+            acc += (acc.back() == '=' ? "" : ",") + t;
+        }
+    }
+    argv.push_back(acc);
+    argv.emplace_back("--");
+    argv.insert(argv.end(), inner.begin(), inner.end());
+    return argv;
+}
+
+} // namespace emurun

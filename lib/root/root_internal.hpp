@@ -1,0 +1,56 @@
+// Private: the pieces of the root module shared between its files.
+#pragma once
+
+#include <emurun/process.hpp>
+#include <emurun/root.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace emurun::root_detail {
+
+/// The entry for `arch`'s static emulator with flags F and P. Error: no emulator.
+[[nodiscard]] Result<BinfmtEntry> private_binfmt_entry(const Arch& arch,
+                                                       const EmulatorSearch& search);
+
+/// In the namespace child: mount a binfmt_misc instance on `mount_point` and register `entry`
+/// there (the first call; later mounts of the same user namespace's instance pass nullptr).
+[[nodiscard]] Result<void> mount_binfmt(const std::filesystem::path& mount_point,
+                                        const BinfmtEntry* entry);
+
+/// mkdir -p that reports the path and errno.
+[[nodiscard]] Result<void> make_dirs(const std::filesystem::path& dir);
+
+/// Bind `source` onto `root`/`target`, creating the mount point (a directory, or an empty file
+/// for a file source); optionally read-only.
+[[nodiscard]] Result<void> bind_into(const std::filesystem::path& root,
+                                     const std::filesystem::path& source,
+                                     const std::filesystem::path& target, bool read_only);
+
+/// In the namespace child: the accelerated toolchain's mounts inside `plan.dir`.
+[[nodiscard]] Result<void> mount_acceleration(const RootPlan& plan);
+
+/// In the namespace child: every mount of the root, then pivot_root into it.
+[[nodiscard]] Result<void> enter_root(const RootPlan& plan);
+
+/// Run `cmd` in new namespaces on the host's file system view, with `entry` registered in a
+/// private binfmt_misc (mmdebstrap, tar, rm of a root's files as the root's owners).
+[[nodiscard]] Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd);
+
+/// The first "Version:" of package `name` in a dpkg status file, or "" when not installed.
+[[nodiscard]] std::string dpkg_version(const std::filesystem::path& status,
+                                       const std::string& name);
+
+/// The command's stdout (stderr is passed through); error when it cannot run or fails.
+[[nodiscard]] Result<std::string> capture_stdout(const Command& cmd);
+
+/// A TCP connection to the mirror's host succeeds within a few seconds (file:// URLs: the
+/// directory exists). Error: "no mirror reachable", naming the URL and --mirror.
+[[nodiscard]] Result<void> check_mirror(const std::string& url);
+
+/// The clean environment of a root's commands, plus `extra` (later wins).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>>
+root_environment(const std::vector<std::pair<std::string, std::string>>& extra);
+
+} // namespace emurun::root_detail

@@ -1,0 +1,311 @@
+// Planning a root session: which root, which arch, which emulator, and which host tools serve
+// the root's compilers and binutils (decided before anything is mounted).
+#include "root/root_internal.hpp"
+
+#include <emurun/elf.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sys/stat.h>
+
+namespace emurun {
+namespace fs = std::filesystem;
+using namespace root_detail;
+
+namespace {
+
+/// Versioned compiler drivers (TRIPLET-NAME-MAJOR) per user-facing name.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& driver_table() {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> t{
+        {"gcc", {"gcc", "gcc-ar", "gcc-nm", "gcc-ranlib", "lto-dump"}},
+        {"g++", {"g++"}},
+        {"cpp", {"cpp"}},
+    };
+    return t;
+}
+
+/// Binutils (TRIPLET-NAME) per user-facing name.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& binutils_table() {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> t{
+        {"as", {"as"}},
+        {"ld", {"ld.bfd", "ld.gold"}},
+        {"ld.bfd", {"ld.bfd"}},
+        {"ld.gold", {"ld.gold"}},
+        {"ar", {"ar"}},
+        {"ranlib", {"ranlib"}},
+        {"nm", {"nm"}},
+        {"objcopy", {"objcopy"}},
+        {"objdump", {"objdump"}},
+        {"strip", {"strip"}},
+        {"readelf", {"readelf"}},
+        {"size", {"size"}},
+        {"strings", {"strings"}},
+        {"c++filt", {"c++filt"}},
+        {"addr2line", {"addr2line"}},
+        {"elfedit", {"elfedit"}},
+    };
+    return t;
+}
+
+std::string canonical_tool(std::string name) {
+    if (name == "cc") {
+        return "gcc";
+    }
+    return name == "c++" ? "g++" : name;
+}
+
+bool is_file(const fs::path& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string first_line(const fs::path& p) {
+    std::ifstream in(p);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+/// The root's GCC major (from usr/bin/TRIPLET-gcc-NN, the one TRIPLET-gcc points to first).
+std::string root_gcc_major(const fs::path& dir, const std::string& triplet) {
+    std::error_code ec;
+    const fs::path link = fs::read_symlink(dir / "usr/bin" / (triplet + "-gcc"), ec);
+    const std::string prefix = triplet + "-gcc-";
+    if (!ec && link.filename().string().starts_with(prefix)) {
+        return link.filename().string().substr(prefix.size());
+    }
+    std::string best;
+    for (const auto& e : fs::directory_iterator(dir / "usr/bin", ec)) {
+        const std::string n = e.path().filename().string();
+        if (n.starts_with(prefix) && n.size() > prefix.size() &&
+            std::all_of(n.begin() + static_cast<long>(prefix.size()), n.end(),
+                        [](char c) { return c >= '0' && c <= '9'; })) {
+            best = std::max(best, n.substr(prefix.size()));
+        }
+    }
+    return best;
+}
+
+std::string upstream(const std::string& debian_version) {
+    const auto colon = debian_version.find(':');
+    std::string v = colon == std::string::npos ? debian_version : debian_version.substr(colon + 1);
+    return v.substr(0, v.rfind('-'));
+}
+
+/// Same GCC version on both sides, or an error naming both; a differing revision is a note.
+Result<void> check_versions(const RootPlan& plan, const std::string& host_driver) {
+    const std::string pkg = "gcc-" + plan.gcc_major;
+    std::string root_ver = dpkg_version(plan.dir / "var/lib/dpkg/status", pkg);
+    if (root_ver.empty()) {
+        root_ver = dpkg_version(plan.dir / "var/lib/dpkg/status", "cpp-" + plan.gcc_major);
+    }
+    auto host_out = capture_stdout(Command{.argv = {host_driver, "-dumpfullversion"}});
+    if (!host_out) {
+        return std::unexpected(host_out.error());
+    }
+    std::string host_full = *host_out;
+    host_full.erase(host_full.find_last_not_of(" \n") + 1);
+    if (upstream(root_ver) != host_full) {
+        return fail("accelerate the root's gcc-" + plan.gcc_major,
+                    "the root's gcc is " + upstream(root_ver) + " (" + pkg + " " + root_ver +
+                        ") but the host's " + host_driver + " -dumpfullversion is " + host_full +
+                        "; different GCC versions emit different code",
+                    "use a root of the host's Debian release (--suite), install the matching "
+                    "cross compiler, or run with --accelerate=none");
+    }
+    return {};
+}
+
+Error missing_cross(const Arch& arch, const std::string& major, const fs::path& driver) {
+    return Error{"accelerate the " + arch.name + " root's gcc-" + major,
+                 "the host has no x86-64 cross compiler " + driver.string(),
+                 "apt-get install g++-" + arch.triplet + " (gcc " + major + ": g++-" + major + "-" +
+                     arch.triplet + "), or run with --accelerate=none"};
+}
+
+std::vector<std::string> wanted_tools(const Acceleration& acc) {
+    std::vector<std::string> out;
+    if (acc.mode == Acceleration::Mode::defaults) {
+        for (const auto& [n, _] : driver_table()) {
+            out.push_back(n);
+        }
+        for (const auto& [n, _] : binutils_table()) {
+            out.push_back(n);
+        }
+        return out;
+    }
+    for (const auto& t : acc.tools) {
+        out.push_back(canonical_tool(t));
+    }
+    return out;
+}
+
+bool wants_compiler(const std::vector<std::string>& names) {
+    return std::ranges::any_of(names, [](const std::string& n) {
+        return std::ranges::any_of(driver_table(), [&](const auto& d) { return d.first == n; });
+    });
+}
+
+/// Bind host /usr/bin/TRIPLET-X over the root's where both exist.
+void add_tool(RootPlan& plan, const std::string& file, std::set<std::string>& seen) {
+    const fs::path host = fs::path("/usr/bin") / (plan.arch->triplet + "-" + file);
+    if (seen.insert(file).second && is_file(host) && is_file(plan.dir / host.relative_path())) {
+        plan.tools.push_back(RootToolBind{host, host});
+        plan.accelerated.push_back(file);
+    }
+}
+
+void add_revision_note(RootPlan& plan) {
+    const std::string pkg = "gcc-" + plan.gcc_major;
+    const std::string root_ver = dpkg_version(plan.dir / "var/lib/dpkg/status", pkg);
+    const std::string host_ver =
+        dpkg_version("/var/lib/dpkg/status", pkg + "-" + plan.arch->triplet);
+    if (!root_ver.empty() && !host_ver.empty() && root_ver != host_ver) {
+        plan.notes.push_back("accelerated gcc: the root's " + pkg + " is " + root_ver +
+                             ", the host's cross " + pkg + "-" + plan.arch->triplet + " is " +
+                             host_ver + " (same GCC " + upstream(root_ver) +
+                             "; only the .comment version string differs)");
+    }
+}
+
+Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
+    const auto names = wanted_tools(spec.accelerate);
+    if (names.empty()) {
+        return {};
+    }
+    const std::string& t = plan.arch->triplet;
+    if (wants_compiler(names)) {
+        plan.gcc_major = root_gcc_major(plan.dir, t);
+        if (plan.gcc_major.empty()) {
+            return fail("accelerate the root's compilers",
+                        plan.dir.string() + " has no gcc (no usr/bin/" + t + "-gcc-NN)",
+                        "emurun root install " + plan.dir.string() +
+                            " gcc g++, or run with --accelerate=none");
+        }
+        const fs::path driver = "/usr/bin/" + t + "-gcc-" + plan.gcc_major;
+        if (!is_file(driver) ||
+            !fs::is_directory("/usr/lib/gcc-cross/" + t + "/" + plan.gcc_major)) {
+            return std::unexpected(missing_cross(*plan.arch, plan.gcc_major, driver));
+        }
+        if (auto r = check_versions(plan, driver.string()); !r) {
+            return r;
+        }
+        add_revision_note(plan);
+    }
+    std::set<std::string> seen;
+    for (const auto& n : names) {
+        for (const auto& [name, files] : driver_table()) {
+            for (const auto& f : name == n ? files : std::vector<std::string>{}) {
+                add_tool(plan, f + "-" + plan.gcc_major, seen);
+            }
+        }
+        for (const auto& [name, files] : binutils_table()) {
+            for (const auto& f : name == n ? files : std::vector<std::string>{}) {
+                add_tool(plan, f, seen);
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+std::vector<std::string> root_tool_names() {
+    std::vector<std::string> out{"cc", "c++"};
+    for (const auto& [n, _] : driver_table()) {
+        out.push_back(n);
+    }
+    for (const auto& [n, _] : binutils_table()) {
+        out.push_back(n);
+    }
+    return out;
+}
+
+Result<Acceleration> parse_acceleration(std::string_view text) {
+    if (text == "none") {
+        return Acceleration{};
+    }
+    if (text.empty() || text == "default" || text == "all") {
+        return Acceleration{Acceleration::Mode::defaults, {}};
+    }
+    Acceleration acc{Acceleration::Mode::listed, {}};
+    const auto known = root_tool_names();
+    std::string item;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        if (i < text.size() && text[i] != ',') {
+            item += text[i];
+            continue;
+        }
+        if (item.empty()) {
+            continue;
+        }
+        if (std::ranges::find(known, item) == known.end()) {
+            std::string list;
+            for (const auto& k : known) {
+                list += (list.empty() ? "" : ",") + k;
+            }
+            return fail("--accelerate " + std::string(text), "unknown tool '" + item + "'",
+                        "name some of: " + list + "; or none, or nothing for the default list");
+        }
+        acc.tools.push_back(item);
+        item.clear();
+    }
+    return acc;
+}
+
+Result<const Arch*> root_arch(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir / "var/lib/dpkg", ec) || !fs::exists(dir / "bin/sh", ec)) {
+        return fail("use " + dir.string() + " as a root",
+                    "not a Debian root (no var/lib/dpkg or bin/sh in it)",
+                    "create one: emurun root create --arch ARCH " + dir.string());
+    }
+    if (const std::string deb = first_line(dir / "var/lib/dpkg/arch"); !deb.empty()) {
+        return find_arch(deb);
+    }
+    fs::path sh = dir / "bin/sh";
+    for (int i = 0; i < 8 && fs::is_symlink(sh, ec); ++i) {
+        const fs::path to = fs::read_symlink(sh, ec);
+        sh = to.is_absolute() ? dir / to.relative_path() : sh.parent_path() / to;
+    }
+    auto info = read_elf(sh);
+    if (!info) {
+        return std::unexpected(info.error());
+    }
+    if (info->arch == nullptr) {
+        return fail("use " + dir.string() + " as a root", "its bin/sh is of an unknown arch");
+    }
+    return info->arch;
+}
+
+Result<RootPlan> plan_root(const RootSpec& spec) {
+    RootPlan plan;
+    std::error_code ec;
+    plan.dir = fs::absolute(spec.dir, ec).lexically_normal();
+    auto arch = root_arch(plan.dir);
+    if (!arch) {
+        return std::unexpected(arch.error());
+    }
+    if (spec.arch != nullptr && *arch != spec.arch) {
+        return fail("use " + plan.dir.string() + " as a " + spec.arch->name + " root",
+                    "it is a " + (*arch)->name + " root (var/lib/dpkg/arch: " + (*arch)->debian +
+                        ")",
+                    "pass --arch " + (*arch)->name + ", or create a " + spec.arch->name + " root");
+    }
+    plan.arch = *arch;
+    auto entry = private_binfmt_entry(*plan.arch, spec.emulators);
+    if (!entry) {
+        return std::unexpected(entry.error());
+    }
+    plan.entry = *entry;
+    plan.binds = spec.binds;
+    plan.cwd = spec.cwd.value_or("/");
+    plan.env = root_environment(spec.env);
+    if (auto r = plan_tools(spec, plan); !r) {
+        return std::unexpected(r.error());
+    }
+    return plan;
+}
+
+} // namespace emurun

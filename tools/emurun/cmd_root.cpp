@@ -1,0 +1,144 @@
+#include "cli.hpp"
+#include "cli_common.hpp"
+
+#include <emurun/root.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace emurun::cli {
+namespace {
+
+struct RootArgs {
+    std::string dir;
+    std::string arch;
+    std::string suite = "bookworm";
+    std::string mirror;
+    std::vector<std::string> include;
+    std::vector<std::string> binds;
+    std::vector<std::string> ro_binds;
+    std::string cwd;
+    std::vector<std::string> env;
+    std::string accelerate = "none";
+    std::vector<std::string> rest; ///< run: the command; install: the packages
+};
+
+const Arch* arch_or_null(const std::string& name) {
+    return name.empty() ? nullptr : unwrap(find_arch(name));
+}
+
+/// "SRC" or "SRC:DST" (DST inside the root; SRC made absolute).
+RootBind parse_bind(const std::string& item, bool read_only) {
+    const auto colon = item.find(':');
+    const std::filesystem::path src = item.substr(0, colon);
+    const std::filesystem::path abs = std::filesystem::absolute(src);
+    return RootBind{
+        abs, colon == std::string::npos ? abs : std::filesystem::path(item.substr(colon + 1)),
+        read_only};
+}
+
+RootSpec make_spec(const RootArgs& a) {
+    RootSpec spec;
+    spec.dir = a.dir;
+    spec.arch = arch_or_null(a.arch);
+    for (const auto& b : a.binds) {
+        spec.binds.push_back(parse_bind(b, false));
+    }
+    for (const auto& b : a.ro_binds) {
+        spec.binds.push_back(parse_bind(b, true));
+    }
+    if (!a.cwd.empty()) {
+        spec.cwd = a.cwd;
+    }
+    for (const auto& [k, v] : parse_env_assignments(a.env)) {
+        spec.env.emplace_back(k, v);
+    }
+    spec.accelerate = unwrap(parse_acceleration(a.accelerate));
+    return spec;
+}
+
+int run_create(const RootArgs& a) {
+    RootCreateSpec spec;
+    spec.arch = unwrap(find_arch(a.arch));
+    spec.suite = a.suite;
+    spec.include = split_list(a.include);
+    spec.dir = a.dir;
+    if (!a.mirror.empty()) {
+        spec.mirror = a.mirror;
+    }
+    const RootCreated made = unwrap(create_root(spec));
+    std::cerr << "emurun: created the " << spec.arch->debian << " " << spec.suite << " root "
+              << a.dir << (made.from_cache ? " from the cached " : " (cached as ")
+              << made.tarball.string() << (made.from_cache ? "" : ")") << "\n";
+    return 0;
+}
+
+void add_common(CLI::App* sub, RootArgs& a) {
+    sub->add_option("--arch", a.arch, "Expected arch of the root (default: whatever it is)");
+    sub->add_option("--env", a.env, "K=V set inside (repeatable)");
+}
+
+void add_create(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
+    auto* sub = parent.add_subcommand("create", "Create a Debian root of a foreign arch, rootless "
+                                                "(mmdebstrap in a user namespace; cached)");
+    sub->add_option("--arch", a->arch, "aarch64, ppc64le, s390x, ...")->required();
+    sub->add_option("--suite", a->suite, "Debian suite")->capture_default_str();
+    sub->add_option("--include", a->include, "Extra packages, comma-separated or repeated");
+    sub->add_option("--mirror", a->mirror, "Debian mirror URL (default: the one apt uses)");
+    sub->add_option("dir", a->dir, "The new root's directory")->required();
+    sub->callback([&action, a] { action = [a] { return run_create(*a); }; });
+}
+
+void add_install(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
+    auto* sub = parent.add_subcommand("install", "apt-get install packages inside a root");
+    add_common(sub, *a);
+    sub->add_option("dir", a->dir, "The root")->required();
+    sub->add_option("packages", a->rest, "PKG...")->required();
+    sub->callback([&action, a] {
+        action = [a] {
+            unwrap(install_in_root(make_spec(*a), a->rest));
+            return 0;
+        };
+    });
+}
+
+void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
+    auto* sub = parent.add_subcommand("run", "Run CMD inside a root (target arch everywhere; "
+                                             "compilers optionally accelerated)");
+    add_common(sub, *a);
+    sub->add_option("--bind", a->binds, "SRC[:DST] bound read-write (repeatable)");
+    sub->add_option("--ro-bind", a->ro_binds, "SRC[:DST] bound read-only (repeatable)");
+    sub->add_option("--cwd", a->cwd, "Working directory inside (default /)");
+    sub->add_flag("--accelerate{default}", a->accelerate,
+                  "Run the root's compilers and binutils as the host's cross toolchain: "
+                  "--accelerate (all it has), --accelerate=gcc,g++,as,ld, --accelerate=none");
+    sub->add_option("dir", a->dir, "The root")->required();
+    sub->add_option("command", a->rest, "CMD ARGS... (after --)")->required();
+    sub->positionals_at_end();
+    sub->footer("Example: emurun root run --accelerate --bind $PWD:/src --cwd /src ROOT -- make\n"
+                "Exit status: CMD's (128+N if a signal N killed it); 125 if the root could not "
+                "be entered, 127 if CMD was not found.");
+    sub->callback([&action, a] {
+        action = [a] {
+            auto cmd = a->rest;
+            if (!cmd.empty() && cmd.front() == "--") { // CLI11 keeps it in a nested subcommand
+                cmd.erase(cmd.begin());
+            }
+            return unwrap(exec_in_root(make_spec(*a), cmd)).shell_code();
+        };
+    });
+}
+
+} // namespace
+
+void add_root(CLI::App& root, Action& action) {
+    auto args = std::make_shared<RootArgs>();
+    auto* sub = root.add_subcommand("root", "Foreign-arch Debian roots: create, install, run "
+                                            "(accelerated: native cross compilers)");
+    sub->require_subcommand(1);
+    add_create(*sub, action, args);
+    add_install(*sub, action, args);
+    add_run_cmd(*sub, action, args);
+}
+
+} // namespace emurun::cli
