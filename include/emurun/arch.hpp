@@ -80,9 +80,10 @@ enum class Emulation {
     /// "auto", the default for a foreign arch in a pipeline: sandbox where the kernel allows
     /// it, else host when the host's handlers are sane (the runner decides before the run).
     automatic,
+    root, ///< inside a foreign Debian root (emurun root run), compilers maybe accelerated
 };
 
-/// "native", "exec", "sandbox", "host" or "auto".
+/// "native", "exec", "sandbox", "host", "auto" or "root".
 [[nodiscard]] EMURUN_EXPORT std::string_view to_string(Emulation mode);
 /// The Emulation named `text`, or nullopt.
 [[nodiscard]] EMURUN_EXPORT std::optional<Emulation> emulation_from(std::string_view text);

@@ -57,6 +57,8 @@ struct StepDefaults {
     std::filesystem::path cwd; ///< absolute (relative paths resolved against the file's dir)
     std::optional<Duration> timeout;
     std::optional<Retries> retries;
+    std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
+    std::optional<bool> accelerate;            ///< emulation "root": host cross compilers
 };
 
 /// One step, with the defaults already applied.
@@ -76,6 +78,8 @@ struct Step {
     std::vector<std::string> needs;  ///< names of steps that must pass first
     std::vector<std::string> tags;
     Retries retries; ///< the step's own, else the defaults', else none
+    std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
+    bool accelerate = false; ///< emulation "root": compilers/binutils run as host cross tools
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }

@@ -56,6 +56,7 @@ struct StepResult {
     StepKind kind = StepKind::other;
     std::string arch; ///< empty for native steps without an arch
     Emulation emulation = Emulation::native;
+    bool accelerated = false; ///< emulation "root" with the host's cross compilers
     StepStatus status = StepStatus::not_run;
     std::optional<int> exit_code;
     std::optional<int> signal;

@@ -219,6 +219,8 @@ std::string_view to_string(Emulation mode) {
         return "host";
     case Emulation::automatic:
         return "auto";
+    case Emulation::root:
+        return "root";
     case Emulation::native:
         break;
     }
@@ -227,7 +229,7 @@ std::string_view to_string(Emulation mode) {
 
 std::optional<Emulation> emulation_from(std::string_view text) {
     for (auto m : {Emulation::native, Emulation::exec, Emulation::sandbox, Emulation::host,
-                   Emulation::automatic}) {
+                   Emulation::automatic, Emulation::root}) {
         if (to_string(m) == text) {
             return m;
         }

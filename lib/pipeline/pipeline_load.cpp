@@ -128,7 +128,7 @@ Result<void> get_arch_and_mode(const Json& obj, const Place& at, StepDefaults& i
         auto m = emulation_from(mode);
         if (!m) {
             return at.key("emulation")
-                .fail("expected native, exec, sandbox, host or auto, got \"" + mode + "\"");
+                .fail("expected native, exec, sandbox, host, auto or root, got \"" + mode + "\"");
         }
         into.emulation = *m;
     }
@@ -173,6 +173,18 @@ Result<Retries> get_retries(const Json& obj, const Place& at) {
     return r;
 }
 
+/// "root": DIR (relative to the file) and "accelerate": bool, for emulation "root".
+Result<void> get_root(const Json& obj, const Place& at, const fs::path& base, StepDefaults& into) {
+    if (obj.contains("root")) {
+        auto dir = EMURUN_TRY(util::get_string(obj["root"], at.key("root")));
+        into.root = (base / dir).lexically_normal();
+    }
+    if (obj.contains("accelerate")) {
+        into.accelerate = EMURUN_TRY(util::get_bool(obj["accelerate"], at.key("accelerate")));
+    }
+    return {};
+}
+
 // Keys shared by "defaults" and steps; a step's values overlay the defaults it starts from.
 Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
                         StepDefaults& into) {
@@ -200,7 +212,7 @@ Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
         auto r = EMURUN_TRY(get_retries(obj["retries"], at.key("retries")));
         into.retries = r;
     }
-    return {};
+    return get_root(obj, at, base, into);
 }
 
 Result<std::vector<std::string>> get_argv(const Json& obj, const Place& at, bool shell) {
@@ -264,7 +276,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     EMURUN_TRY(util::check_object(obj, at,
                                   {"name", "kind", "argv", "shell", "cwd", "env", "arch",
                                    "emulation", "sysroots", "shim_dirs", "timeout", "budget",
-                                   "needs", "tags", "retries"}));
+                                   "needs", "tags", "retries", "root", "accelerate"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -276,6 +288,8 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.cwd = merged.cwd;
     step.timeout = merged.timeout;
     step.retries = merged.retries.value_or(Retries{});
+    step.root = merged.root;
+    step.accelerate = merged.accelerate.value_or(false);
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
     // kernel allows it, else through the host's handlers (auto; README, Pipelines).
@@ -285,6 +299,9 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
                   step.emulation == Emulation::automatic)) {
         return at.fail("emulation \"" + std::string(to_string(step.emulation)) + "\" needs an arch",
                        "set \"arch\" on the step or in \"defaults\"");
+    }
+    if (step.emulation == Emulation::root && !step.root) {
+        return at.fail("emulation \"root\" needs a root", "set \"root\": DIR (emurun root create)");
     }
     return step;
 }
@@ -403,7 +420,8 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
     const Json& obj = root["defaults"];
     EMURUN_TRY(util::check_object(
         obj, at.key("defaults"),
-        {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout", "retries"}));
+        {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout", "retries", "root",
+         "accelerate"}));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;
 }

@@ -53,6 +53,7 @@ Json step_json(const StepResult& s) {
            {"kind", to_string(s.kind)},
            {"arch", s.arch},
            {"emulation", to_string(s.emulation)},
+           {"accelerated", s.accelerated},
            {"status", to_string(s.status)},
            {"wall", s.wall},
            {"user", s.user},
@@ -192,6 +193,9 @@ Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
     if (j.contains("emulation")) {
         auto mode = EMURUN_TRY(util::get_string(j["emulation"], at.key("emulation")));
         s.emulation = emulation_from(mode).value_or(Emulation::native);
+    }
+    if (j.contains("accelerated")) {
+        s.accelerated = EMURUN_TRY(util::get_bool(j["accelerated"], at.key("accelerated")));
     }
     return {};
 }

@@ -266,8 +266,11 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
     if (auto r = make_dirs(dir); !r) {
         return std::unexpected(r.error());
     }
-    auto st = run_mapped(
-        *entry, {"tar", "-C", dir.string(), "--numeric-owner", "-xpf", tarball->string()}, "/tmp");
+    auto st =
+        run_mapped(*entry,
+                   {"tar", "-C", dir.string(), "--numeric-owner", "--exclude=./dev/*", "-xpf",
+                    tarball->string()},
+                   "/tmp"); // no device nodes in a user namespace: the host's /dev is bound anyway
     if (!st || !st->success()) {
         remove_mapped(*entry, dir, existed);
         return fail("unpack " + tarball->string() + " into " + dir.string(),

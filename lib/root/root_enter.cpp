@@ -162,7 +162,7 @@ Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::str
         return std::unexpected(plan.error());
     }
     for (const auto& n : plan->notes) {
-        spdlog::warn("note: {}", n);
+        spdlog::debug("note: {}", n);
     }
     return process::run_in_namespaces([&plan] { return enter_root(*plan); },
                                       root_command(*plan, argv));

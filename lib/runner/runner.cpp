@@ -218,6 +218,7 @@ StepResult Execution::blank(std::size_t i) const {
     r.kind = s.kind;
     r.arch = s.arch.value_or("");
     r.emulation = s.emulation;
+    r.accelerated = s.emulation == Emulation::root && s.accelerate;
     if (s.budget) {
         r.budget = seconds(*s.budget);
     }

@@ -4,6 +4,7 @@
 
 #include <emurun/arch.hpp>
 #include <emurun/launch.hpp>
+#include <emurun/root.hpp>
 #include <emurun/sandbox.hpp>
 #include <emurun/shim.hpp>
 
@@ -97,6 +98,26 @@ Result<Command> undecided_auto_command(const Step& step, const Arch* arch,
     return cmd;
 }
 
+/// `emurun root run` of the step inside its root: the step's cwd bound at the same path and
+/// used as the cwd; only the step's own env (the root's environment is clean).
+Result<Command> root_command(const Step& step, const Arch* arch, Command cmd) {
+    auto exe = find_emurun_exe(SandboxSpec{});
+    if (!exe) {
+        return std::unexpected(exe.error());
+    }
+    RootSpec spec;
+    spec.dir = step.root.value_or("");
+    spec.arch = arch;
+    spec.binds.push_back(RootBind{step.cwd, step.cwd, false});
+    spec.cwd = step.cwd;
+    spec.env.assign(step.env.begin(), step.env.end());
+    spec.accelerate.mode =
+        step.accelerate ? Acceleration::Mode::defaults : Acceleration::Mode::none;
+    cmd.argv = root_argv(*exe, spec, step.argv);
+    cmd.cwd.reset();
+    return cmd;
+}
+
 } // namespace
 
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
@@ -117,6 +138,8 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
         return sandbox_command(step, arch, emulators, std::move(cmd));
     case Emulation::automatic:
         return undecided_auto_command(step, arch, emulators, std::move(cmd));
+    case Emulation::root:
+        return root_command(step, arch, std::move(cmd));
     case Emulation::native:
     case Emulation::host:
         break;

@@ -118,8 +118,9 @@ TEST_CASE("pipeline: malformed files give exact messages") {
          "pipeline.json: steps[0].timout: unknown key (did you mean \"timeout\"?)"},
         {one_step(R"(, "kind": "tests")"),
          "pipeline.json: steps[0].kind: expected configure, build, test or other, got \"tests\""},
-        {one_step(R"(, "emulation": "qemu")"), "pipeline.json: steps[0].emulation: expected "
-                                               "native, exec, sandbox, host or auto, got \"qemu\""},
+        {one_step(R"(, "emulation": "qemu")"),
+         "pipeline.json: steps[0].emulation: expected native, exec, sandbox, host, auto or root, "
+         "got \"qemu\""},
         {one_step(R"(, "needs": ["b"])"), "pipeline.json: steps[0].needs[0]: unknown step \"b\""},
         {one_step(R"(, "env": {"X": 1})"),
          "pipeline.json: steps[0].env.X: expected a string, got 1"},

@@ -75,7 +75,7 @@ int run_create(const RootArgs& a) {
 
 void add_common(CLI::App* sub, RootArgs& a) {
     sub->add_option("--arch", a.arch, "Expected arch of the root (default: whatever it is)");
-    sub->add_option("--env", a.env, "K=V set inside (repeatable)");
+    sub->add_option("--env", a.env, "K=V set inside (repeatable)")->allow_extra_args(false);
 }
 
 void add_create(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
@@ -83,7 +83,8 @@ void add_create(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs
                                                 "(mmdebstrap in a user namespace; cached)");
     sub->add_option("--arch", a->arch, "aarch64, ppc64le, s390x, ...")->required();
     sub->add_option("--suite", a->suite, "Debian suite")->capture_default_str();
-    sub->add_option("--include", a->include, "Extra packages, comma-separated or repeated");
+    sub->add_option("--include", a->include, "Extra packages, comma-separated or repeated")
+        ->allow_extra_args(false);
     sub->add_option("--mirror", a->mirror, "Debian mirror URL (default: the one apt uses)");
     sub->add_option("dir", a->dir, "The new root's directory")->required();
     sub->callback([&action, a] { action = [a] { return run_create(*a); }; });
@@ -106,8 +107,9 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
     auto* sub = parent.add_subcommand("run", "Run CMD inside a root (target arch everywhere; "
                                              "compilers optionally accelerated)");
     add_common(sub, *a);
-    sub->add_option("--bind", a->binds, "SRC[:DST] bound read-write (repeatable)");
-    sub->add_option("--ro-bind", a->ro_binds, "SRC[:DST] bound read-only (repeatable)");
+    sub->add_option("--bind", a->binds, "SRC[:DST] bound read-write (repeatable)")->allow_extra_args(false);
+    sub->add_option("--ro-bind", a->ro_binds, "SRC[:DST] bound read-only (repeatable)")
+        ->allow_extra_args(false);
     sub->add_option("--cwd", a->cwd, "Working directory inside (default /)");
     sub->add_flag("--accelerate{default}", a->accelerate,
                   "Run the root's compilers and binutils as the host's cross toolchain: "
@@ -124,7 +126,11 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
             if (!cmd.empty() && cmd.front() == "--") { // CLI11 keeps it in a nested subcommand
                 cmd.erase(cmd.begin());
             }
-            return unwrap(exec_in_root(make_spec(*a), cmd)).shell_code();
+            const RootSpec spec = make_spec(*a);
+            for (const auto& note : unwrap(plan_root(spec)).notes) {
+                std::cerr << "emurun: note: " << note << "\n";
+            }
+            return unwrap(exec_in_root(spec, cmd)).shell_code();
         };
     });
 }

@@ -1,0 +1,108 @@
+#!/bin/bash
+# `emurun root`: bad input refused with exit 125 and the reason; an arm64 root entered with the
+# target's view everywhere (uname, dpkg, Python), exit codes and signals passed through, a clean
+# environment, binds; accelerated compilers that are the host's x86-64 cross compilers and emit
+# the same objects as the root's own emulated gcc. The host's binfmt_misc is never touched.
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/root.sh"
+
+# expect_refused LABEL NEEDLE CMD...: exit 125 and NEEDLE in the message.
+expect_refused() {
+    local label=$1 needle=$2 rc=0 err
+    shift 2
+    err=$("$@" 2>&1) || rc=$?
+    expect_eq "$label: exit 125" 125 "$rc"
+    expect_contains "$label: says why" "$err" "$needle"
+}
+
+# --- bad input that needs nothing else ---
+mkdir -p "$T/empty" "$T/full/x"
+expect_refused "unknown arch (run)" "not known" "$EMURUN" root run --arch vax "$T/empty" -- true
+expect_refused "unknown arch (create)" "not known" "$EMURUN" root create --arch vax "$T/new"
+expect_refused "not a root" "not a Debian root" "$EMURUN" root run "$T/empty" -- true
+expect_refused "unknown tool to accelerate" "unknown tool 'frob'" \
+    "$EMURUN" root run --accelerate=gcc,frob "$T/empty" -- true
+expect_refused "create into a non-empty dir" "not an empty directory" \
+    "$EMURUN" root create --arch aarch64 "$T/full"
+[ -d "$T/full/x" ] && ok "the non-empty dir is left as it was" || not_ok "non-empty dir changed"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    # An unprivileged user without /etc/subuid ranges: the fix is named.
+    expect_refused "no subordinate ids" "usermod --add-subuids" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent \
+        "$EMURUN" root create --arch aarch64 "$T/nobody-root"
+fi
+
+root_probe aarch64
+BM=/proc/sys/fs/binfmt_misc
+host_binfmt() { ls -a "$BM" 2>&1; cat "$BM/status" 2>&1 || true; }
+before=$(host_binfmt)
+
+# A fake arm64 root without gcc: accelerating it is refused before anything starts.
+mkdir -p "$T/nogcc/var/lib/dpkg" "$T/nogcc/bin" "$T/nogcc/usr/bin"
+echo arm64 >"$T/nogcc/var/lib/dpkg/arch"
+touch "$T/nogcc/bin/sh"
+expect_refused "accelerating a root without gcc" "emurun root install" \
+    "$EMURUN" root run --accelerate "$T/nogcc" -- true
+expect_refused "root of another arch" "it is a aarch64 root" \
+    "$EMURUN" root run --arch s390x "$T/nogcc" -- true
+expect_refused "no mirror reachable" "no mirror reachable" \
+    env XDG_CACHE_HOME="$T/cache" "$EMURUN" root create --arch aarch64 \
+    --mirror http://127.0.0.1:9/debian "$T/unreachable"
+[ ! -e "$T/unreachable" ] && ok "a failed create leaves no directory" ||
+    not_ok "a failed create left $T/unreachable"
+
+R=$T/arm64
+make_root aarch64 "$R"
+run() { "$EMURUN" root run "$@"; }
+
+# The target's view, accelerated or not (3).
+for acc in --accelerate --accelerate=none; do
+    out=$(run $acc "$R" -- sh -c 'uname -m; dpkg --print-architecture;
+        python3 -c "import platform; print(platform.machine())"')
+    expect_eq "target view ($acc)" "aarch64
+arm64
+aarch64" "$out"
+done
+
+# Exit codes, signals, a missing command, as for `emurun sandbox`.
+rc=0; run "$R" -- sh -c 'exit 42' || rc=$?
+expect_eq "exit code passes through" 42 "$rc"
+rc=0; run "$R" -- sh -c 'kill -TERM $$' || rc=$?
+expect_eq "death by SIGTERM is 143" 143 "$rc"
+rc=0; run "$R" -- no-such-command-emurun 2>/dev/null || rc=$?
+expect_eq "command not found is 127" 127 "$rc"
+
+# A clean environment plus --env; binds and --cwd.
+mkdir -p "$T/work"
+out=$(LIBRARY_PATH=/host/only CPATH=/host/only run --env K=v "$R" -- sh -c \
+    'echo "${LIBRARY_PATH:-unset} ${CPATH:-unset} $K $HOME"')
+expect_eq "host env does not leak, --env is set" "unset unset v /root" "$out"
+run --bind "$T/work:/w" --cwd /w "$R" -- sh -c 'pwd > where; id -u >> where'
+expect_eq "bind + cwd, files written back" "/w
+0" "$(cat "$T/work/where")"
+
+# Accelerated: the drivers inside are x86-64 programs; not accelerated: the root's own.
+m=$(run --accelerate "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine')
+expect_contains "accelerated gcc is the host's x86-64 cross gcc" "$m" "X86-64"
+m=$(run --accelerate=none "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine')
+expect_contains "unaccelerated gcc is the root's aarch64 gcc" "$m" "AArch64"
+
+# C++ with libstdc++ headers through the accelerated g++ (2, C++): same object as emulated.
+cp "$EMURUN_SOURCE_DIR/tests/fixtures/hello.cpp" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c" "$T/work/"
+for acc in default none; do
+    run --accelerate=$acc --bind "$T/work:/w" --cwd /w "$R" -- sh -c "
+        g++ -O2 -g -c hello.cpp -o hello-$acc.o && gcc -O2 -g -c probe.c -o probe-$acc.o &&
+        g++ -O2 hello-$acc.o -o hello-$acc && ./hello-$acc >/dev/null &&
+        for o in hello probe; do objcopy --remove-section .comment \$o-$acc.o \$o-$acc.stripped; done"
+done
+for o in hello probe; do
+    if cmp -s "$T/work/$o-default.stripped" "$T/work/$o-none.stripped"; then
+        ok "$o: accelerated object identical to the emulated gcc's (without .comment)"
+    else
+        not_ok "$o: accelerated and emulated objects differ"
+    fi
+done
+expect_contains "the accelerated object is aarch64" "$(file -b "$T/work/hello-default.o")" "aarch64"
+
+expect_eq "host binfmt_misc unchanged" "$before" "$(host_binfmt)"
+finish
