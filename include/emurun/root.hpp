@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -93,11 +94,23 @@ struct RootPlan {
 [[nodiscard]] EMURUN_EXPORT Result<ExitStatus> exec_in_root(const RootSpec& spec,
                                                             const std::vector<std::string>& argv);
 
-/// {emurun, "root", "run", DIR, ["--bind", "S:D"]..., ["--cwd", D], ["--env", "K=V"]...,
-///  "--accelerate=LIST|none", "--", inner...}: the root launch mode for the step runner.
-[[nodiscard]] EMURUN_EXPORT std::vector<std::string>
+/// argv[1] of a process that root_argv() starts: marks it as the root helper.
+inline constexpr std::string_view k_root_helper_marker = "__emurun_root_helper__";
+
+/// The argument vector that runs `inner` inside the root of `spec` in a fresh process:
+/// {emurun_exe, k_root_helper_marker, <every field of spec as JSON>, inner...}. The root launch
+/// mode of the step runner: spawn it like any command; its exit status is inner's (as
+/// exec_in_root's). Errors: no command, a path or variable that is not UTF-8.
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
 root_argv(const std::filesystem::path& emurun_exe, const RootSpec& spec,
           const std::vector<std::string>& inner);
+
+/// The other end of root_argv(): call it first thing in main() (emurun does). When argv[1] is
+/// k_root_helper_marker, it reads the spec and runs exec_in_root(spec, argv[3...]), returning
+/// its result (print an error and exit 125; else exit with the status's shell code). Any other
+/// argv: nullopt, nothing done.
+[[nodiscard]] EMURUN_EXPORT std::optional<Result<ExitStatus>> run_if_root_helper(int argc,
+                                                                                 char** argv);
 
 /// Creating a root.
 struct RootCreateSpec {

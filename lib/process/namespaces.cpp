@@ -166,12 +166,19 @@ std::vector<std::string> env_strings(const Command& cmd) {
     ::_exit(err == ENOENT ? 127 : 126);
 }
 
-pid_t g_command = 0; // pid 1 forwards SIGTERM/SIGHUP to the command
+/// After forwarding SIGTERM/SIGHUP, how long pid 1 lets the namespace's processes end before it
+/// kills them all (mmdebstrap, for one, waits for its worker when signalled).
+constexpr unsigned k_stop_grace_seconds = 10;
 
+/// pid 1 forwards SIGTERM/SIGHUP to every process of the namespace (what a terminal does for a
+/// process group: a command's own workers must stop too), then SIGKILLs what is left.
 void forward_signal(int sig) {
-    if (g_command > 0) {
-        ::kill(g_command, sig);
-    }
+    ::kill(-1, sig); // in a pid namespace's init: every process of it but itself
+    ::alarm(k_stop_grace_seconds);
+}
+
+void kill_all(int /*sig*/) {
+    ::kill(-1, SIGKILL);
 }
 
 /// pid 1: start the command, reap everything until it ends; its status is ours.
@@ -186,10 +193,10 @@ void forward_signal(int sig) {
         exec_command(cmd, std::move(envs));
     }
     ::close(error_fd);
-    g_command = child;
     for (int sig : {SIGTERM, SIGHUP}) {
         std::signal(sig, forward_signal);
     }
+    std::signal(SIGALRM, kill_all);
     std::signal(SIGINT, SIG_IGN); // the terminal sends it to the command too
     int status = 0;
     for (;;) {
@@ -230,6 +237,53 @@ void forward_signal(int sig) {
     be_init(cmd, error_fd);
 }
 
+volatile pid_t g_namespace_child = 0;            // the parent forwards SIGTERM/SIGHUP to pid 1
+volatile std::sig_atomic_t g_interrupted_by = 0; // the last SIGINT/SIGTERM/SIGHUP received
+
+void note_interrupt(int sig) {
+    g_interrupted_by = sig;
+}
+
+void forward_to_child(int sig) {
+    g_interrupted_by = sig;
+    if (g_namespace_child > 0) {
+        ::kill(g_namespace_child, sig);
+    }
+}
+
+/// While the parent waits: SIGINT noted (the terminal sends it to the command too), SIGQUIT
+/// ignored, SIGTERM/SIGHUP noted and forwarded to pid 1, which forwards them to the command;
+/// the caller then sees the command's end and can clean up. Restored when destroyed.
+class ParentSignals {
+  public:
+    explicit ParentSignals(pid_t child) {
+        g_namespace_child = child;
+        g_interrupted_by = 0;
+        struct sigaction note {};
+        note.sa_handler = note_interrupt;
+        struct sigaction ign {};
+        ign.sa_handler = SIG_IGN;
+        struct sigaction fwd {};
+        fwd.sa_handler = forward_to_child;
+        ::sigaction(SIGINT, &note, &m_old[0]);
+        ::sigaction(SIGQUIT, &ign, &m_old[1]);
+        ::sigaction(SIGTERM, &fwd, &m_old[2]);
+        ::sigaction(SIGHUP, &fwd, &m_old[3]);
+    }
+    ~ParentSignals() {
+        int i = 0;
+        for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) {
+            ::sigaction(sig, &m_old[i++], nullptr);
+        }
+        g_namespace_child = 0;
+    }
+    ParentSignals(const ParentSignals&) = delete;
+    ParentSignals& operator=(const ParentSignals&) = delete;
+
+  private:
+    std::array<struct sigaction, 4> m_old{};
+};
+
 Error clone_error(int err) {
     return system_error("clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID)", err,
                         "user namespaces must be enabled: sysctl user.max_user_namespaces "
@@ -259,6 +313,10 @@ Result<ExitStatus> collect(pid_t pid, int error_fd) {
 }
 
 } // namespace
+
+int interrupted_by() {
+    return g_interrupted_by;
+}
 
 Result<SubIdRange> find_subid_range(const std::string& text, const std::string& user, uid_t uid,
                                     const std::string& file, unsigned long needed) {
@@ -345,15 +403,11 @@ Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command&
         [[maybe_unused]] auto n = ::write(go[1], "g", 1);
     }
     ::close(go[1]);
-    struct sigaction ign {};
-    struct sigaction old_int {};
-    struct sigaction old_quit {};
-    ign.sa_handler = SIG_IGN;
-    ::sigaction(SIGINT, &ign, &old_int);
-    ::sigaction(SIGQUIT, &ign, &old_quit);
-    auto result = collect(static_cast<pid_t>(pid), err[0]);
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    Result<ExitStatus> result;
+    {
+        const ParentSignals signals(static_cast<pid_t>(pid));
+        result = collect(static_cast<pid_t>(pid), err[0]);
+    }
     if (!maps) {
         return std::unexpected(maps.error());
     }

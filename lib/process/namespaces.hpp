@@ -43,12 +43,17 @@ using NamespaceSetup = std::function<Result<void>()>;
 /// becomes uid/gid 0, makes every mount private, calls `setup`, then forks `command` (its env is
 /// the whole environment, PATH searched in it; cwd applied after setup) and, as the namespace's
 /// pid 1, reaps every process until the command ends. The parent ignores SIGINT/SIGQUIT while
-/// it waits (the terminal's signal reaches the command). Returns the command's status as pid 1
-/// saw it: exit code, or 128+N for death by signal N (exited(127) when the command was not
-/// found, after a message on stderr). Errors: the caller is multithreaded (clone is fine, but
-/// `setup` runs arbitrary code after it); id maps cannot be written; `setup` failed (its
-/// error); clone failed (user namespaces disabled: named with the sysctl to check).
+/// it waits (the terminal's signal reaches the command) and forwards SIGTERM/SIGHUP to it, so
+/// the caller outlives an interrupted command and can clean up. Returns the command's status as pid
+/// 1 saw it: exit code, or 128+N for death by signal N (exited(127) when the command was not found,
+/// after a message on stderr). Errors: the caller is multithreaded (clone is fine, but `setup` runs
+/// arbitrary code after it); id maps cannot be written; `setup` failed (its error); clone failed
+/// (user namespaces disabled: named with the sysctl to check).
 [[nodiscard]] Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup,
                                                    const Command& command);
+
+/// The signal (SIGINT, SIGTERM or SIGHUP) the caller received during its last
+/// run_in_namespaces(), or 0: an interrupted command is not an ordinary failure (no retry).
+[[nodiscard]] int interrupted_by();
 
 } // namespace emurun::process

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fcntl.h>
 #include <fstream>
@@ -110,29 +112,51 @@ std::vector<std::string> sources(const std::string& mirror, const std::string& s
     return s;
 }
 
+/// apt-get update with mmdebstrap's apt configuration; a failure is tolerated (with a warning)
+/// when the suite's main index arrived, so only -updates or -security is missing.
+std::string tolerant_update(const std::string& suite) {
+    return "APT_CONFIG=\"$MMDEBSTRAP_APT_CONFIG\" apt-get update || { ls \"$1\"/var/lib/apt/lists/"
+           "*_dists_" +
+           suite +
+           "_main_binary-*_Packages* >/dev/null 2>&1 && echo 'W: emurun: going on without the "
+           "index files that failed (a mirror mid-sync?); the root may lack the latest updates' "
+           ">&2; }";
+}
+
 std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::string& mirror,
                                          const fs::path& debs, const fs::path& out) {
-    std::vector<std::string> a{"mmdebstrap",
-                               "--mode=root",
-                               "--arch=" + spec.arch->debian,
-                               "--variant=apt",
-                               "--format=tar",
-                               "--include=" + join(packages_of(spec), ","),
-                               "--skip=essential/unlink",
-                               "--aptopt=APT::Install-Recommends \"0\"",
-                               "--setup-hook=mkdir -p \"$1\"/var/cache/apt/archives/",
-                               "--setup-hook=sync-in " + debs.string() +
-                                   " /var/cache/apt/archives/",
-                               "--customize-hook=sync-out /var/cache/apt/archives " + debs.string(),
-                               spec.suite,
-                               out.string()};
+    std::vector<std::string> a{
+        "mmdebstrap", "--mode=root", "--arch=" + spec.arch->debian, "--variant=apt", "--format=tar",
+        "--include=" + join(packages_of(spec), ","), "--skip=essential/unlink",
+        // Our own apt-get update (last setup hook) goes on when only a
+        // secondary suite's index fails (a mirror mid-sync); mmdebstrap's
+        // would stop at any error.
+        "--skip=update", "--aptopt=APT::Install-Recommends \"0\"",
+        "--setup-hook=mkdir -p \"$1\"/var/cache/apt/archives/",
+        "--setup-hook=sync-in " + debs.string() + " /var/cache/apt/archives/",
+        "--setup-hook=" + tolerant_update(spec.suite),
+        "--customize-hook=sync-out /var/cache/apt/archives " + debs.string(), spec.suite,
+        out.string()};
     for (auto& s : sources(mirror, spec.suite)) {
         a.push_back(std::move(s));
     }
     return a;
 }
 
-/// mmdebstrap into `out`, retried once (a mirror in mid-sync fails apt-get update).
+/// A failure within this long is apt-get update's (a mirror mid-sync): worth one retry. A
+/// later one (a package, a full disk) would only fail again after as long.
+constexpr std::chrono::seconds k_retry_window{180};
+
+Error interrupted(const std::string& what, int sig) {
+    return Error{what,
+                 std::string("interrupted by ") + (sig == SIGINT    ? "SIGINT"
+                                                   : sig == SIGTERM ? "SIGTERM"
+                                                                    : "SIGHUP"),
+                 "nothing was kept; run it again to create the root"};
+}
+
+/// mmdebstrap into `out`, retried once when it failed early (a mirror in mid-sync fails
+/// apt-get update); never after an interrupt.
 Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
                            const std::string& mirror, const fs::path& cache, const fs::path& out) {
     const fs::path debs = cache / "debs" / spec.arch->debian;
@@ -143,27 +167,37 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         }
     }
     Result<ExitStatus> st;
+    int sig = 0;
     for (int attempt = 1; attempt <= 2; ++attempt) {
+        const auto start = std::chrono::steady_clock::now();
         st = run_mapped(entry, mmdebstrap_argv(spec, mirror, debs, out), tmp);
+        sig = process::interrupted_by();
         remove_mapped(entry, tmp, true); // mmdebstrap's temp dirs of a failed attempt
-        if (st && st->success()) {
+        std::error_code ec;
+        if (st && st->success() && sig == 0) {
             break;
         }
-        std::error_code ec;
         fs::remove(out, ec);
-        if (attempt == 1) {
-            spdlog::warn("mmdebstrap failed; retrying once (the mirror may be mid-sync)");
+        if (sig != 0 || !st || attempt == 2 ||
+            std::chrono::steady_clock::now() - start > k_retry_window) {
+            break;
         }
+        spdlog::warn("mmdebstrap failed early; retrying once (the mirror may be mid-sync)");
     }
     remove_mapped(entry, tmp, false);
+    if (sig != 0) {
+        return std::unexpected(interrupted("create a " + spec.arch->debian + " root", sig));
+    }
     if (!st) {
         return std::unexpected(st.error());
     }
     if (!st->success()) {
         return fail("mmdebstrap a " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
-                    st->describe() + " (twice; its messages are above)",
-                    "check the packages (--include) and that the mirror is reachable (--mirror "
-                    "URL)");
+                    st->describe() + " (its messages are above)",
+                    "check that " + spec.suite + " has " + spec.arch->debian +
+                        " packages (riscv64: trixie or later), the packages (--include), the "
+                        "space left in " +
+                        cache.string() + " and that the mirror is reachable (--mirror URL)");
     }
     return {};
 }
@@ -238,14 +272,39 @@ std::string root_cache_key(const RootCreateSpec& spec, const std::string& mirror
     return buf;
 }
 
-Result<RootCreated> create_root(const RootCreateSpec& spec) {
+namespace {
+
+/// The spec's arch, suite and target directory, before anything starts.
+Result<void> check_create_spec(const RootCreateSpec& spec) {
     if (spec.arch == nullptr || spec.arch->debian.empty()) {
         return fail("create a root",
                     spec.arch == nullptr ? "no arch given"
                                          : spec.arch->name + " has no Debian port",
                     "--arch aarch64, ppc64le or s390x (any arch with a Debian name)");
     }
+    if (spec.suite.empty() || !std::ranges::all_of(spec.suite, [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+        })) {
+        return fail("create a root", "'" + spec.suite + "' is not a Debian suite name",
+                    "--suite bookworm (or trixie, sid, ...)");
+    }
+    if (runs_natively(*spec.arch)) {
+        return fail("create a " + spec.arch->name + " root",
+                    "this host runs " + spec.arch->name +
+                        " programs natively: emurun root is for foreign arches (its private "
+                        "binfmt_misc would send the host's own programs to qemu)",
+                    "--arch aarch64, ppc64le or s390x; for a native root use mmdebstrap itself");
+    }
     if (auto r = check_dir(spec.dir); !r) {
+        return r;
+    }
+    return {};
+}
+
+} // namespace
+
+Result<RootCreated> create_root(const RootCreateSpec& spec) {
+    if (auto r = check_create_spec(spec); !r) {
         return std::unexpected(r.error());
     }
     auto entry = private_binfmt_entry(*spec.arch, spec.emulators);
@@ -271,10 +330,15 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
                    {"tar", "-C", dir.string(), "--numeric-owner", "--exclude=./dev/*", "-xpf",
                     tarball->string()},
                    "/tmp"); // no device nodes in a user namespace: the host's /dev is bound anyway
-    if (!st || !st->success()) {
+    const int sig = process::interrupted_by();
+    if (!st || !st->success() || sig != 0) {
         remove_mapped(*entry, dir, existed);
+        if (sig != 0) {
+            return std::unexpected(interrupted("unpack the root into " + dir.string(), sig));
+        }
         return fail("unpack " + tarball->string() + " into " + dir.string(),
-                    st ? st->describe() : st.error().message(), "is there space left?");
+                    st ? st->describe() : st.error().message(),
+                    "is there space left in " + dir.string() + "? (df " + dir.string() + ")");
     }
     return made;
 }
@@ -285,19 +349,30 @@ Result<void> install_in_root(const RootSpec& spec, const std::vector<std::string
     }
     RootSpec s = spec;
     s.env.emplace_back("DEBIAN_FRONTEND", "noninteractive");
-    std::vector<std::vector<std::string>> steps{{"apt-get", "update"}};
+    // A failed update (one suite's index mid-sync) is not fatal: apt-get install says whether
+    // what it needs is there.
+    auto updated = exec_in_root(s, {"apt-get", "update"});
+    if (!updated) {
+        return std::unexpected(updated.error());
+    }
+    if (process::interrupted_by() != 0) {
+        return std::unexpected(
+            interrupted("apt-get update in " + spec.dir.string(), process::interrupted_by()));
+    }
+    if (!updated->success()) {
+        spdlog::warn("apt-get update in {} {}; installing from the lists it has", spec.dir.string(),
+                     updated->describe());
+    }
     std::vector<std::string> install{"apt-get", "install", "-y", "--no-install-recommends"};
     install.insert(install.end(), packages.begin(), packages.end());
-    steps.push_back(install);
-    for (const auto& argv : steps) {
-        auto st = exec_in_root(s, argv);
-        if (!st) {
-            return std::unexpected(st.error());
-        }
-        if (!st->success()) {
-            return fail(join(argv, " ") + " in " + spec.dir.string(), st->describe(),
-                        "its messages are above; is the mirror reachable?");
-        }
+    auto st = exec_in_root(s, install);
+    if (!st) {
+        return std::unexpected(st.error());
+    }
+    if (!st->success()) {
+        return fail(join(install, " ") + " in " + spec.dir.string(), st->describe(),
+                    "its messages are above; are the package names right, is the mirror "
+                    "reachable?");
     }
     return {};
 }

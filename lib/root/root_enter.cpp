@@ -168,36 +168,4 @@ Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::str
                                       root_command(*plan, argv));
 }
 
-std::vector<std::string> root_argv(const fs::path& emurun_exe, const RootSpec& spec,
-                                   const std::vector<std::string>& inner) {
-    std::vector<std::string> argv{emurun_exe.string(), "root", "run", spec.dir.string()};
-    if (spec.arch != nullptr) {
-        argv.insert(argv.end(), {"--arch", spec.arch->name});
-    }
-    for (const auto& b : spec.binds) {
-        argv.insert(argv.end(), {b.read_only ? "--ro-bind" : "--bind",
-                                 b.source.string() + ":" + b.target.string()});
-    }
-    if (spec.cwd) {
-        argv.insert(argv.end(), {"--cwd", spec.cwd->string()});
-    }
-    for (const auto& [k, v] : spec.env) {
-        argv.insert(argv.end(), {"--env", k + "=" + v});
-    }
-    std::string acc = "--accelerate=";
-    if (spec.accelerate.mode == Acceleration::Mode::none) {
-        acc += "none";
-    } else if (spec.accelerate.mode == Acceleration::Mode::defaults) {
-        acc = "--accelerate";
-    } else {
-        for (const auto& t : spec.accelerate.tools) {
-            acc += (acc.back() == '=' ? "" : ",") + t;
-        }
-    }
-    argv.push_back(acc);
-    argv.emplace_back("--");
-    argv.insert(argv.end(), inner.begin(), inner.end());
-    return argv;
-}
-
 } // namespace emurun

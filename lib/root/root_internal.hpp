@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace emurun::root_detail {
@@ -52,5 +53,10 @@ namespace emurun::root_detail {
 /// The clean environment of a root's commands, plus `extra` (later wins).
 [[nodiscard]] std::vector<std::pair<std::string, std::string>>
 root_environment(const std::vector<std::pair<std::string, std::string>>& extra);
+
+/// The spec as the JSON text root_argv() passes (error: a string that is not UTF-8), and back
+/// (error: a malformed document or an unknown arch).
+[[nodiscard]] Result<std::string> root_spec_to_json(const RootSpec& spec);
+[[nodiscard]] Result<RootSpec> root_spec_from_json(std::string_view text);
 
 } // namespace emurun::root_detail

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <netdb.h>
 #include <poll.h>
@@ -115,7 +116,9 @@ std::string host_mirror(const fs::path& etc_apt) {
 
 namespace root_detail {
 
-Result<void> check_mirror(const std::string& url) {
+namespace {
+
+Result<void> check_reachable(const std::string& url) {
     const auto scheme_end = url.find("://");
     const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
     const std::string rest = scheme_end == std::string::npos ? url : url.substr(scheme_end + 3);
@@ -142,6 +145,18 @@ Result<void> check_mirror(const std::string& url) {
                     "--mirror URL");
     }
     return {};
+}
+
+} // namespace
+
+Result<void> check_mirror(const std::string& url) {
+    // Through a proxy, apt talks to the proxy: that is what must answer.
+    const char* proxy = std::getenv(url.starts_with("https:") ? "https_proxy" : "http_proxy");
+    if (proxy != nullptr && std::string_view(proxy).starts_with("http") &&
+        !url.starts_with("file:")) {
+        return check_reachable(proxy);
+    }
+    return check_reachable(url);
 }
 
 } // namespace root_detail

@@ -113,7 +113,7 @@ Result<Command> root_command(const Step& step, const Arch* arch, Command cmd) {
     spec.env.assign(step.env.begin(), step.env.end());
     spec.accelerate.mode =
         step.accelerate ? Acceleration::Mode::defaults : Acceleration::Mode::none;
-    cmd.argv = root_argv(*exe, spec, step.argv);
+    cmd.argv = EMURUN_TRY(root_argv(*exe, spec, step.argv));
     cmd.cwd.reset();
     return cmd;
 }

@@ -24,6 +24,17 @@ expect_refused "unknown tool to accelerate" "unknown tool 'frob'" \
     "$EMURUN" root run --accelerate=gcc,frob "$T/empty" -- true
 expect_refused "create into a non-empty dir" "not an empty directory" \
     "$EMURUN" root create --arch aarch64 "$T/full"
+touch "$T/a-file"
+expect_refused "create over a file" "not an empty directory" \
+    "$EMURUN" root create --arch aarch64 "$T/a-file"
+expect_refused "run in a file" "not a Debian root" "$EMURUN" root run "$T/a-file" -- true
+expect_refused "run in a missing dir" "not a Debian root" "$EMURUN" root run "$T/missing" -- true
+expect_refused "a root of the host's own arch" "natively" \
+    "$EMURUN" root create --arch "$(uname -m)" "$T/native"
+expect_refused "a suite that is no name" "not a Debian suite name" \
+    "$EMURUN" root create --arch aarch64 --suite 'x;y' "$T/suite"
+[ ! -e "$T/native" ] && [ ! -e "$T/suite" ] && ok "refused creates made nothing" ||
+    not_ok "a refused create made its directory"
 [ -d "$T/full/x" ] && ok "the non-empty dir is left as it was" || not_ok "non-empty dir changed"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     # An unprivileged user without /etc/subuid ranges: the fix is named.
@@ -46,7 +57,7 @@ expect_refused "accelerating a root without gcc" "emurun root install" \
 expect_refused "root of another arch" "it is a aarch64 root" \
     "$EMURUN" root run --arch s390x "$T/nogcc" -- true
 expect_refused "no mirror reachable" "no mirror reachable" \
-    env XDG_CACHE_HOME="$T/cache" "$EMURUN" root create --arch aarch64 \
+    env -u http_proxy XDG_CACHE_HOME="$T/cache" "$EMURUN" root create --arch aarch64 \
     --mirror http://127.0.0.1:9/debian "$T/unreachable"
 [ ! -e "$T/unreachable" ] && ok "a failed create leaves no directory" ||
     not_ok "a failed create left $T/unreachable"

@@ -9,7 +9,7 @@
 cp "$EMURUN_SOURCE_DIR/tests/fixtures/hello.cpp" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c" "$T/"
 for pair in ppc64le:ppc64el:powerpc64le-linux-gnu s390x:s390x:s390x-linux-gnu; do
     IFS=: read -r a deb triplet <<<"$pair"
-    ( root_probe "$a" ) || { echo "$a: skipped (see above)"; continue; }
+    ( root_probe "$a" ) || { skip_part "$a: a probe failed (see above)"; continue; }
     make_root "$a" "$T/$a"
     out=$("$EMURUN" root run --accelerate "$T/$a" -- sh -c 'uname -m; dpkg --print-architecture')
     expect_eq "$a: target view" "$a

@@ -1,39 +1,70 @@
 #!/bin/bash
-# A real autotools-style project from Debian's sources inside an arm64 root: zlib's
-# ./configure && make && make check, accelerated and fully emulated, with the same test
-# results (1); every object the accelerated compiler made is byte-identical to the emulated
-# gcc's once the .comment version string is removed (2). Both builds see the tree at /src.
+# The README's "From a fresh machine to the report", as a person follows it: an arm64 root made
+# by `emurun root create`, zlib's Debian source from `emurun-sysroot source`, the README's own
+# pipeline.json (read from README.md) run by `emurun run --report`: ./configure && make and
+# make check accelerated and fully emulated in the same root. The report must show all four
+# steps passed, which ones were accelerated, the accelerated build >= 5x faster than the
+# emulated one, and the same test results (make check's OK lines, from the step logs) (issue
+# 10's "Done when"; evidence 1). Every object the accelerated compiler made is byte-identical
+# to the emulated gcc's once the .comment version string is removed (evidence 2).
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/root.sh"
 root_probe aarch64
 command -v dpkg-source >/dev/null || skip "dpkg-source missing (apt-get install dpkg-dev)"
+command -v python3 >/dev/null || skip "python3 needed to read the report"
 
-R=$T/arm64
-make_root aarch64 "$R"
-zlib_source "$T/zlib"
-declare -A wall
-for acc in default none; do
-    cp -a "$T/zlib" "$T/z-$acc"
-    start=$(date +%s.%N)
-    rc=0
-    "$EMURUN" root run --accelerate=$acc --bind "$T/z-$acc:/src" --cwd /src "$R" -- \
-        sh -c './configure && make -j2 && make check' >"$T/z-$acc.log" 2>&1 || rc=$?
-    wall[$acc]=$(echo "$(date +%s.%N) - $start" | bc)
-    expect_eq "zlib configure+make+check, accelerate=$acc" 0 "$rc"
-    [ "$rc" = 0 ] || tail -n 30 "$T/z-$acc.log"
-    grep '\*\*\*.*test OK' "$T/z-$acc.log" | sort >"$T/z-$acc.results"
+W=$T/zlib-arm64 # the README's working directory
+mkdir -p "$W"
+make_root aarch64 "$W/root"
+zlib_source "$W/zlib"
+cp -a "$W/zlib" "$W/zlib-accelerated" && cp -a "$W/zlib" "$W/zlib-emulated"
+# The pipeline is the README's: the first ```json block after "From a fresh machine".
+awk '/^### From a fresh machine to the report/ { s = 1 } s && /^```json/ { f = 1; next }
+     f && /^```/ { exit } f { print }' "$EMURUN_SOURCE_DIR/README.md" >"$W/pipeline.json"
+grep -q '"build-emulated"' "$W/pipeline.json" && ok "README's pipeline found" ||
+    { not_ok "no pipeline in README's 'From a fresh machine' section"; finish; }
+
+rc=0
+(cd "$W" && "$EMURUN" run pipeline.json --report report.json >"$T/run.out" 2>"$T/run.err") || rc=$?
+expect_eq "emurun run: every step passed" 0 "$rc"
+[ "$rc" = 0 ] || { tail -n 30 "$T/run.err"; tail -n 30 "$W"/emurun-logs/*.log; }
+table=$("$EMURUN" report show "$W/report.json")
+echo "$table"
+
+python3 - "$W/report.json" <<'PY' >"$T/check.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = {x["name"]: x for x in r["steps"]}
+for n in ("build-accelerated", "test-accelerated", "build-emulated", "test-emulated"):
+    print(n, s[n]["status"], s[n]["emulation"], s[n]["accelerated"])
+ratio = s["build-emulated"]["wall"] / max(s["build-accelerated"]["wall"], 0.001)
+print("ratio %.1f" % ratio)
+print("fast-enough", "yes" if ratio >= 5 else "no")
+PY
+cat "$T/check.txt"
+expect_eq "report: statuses, modes, acceleration" "build-accelerated passed root true
+test-accelerated passed root true
+build-emulated passed root false
+test-emulated passed root false" "$(head -n4 "$T/check.txt")"
+expect_eq "report: accelerated build >= 5x faster than emulated ($(sed -n 's/^ratio //p' "$T/check.txt")x)" \
+    "fast-enough yes" "$(tail -n1 "$T/check.txt")"
+
+# The same test results: make check's OK lines, from each test step's log.
+for v in accelerated emulated; do
+    grep '\*\*\*.*test OK' "$W/emurun-logs/test-$v.log" | sort >"$T/results-$v"
 done
-printf 'wall: accelerated %.1f s, emulated %.1f s\n' "${wall[default]}" "${wall[none]}"
-expect_eq "same test results" "$(cat "$T/z-none.results")" "$(cat "$T/z-default.results")"
-[ -s "$T/z-none.results" ] && ok "make check printed its OK lines" || not_ok "no test results"
+[ -s "$T/results-emulated" ] && ok "make check printed its OK lines ($(wc -l <"$T/results-emulated"))" ||
+    not_ok "no test results in emurun-logs/test-emulated.log"
+expect_eq "same test results accelerated and emulated" "$(cat "$T/results-emulated")" \
+    "$(cat "$T/results-accelerated")"
 
 # (2) The objects, compared without .comment (the host's objcopy for the target).
 n=0 same=0
-for o in "$T"/z-none/*.o; do
+for o in "$W"/zlib-emulated/*.o; do
     b=$(basename "$o")
     n=$((n + 1))
     aarch64-linux-gnu-objcopy --remove-section .comment "$o" "$T/e.o"
-    aarch64-linux-gnu-objcopy --remove-section .comment "$T/z-default/$b" "$T/a.o"
+    aarch64-linux-gnu-objcopy --remove-section .comment "$W/zlib-accelerated/$b" "$T/a.o"
     if cmp -s "$T/e.o" "$T/a.o"; then same=$((same + 1)); else echo "differs: $b"; fi
 done
 [ "$n" -gt 10 ] && ok "$n objects compared" || not_ok "only $n objects"

@@ -1,6 +1,7 @@
 // The root module's pure parts: acceleration lists, subordinate id ranges, the host mirror,
 // the cache key, a root's arch, the runner's argument vector, pipeline steps in a root.
 #include "process/namespaces.hpp"
+#include "root/root_internal.hpp"
 
 #include <emurun/pipeline.hpp>
 #include <emurun/root.hpp>
@@ -109,12 +110,69 @@ TEST_CASE("root: the runner's argument vector") {
     spec.cwd = "/src";
     spec.env = {{"K", "v"}};
     spec.accelerate.mode = Acceleration::Mode::defaults;
-    CHECK(root_argv("/bin/emurun", spec, {"make", "-j2"}) ==
-          std::vector<std::string>{"/bin/emurun", "root", "run", "/r", "--arch", "aarch64",
-                                   "--bind", "/src:/src", "--cwd", "/src", "--env", "K=v",
-                                   "--accelerate", "--", "make", "-j2"});
+    spec.binds.push_back(RootBind{"/ro", "/in", true});
+    spec.emulators.dirs = {"/q"};
+    spec.emulators.prefer_static = false;
+    auto argv = root_argv("/bin/emurun", spec, {"make", "-j2"});
+    REQUIRE(argv.has_value());
+    REQUIRE(argv->size() == 5);
+    CHECK((*argv)[0] == "/bin/emurun");
+    CHECK((*argv)[1] == k_root_helper_marker);
+    CHECK((*argv)[3] == "make");
+    CHECK((*argv)[4] == "-j2");
+    // No CLI syntax crosses: the spec is JSON, and reads back field by field.
+    auto back = root_detail::root_spec_from_json((*argv)[2]);
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(back->dir == "/r");
+    CHECK(back->arch == arch("aarch64"));
+    REQUIRE(back->binds.size() == 2);
+    CHECK(back->binds[1].source == "/ro");
+    CHECK(back->binds[1].target == "/in");
+    CHECK(back->binds[1].read_only);
+    CHECK(back->cwd == fs::path("/src"));
+    CHECK(back->env == spec.env);
+    CHECK(back->accelerate.mode == Acceleration::Mode::defaults);
+    CHECK(back->emulators.dirs == std::vector<fs::path>{"/q"});
+    CHECK_FALSE(back->emulators.prefer_static);
     spec.accelerate = Acceleration{Acceleration::Mode::listed, {"gcc", "as"}};
-    CHECK(root_argv("e", spec, {"x"})[12] == "--accelerate=gcc,as");
+    back = root_detail::root_spec_from_json(*root_detail::root_spec_to_json(spec));
+    REQUIRE(back.has_value());
+    CHECK(back->accelerate.mode == Acceleration::Mode::listed);
+    CHECK(back->accelerate.tools == std::vector<std::string>{"gcc", "as"});
+    CHECK_FALSE(root_argv("e", spec, {}).has_value());
+    spec.env = {{"K", std::string("\xff")}};
+    CHECK_FALSE(root_argv("e", spec, {"x"}).has_value());
+}
+
+TEST_CASE("root: the helper end of the argument vector") {
+    std::vector<std::string> args{"emurun", "root", "run"};
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    CHECK_FALSE(run_if_root_helper(static_cast<int>(argv.size()), argv.data()).has_value());
+    CHECK_FALSE(run_if_root_helper(1, argv.data()).has_value());
+    args = {"emurun", std::string(k_root_helper_marker), "{not json", "true"};
+    argv.clear();
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    auto malformed = run_if_root_helper(4, argv.data());
+    REQUIRE(malformed.has_value());
+    REQUIRE_FALSE(malformed->has_value());
+    CHECK(malformed->error().what == "read the root spec");
+    auto no_command = run_if_root_helper(3, argv.data());
+    REQUIRE(no_command.has_value());
+    CHECK_FALSE(no_command->has_value());
+    // A well-formed spec of a directory that is no root: refused by plan_root, nothing entered.
+    RootSpec spec;
+    spec.dir = "/nonexistent-emurun-root";
+    args[2] = *root_detail::root_spec_to_json(spec);
+    argv[2] = args[2].data();
+    auto not_root = run_if_root_helper(4, argv.data());
+    REQUIRE(not_root.has_value());
+    REQUIRE_FALSE(not_root->has_value());
+    CHECK(not_root->error().why.find("not a Debian root") != std::string::npos);
 }
 
 TEST_CASE("root: pipeline steps in a root") {

@@ -3,11 +3,12 @@
 
 _emurun_words() { # the words for "CMD [SUB]"
     case "$1" in
-        "") echo "inspect exec binfmt sandbox shim sysroot run report calibrate doctor" ;;
+        "") echo "inspect exec binfmt sandbox shim sysroot run report calibrate root doctor" ;;
         binfmt) echo "status register unregister enable disable verify export import" ;;
         shim) echo "add list remove" ;;
         sysroot) echo "check fetch source build-dep" ;;
         report) echo "show compare merge" ;;
+        root) echo "create install run" ;;
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
         sandbox) echo "--arch --sysroot --env --qemu-dir" ;;
@@ -31,6 +32,9 @@ _emurun_words() { # the words for "CMD [SUB]"
         "sysroot fetch") echo "--arch --dir --mirror --suite --cache --refresh" ;;
         "sysroot source") echo "--dir --mirror --suite --cache --refresh" ;;
         "sysroot build-dep") echo "--arch --dir --mirror --suite --cache --refresh --profiles" ;;
+        "root create") echo "--arch --suite --include --mirror" ;;
+        "root install") echo "--arch --env" ;;
+        "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate" ;;
         "report show") echo "--format" ;;
         "report compare") echo "--json" ;;
         "report merge") echo "--output --junit" ;;
@@ -56,7 +60,7 @@ _emurun() {
         --color) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur"); return 0 ;;
         --format) mapfile -t COMPREPLY < <(compgen -W "table json junit markdown" -- "$cur"); return 0 ;;
         --sysroot | --dir | --qemu-dir | --log-dir | --mount | --probe-dir | --binfmt-d | \
-            --update-binfmts | --cache)
+            --update-binfmts | --cache | --bind | --ro-bind)
             mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
     esac
     local words

@@ -1,6 +1,7 @@
 #include "cli.hpp"
 #include "cli_output.hpp"
 
+#include <emurun/root.hpp>
 #include <emurun/sandbox.hpp>
 #include <emurun/shim.hpp>
 
@@ -80,6 +81,14 @@ int main(int argc, char** argv) {
     if (auto failure = run_if_sandbox_helper(argc, argv)) {
         std::cerr << "emurun: error: " << cli_spelling(failure->error.message()) << '\n';
         return failure->exit_code;
+    }
+    // Started by root_argv() (the runner's root mode): enter the root at once.
+    if (auto outcome = run_if_root_helper(argc, argv)) {
+        if (!*outcome) {
+            std::cerr << "emurun: error: " << outcome->error().message() << '\n';
+            return k_exit_failure;
+        }
+        return (*outcome)->shell_code();
     }
     // A copy or link of emurun under another name whose shim config is gone: say so, rather than
     // CLI11's "A subcommand is required" for what was meant to be `gcc --version`.

@@ -107,7 +107,8 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
     auto* sub = parent.add_subcommand("run", "Run CMD inside a root (target arch everywhere; "
                                              "compilers optionally accelerated)");
     add_common(sub, *a);
-    sub->add_option("--bind", a->binds, "SRC[:DST] bound read-write (repeatable)")->allow_extra_args(false);
+    sub->add_option("--bind", a->binds, "SRC[:DST] bound read-write (repeatable)")
+        ->allow_extra_args(false);
     sub->add_option("--ro-bind", a->ro_binds, "SRC[:DST] bound read-only (repeatable)")
         ->allow_extra_args(false);
     sub->add_option("--cwd", a->cwd, "Working directory inside (default /)");

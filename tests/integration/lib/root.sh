@@ -1,13 +1,32 @@
 # Shared by the test_root*.sh suites: probes (skip with the reason), and one cached root per
-# spec. The first suite of a run that needs a root creates it (mmdebstrap, a few minutes); the
-# others, and later runs, unpack the cached tarball (seconds). Source after common.sh.
+# spec. integration.root_create (the ctest fixture emurun_root, run first) creates the shared
+# arm64 root once per build tree (mmdebstrap, minutes) and fetches zlib's source; the other
+# suites unpack the cached tarball (seconds). EMURUN_ROOT_CACHE points them at a cache kept
+# between runs (a CI cache); the tarball's name carries the spec's key, so a cache of another
+# spec or mirror is never used for this one. Source after common.sh.
 ROOT_CACHE=${EMURUN_ROOT_CACHE:-$EMURUN_BUILD_DIR/root-cache}
 # One spec for every suite, so one tarball serves them all.
 ROOT_INCLUDE=python3-dev,python3-setuptools,python3-wheel,python3-pip
 
-# root_probe ARCH: skip unless a root of ARCH can be created and entered here.
+# The Debian mirror this machine's apt uses (host:port of its first URI), for the probe.
+mirror_hostport() {
+    local uri
+    uri=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        grep -v security | head -n1)
+    [ -n "$uri" ] || uri=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([a-z]*:\/\/[^[:space:]]*\).*/\2/p' \
+        /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | grep -v security | head -n1)
+    uri=${uri:-http://deb.debian.org/debian}
+    uri=${uri#*://}
+    uri=${uri%%/*}
+    case $uri in *:*) echo "${uri%:*} ${uri##*:}" ;; *) echo "$uri 80" ;; esac
+}
+
+# have_cached_root DEBARCH: a tarball of the suites' spec is in the cache.
+have_cached_root() { compgen -G "$ROOT_CACHE/emurun/roots/$1-bookworm-*.tar" >/dev/null; }
+
+# root_probe ARCH: skip unless a root of ARCH can be created (or unpacked) and entered here.
 root_probe() {
-    local arch=$1 deb triplet
+    local arch=$1 deb triplet host port
     case $arch in
         aarch64) deb=arm64 triplet=aarch64-linux-gnu ;;
         ppc64le) deb=ppc64el triplet=powerpc64le-linux-gnu ;;
@@ -22,30 +41,42 @@ root_probe() {
     if [ "$(id -u)" != 0 ] && ! grep -q "^$(id -un):" /etc/subuid 2>/dev/null; then
         skip "not root and no /etc/subuid range for $(id -un) (usermod --add-subuids ...)"
     fi
-    if ! ls "$ROOT_CACHE/emurun/roots/$deb-"*.tar >/dev/null 2>&1; then
-        timeout 10 bash -c 'exec 3<>/dev/tcp/deb.debian.org/80' 2>/dev/null ||
-            [ -n "${http_proxy:-}" ] || skip "no cached $deb root and the Debian mirror is unreachable"
+    if ! have_cached_root "$deb" && [ -z "${http_proxy:-}" ]; then
+        read -r host port <<<"$(mirror_hostport)"
+        timeout 10 bash -c "exec 3<>/dev/tcp/$host/$port" 2>/dev/null ||
+            skip "no cached $deb root and the Debian mirror $host:$port is unreachable"
     fi
 }
 
 # make_root ARCH DIR: the suite's own copy of the shared root (created once, then unpacked).
+# A cached root must be reused, not made again. A create that fails because the Debian
+# archive could not be reached (network, DNS, a mirror mid-sync) skips; any other failure fails.
 make_root() {
-    local log=$T/create-$1.log
+    local log=$T/create-$1.log deb=arm64 cached=0
+    case $1 in ppc64le) deb=ppc64el ;; s390x) deb=s390x ;; esac
+    have_cached_root "$deb" && cached=1
     if ! XDG_CACHE_HOME=$ROOT_CACHE "$EMURUN" root create --arch "$1" --include "$ROOT_INCLUDE" \
         "$2" >"$log" 2>&1; then
+        if grep -qE "no mirror reachable|Temporary failure resolving|Could not resolve|Failed to fetch|Mirror sync in progress|Hash Sum mismatch|Connection (timed out|refused)" "$log"; then
+            skip "the Debian archive could not be reached: $(grep -E 'E:|error' "$log" | head -n2 | tr '\n' ' ')"
+        fi
         echo "FAIL: emurun root create --arch $1:"
         tail -n 40 "$log"
         exit 1
     fi
     grep 'created' "$log" || true
+    if [ "$cached" = 1 ] && ! grep -q "from the cached" "$log"; then
+        not_ok "a cached $deb root was made again instead of unpacked"
+    fi
 }
 
-# zlib's Debian source (cached by tools/emurun-sysroot), copied to $1; skips when unreachable.
+# zlib's Debian source (tools/emurun-sysroot, with its own apt state in the root cache, so no
+# other suite's apt cache is shared), copied to $1; skips when the archive is unreachable.
 zlib_source() {
     local src rc=0
-    src=$("$EMURUN_SOURCE_DIR/tools/emurun-sysroot" source --dir "$ROOT_CACHE/src" zlib \
-        2>"$T/zlib-source.log") || rc=$?
+    src=$("$EMURUN_SOURCE_DIR/tools/emurun-sysroot" source --cache "$ROOT_CACHE/apt" \
+        --dir "$ROOT_CACHE/src" zlib 2>"$T/zlib-source.log") || rc=$?
     [ $rc -ne 3 ] || skip "the Debian archive cannot be reached: $(tail -n1 "$T/zlib-source.log")"
     [ $rc -eq 0 ] && [ -f "$src/configure" ] || { cat "$T/zlib-source.log"; exit 1; }
-    cp -a "$src" "$1"
+    [ -z "${1:-}" ] || cp -a "$src" "$1"
 }

@@ -1,8 +1,9 @@
-/* A tiny CPython extension: built into a wheel inside a foreign root (tests/integration/test_root_wheel.sh). */
+/* A tiny CPython extension: built into a wheel inside a foreign root
+ * (tests/integration/test_root_wheel.sh). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static PyObject *spam_add(PyObject *self, PyObject *args) {
+static PyObject* spam_add(PyObject* self, PyObject* args) {
     long a, b;
     (void)self;
     if (!PyArg_ParseTuple(args, "ll", &a, &b))
@@ -10,7 +11,7 @@ static PyObject *spam_add(PyObject *self, PyObject *args) {
     return PyLong_FromLong(a + b);
 }
 
-static PyObject *spam_machine(PyObject *self, PyObject *args) {
+static PyObject* spam_machine(PyObject* self, PyObject* args) {
     (void)self;
     (void)args;
 #if defined(__aarch64__)
@@ -30,7 +31,9 @@ static PyMethodDef spam_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef spam_module = {PyModuleDef_HEAD_INIT, "spam", NULL, -1, spam_methods,
-                                         NULL, NULL, NULL, NULL};
+static struct PyModuleDef spam_module = {
+    PyModuleDef_HEAD_INIT, "spam", NULL, -1, spam_methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit_spam(void) { return PyModule_Create(&spam_module); }
+PyMODINIT_FUNC PyInit_spam(void) {
+    return PyModule_Create(&spam_module);
+}
