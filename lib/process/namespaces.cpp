@@ -182,7 +182,7 @@ void kill_all(int /*sig*/) {
 }
 
 /// pid 1: start the command, reap everything until it ends; its status is ours.
-[[noreturn]] void be_init(const Command& cmd, int error_fd) {
+[[noreturn]] void be_init(const Command& cmd, int error_fd, Interrupts interrupts) {
     auto envs = env_strings(cmd);
     const pid_t child = ::fork();
     if (child < 0) {
@@ -197,7 +197,9 @@ void kill_all(int /*sig*/) {
         std::signal(sig, forward_signal);
     }
     std::signal(SIGALRM, kill_all);
-    std::signal(SIGINT, SIG_IGN); // the terminal sends it to the command too
+    // Interactive: the terminal sends SIGINT to the command too, which decides (a shell inside
+    // goes on). Stop all: SIGINT ends the whole namespace like SIGTERM.
+    std::signal(SIGINT, interrupts == Interrupts::stop_all ? forward_signal : SIG_IGN);
     int status = 0;
     for (;;) {
         const pid_t w = ::wait(&status);
@@ -211,7 +213,7 @@ void kill_all(int /*sig*/) {
 }
 
 [[noreturn]] void child_main(const NamespaceSetup& setup, const Command& cmd, int go_fd,
-                             int error_fd) {
+                             int error_fd, Interrupts interrupts) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     char c = 0;
     if (::read(go_fd, &c, 1) != 1) { // the parent could not write the maps
@@ -234,7 +236,7 @@ void kill_all(int /*sig*/) {
         send_error(error_fd, r.error());
         ::_exit(125);
     }
-    be_init(cmd, error_fd);
+    be_init(cmd, error_fd, interrupts);
 }
 
 volatile pid_t g_namespace_child = 0;            // the parent forwards SIGTERM/SIGHUP to pid 1
@@ -256,7 +258,7 @@ void forward_to_child(int sig) {
 /// the caller then sees the command's end and can clean up. Restored when destroyed.
 class ParentSignals {
   public:
-    explicit ParentSignals(pid_t child) {
+    ParentSignals(pid_t child, Interrupts interrupts) {
         g_namespace_child = child;
         g_interrupted_by = 0;
         struct sigaction note {};
@@ -265,7 +267,7 @@ class ParentSignals {
         ign.sa_handler = SIG_IGN;
         struct sigaction fwd {};
         fwd.sa_handler = forward_to_child;
-        ::sigaction(SIGINT, &note, &m_old[0]);
+        ::sigaction(SIGINT, interrupts == Interrupts::stop_all ? &fwd : &note, &m_old[0]);
         ::sigaction(SIGQUIT, &ign, &m_old[1]);
         ::sigaction(SIGTERM, &fwd, &m_old[2]);
         ::sigaction(SIGHUP, &fwd, &m_old[3]);
@@ -366,7 +368,8 @@ Result<void> check_id_maps() {
     return {};
 }
 
-Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command& command) {
+Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command& command,
+                                     Interrupts interrupts) {
     if (command.argv.empty()) {
         return fail("run in namespaces", "empty command");
     }
@@ -388,7 +391,7 @@ Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command&
     if (pid == 0) {
         ::close(go[1]);
         ::close(err[0]);
-        child_main(setup, command, go[0], err[1]);
+        child_main(setup, command, go[0], err[1], interrupts);
     }
     const int clone_errno = errno;
     ::close(go[0]);
@@ -405,7 +408,7 @@ Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command&
     ::close(go[1]);
     Result<ExitStatus> result;
     {
-        const ParentSignals signals(static_cast<pid_t>(pid));
+        const ParentSignals signals(static_cast<pid_t>(pid), interrupts);
         result = collect(static_cast<pid_t>(pid), err[0]);
     }
     if (!maps) {

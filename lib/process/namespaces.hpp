@@ -39,18 +39,27 @@ struct SubIdRange {
 /// like. The child is single-threaded and freshly cloned; errors travel back to the caller.
 using NamespaceSetup = std::function<Result<void>()>;
 
+/// What SIGINT (Ctrl-C) does to a command in the namespaces. SIGTERM/SIGHUP always go to every
+/// process of the namespace, and what is left 10 s later is killed.
+enum class Interrupts {
+    interactive, ///< the terminal's SIGINT reaches the command, which decides (a shell goes on)
+    stop_all,    ///< SIGINT stops the whole namespace as SIGTERM does (mmdebstrap, tar: dpkg
+                 ///< and mmdebstrap's worker would otherwise finish their minutes of work first)
+};
+
 /// clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID); the parent writes the id maps; the child
 /// becomes uid/gid 0, makes every mount private, calls `setup`, then forks `command` (its env is
 /// the whole environment, PATH searched in it; cwd applied after setup) and, as the namespace's
-/// pid 1, reaps every process until the command ends. The parent ignores SIGINT/SIGQUIT while
-/// it waits (the terminal's signal reaches the command) and forwards SIGTERM/SIGHUP to it, so
-/// the caller outlives an interrupted command and can clean up. Returns the command's status as pid
+/// pid 1, reaps every process until the command ends. The parent ignores SIGQUIT while it waits,
+/// notes SIGINT (forwards it with Interrupts::stop_all) and forwards SIGTERM/SIGHUP, so the
+/// caller outlives an interrupted command and can clean up (see interrupted_by()). Returns the command's status as pid
 /// 1 saw it: exit code, or 128+N for death by signal N (exited(127) when the command was not found,
 /// after a message on stderr). Errors: the caller is multithreaded (clone is fine, but `setup` runs
 /// arbitrary code after it); id maps cannot be written; `setup` failed (its error); clone failed
 /// (user namespaces disabled: named with the sysctl to check).
 [[nodiscard]] Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup,
-                                                   const Command& command);
+                                                   const Command& command,
+                                                   Interrupts interrupts = Interrupts::interactive);
 
 /// The signal (SIGINT, SIGTERM or SIGHUP) the caller received during its last
 /// run_in_namespaces(), or 0: an interrupted command is not an ordinary failure (no retry).

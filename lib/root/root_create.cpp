@@ -186,13 +186,13 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     }
     remove_mapped(entry, tmp, false);
     if (sig != 0) {
-        return std::unexpected(interrupted("create a " + spec.arch->debian + " root", sig));
+        return std::unexpected(interrupted("create the " + spec.arch->debian + " root", sig));
     }
     if (!st) {
         return std::unexpected(st.error());
     }
     if (!st->success()) {
-        return fail("mmdebstrap a " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+        return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
                     st->describe() + " (its messages are above)",
                     "check that " + spec.suite + " has " + spec.arch->debian +
                         " packages (riscv64: trixie or later), the packages (--include), the "
@@ -301,6 +301,27 @@ Result<void> check_create_spec(const RootCreateSpec& spec) {
     return {};
 }
 
+/// Room for the unpacked root (about the tarball's size) on the file system that will hold
+/// `dir`: checked up front rather than met as thousands of tar errors.
+Result<void> check_space(const fs::path& dir, const fs::path& tarball) {
+    std::error_code ec;
+    fs::path existing = dir;
+    while (!fs::exists(existing, ec) && existing.has_relative_path()) {
+        existing = existing.parent_path();
+    }
+    const auto need = fs::file_size(tarball, ec);
+    const auto room = fs::space(existing, ec);
+    if (ec || room.available >= need) {
+        return {};
+    }
+    constexpr std::uintmax_t k_mib = 1024 * 1024;
+    return fail("unpack the root into " + dir.string(),
+                "it needs about " + std::to_string(need / k_mib) + " MiB, and " +
+                    existing.string() + " has " + std::to_string(room.available / k_mib) +
+                    " MiB free",
+                "free some space, or choose a directory on a larger file system");
+}
+
 } // namespace
 
 Result<RootCreated> create_root(const RootCreateSpec& spec) {
@@ -321,6 +342,9 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
     }
     made.tarball = *tarball;
     const fs::path dir = fs::absolute(spec.dir);
+    if (auto r = check_space(dir, *tarball); !r) {
+        return std::unexpected(r.error());
+    }
     const bool existed = fs::exists(dir);
     if (auto r = make_dirs(dir); !r) {
         return std::unexpected(r.error());

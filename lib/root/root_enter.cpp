@@ -148,7 +148,8 @@ Result<void> enter_root(const RootPlan& plan) {
 
 Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd) {
     return process::run_in_namespaces(
-        [&entry] { return mount_binfmt("/" + std::string(k_binfmt), &entry); }, cmd);
+        [&entry] { return mount_binfmt("/" + std::string(k_binfmt), &entry); }, cmd,
+        process::Interrupts::stop_all);
 }
 
 } // namespace root_detail

@@ -36,7 +36,8 @@ namespace emurun::root_detail {
 [[nodiscard]] Result<void> enter_root(const RootPlan& plan);
 
 /// Run `cmd` in new namespaces on the host's file system view, with `entry` registered in a
-/// private binfmt_misc (mmdebstrap, tar, rm of a root's files as the root's owners).
+/// private binfmt_misc (mmdebstrap, tar, rm of a root's files as the root's owners). Ctrl-C
+/// stops every process in them (Interrupts::stop_all).
 [[nodiscard]] Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd);
 
 /// The first "Version:" of package `name` in a dpkg status file, or "" when not installed.

@@ -3,7 +3,8 @@
 # once per build tree with `emurun root create` (mmdebstrap, minutes when not cached; the time is
 # printed), then a second create of the same spec only unpacks the cached tarball. The root is
 # an arm64 Debian root with the build essentials. Interrupting a create (SIGTERM to emurun, or
-# Ctrl-C to its process group) while it unpacks leaves nothing behind and says so. zlib's source
+# Ctrl-C to its process group) while mmdebstrap runs or while it unpacks leaves nothing behind
+# and says so; a target file system too small is refused up front. zlib's source
 # is fetched here too, so the suites after it do not download anything.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/root.sh"
@@ -57,30 +58,49 @@ interrupt INT group # what Ctrl-C does: the terminal signals the whole foregroun
 expect_eq "no partial tarball in the cache" "" \
     "$(ls "$ROOT_CACHE/emurun/roots" | grep -v '\.tar$\|\.lock$' || true)"
 
-# Interrupted while mmdebstrap runs (a cache of its own, so not a cache hit): SIGTERM reaches
-# mmdebstrap through emurun and the namespace's pid 1; its temp dirs, the partial tarball and
-# the target directory are removed.
-c=$T/cold-cache
-setsid bash -c 'XDG_CACHE_HOME=$1 exec "$2" root create --arch aarch64 "$3"' \
-    _ "$c" "$EMURUN" "$T/cold" >"$T/cold.log" 2>&1 &
-pid=$!
-for i in $(seq 1 200); do # until mmdebstrap has started (at most 20 s), then 5 s more
-    compgen -G "$c/emurun/tmp/create-*" >/dev/null && break
-    sleep 0.1
-done
-sleep 5
-kill -TERM "$pid"
-rc=0
-wait "$pid" || rc=$?
-expect_eq "create interrupted in mmdebstrap: exit 125" 125 "$rc"
-expect_contains "create interrupted in mmdebstrap: says so" "$(cat "$T/cold.log")" \
-    "interrupted by SIGTERM"
-grep -q "retrying" "$T/cold.log" && not_ok "an interrupted mmdebstrap was retried" ||
-    ok "an interrupted mmdebstrap is not retried"
-left=$(ls "$c/emurun/tmp" "$c/emurun/roots" 2>/dev/null | grep -v '^/\|^$\|\.lock$' || true)
-expect_eq "create interrupted in mmdebstrap: no temp dir or partial tarball left" "" "$left"
-[ ! -e "$T/cold" ] && ok "create interrupted in mmdebstrap: no target dir" ||
-    not_ok "create interrupted in mmdebstrap left $T/cold"
+# A target on a file system too small for the root: refused before unpacking, nothing made.
+if [ "$(id -u)" = 0 ]; then
+    mkdir -p "$T/small"
+    out=$(unshare -m sh -c 'mount -t tmpfs -o size=50m tmpfs "$1" || exit 99
+        XDG_CACHE_HOME=$2 "$3" root create --arch aarch64 --include "$4" "$1/r"
+        echo "rc=$? left=[$(ls -A "$1")]"' _ "$T/small" "$ROOT_CACHE" "$EMURUN" "$ROOT_INCLUDE" 2>&1) ||
+        true
+    expect_contains "too small a file system: refused with the sizes" "$out" "MiB free"
+    expect_contains "too small a file system: exit 125, nothing left" "$out" "rc=125 left=[]"
+fi
+
+# Interrupted while mmdebstrap runs (a cache of its own, so not a cache hit): SIGTERM to emurun,
+# or SIGINT to the whole process group as Ctrl-C sends it. Every process in the namespace is
+# stopped (dpkg and mmdebstrap's worker would otherwise finish minutes of work first); its temp
+# dirs, the partial tarball and the target directory are removed; it is not retried.
+cold_interrupt() { # SIG TARGET
+    local sig=$1 target=$2 c=$T/cold-$1 pid rc=0 i start
+    setsid bash -c 'XDG_CACHE_HOME=$1 exec "$2" root create --arch aarch64 "$3"' \
+        _ "$c" "$EMURUN" "$T/cold-dir-$sig" >"$T/cold-$sig.log" 2>&1 &
+    pid=$!
+    for i in $(seq 1 300); do # until mmdebstrap has installed something (at most 60 s)
+        grep -q "^I: extracting archives" "$T/cold-$sig.log" && break
+        sleep 0.2
+    done
+    sleep 2
+    start=$(date +%s)
+    if [ "$target" = group ]; then kill -"$sig" -- -"$pid"; else kill -"$sig" "$pid"; fi
+    wait "$pid" || rc=$?
+    local secs=$(($(date +%s) - start))
+    expect_eq "SIG$sig in mmdebstrap ($target): exit 125" 125 "$rc"
+    [ "$secs" -le 30 ] && ok "SIG$sig in mmdebstrap: stopped in ${secs} s" ||
+        not_ok "SIG$sig in mmdebstrap: took ${secs} s to stop"
+    expect_contains "SIG$sig in mmdebstrap: says so" "$(cat "$T/cold-$sig.log")" \
+        "interrupted by SIG$sig"
+    grep -q "retrying" "$T/cold-$sig.log" && not_ok "SIG$sig: an interrupted mmdebstrap was retried" ||
+        ok "SIG$sig: an interrupted mmdebstrap is not retried"
+    left=$(ls "$c/emurun/tmp" "$c/emurun/roots" 2>/dev/null | grep -v '^/\|^$\|\.lock$' || true)
+    expect_eq "SIG$sig in mmdebstrap: no temp dir or partial tarball left" "" "$left"
+    [ ! -e "$T/cold-dir-$sig" ] && ok "SIG$sig in mmdebstrap: no target dir" ||
+        not_ok "SIG$sig in mmdebstrap left $T/cold-dir-$sig"
+}
+cold_interrupt TERM emurun
+cold_interrupt INT group
 
 zlib_source
 ok "zlib's source is in the cache"

@@ -36,7 +36,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 s = {x["name"]: x for x in r["steps"]}
 for n in ("build-accelerated", "test-accelerated", "build-emulated", "test-emulated"):
-    print(n, s[n]["status"], s[n]["emulation"], s[n]["accelerated"])
+    print(n, s[n]["status"], s[n]["emulation"], json.dumps(s[n]["accelerated"]))
 ratio = s["build-emulated"]["wall"] / max(s["build-accelerated"]["wall"], 0.001)
 print("ratio %.1f" % ratio)
 print("fast-enough", "yes" if ratio >= 5 else "no")
