@@ -52,11 +52,11 @@ enum class Interrupts {
 /// the whole environment, PATH searched in it; cwd applied after setup) and, as the namespace's
 /// pid 1, reaps every process until the command ends. The parent ignores SIGQUIT while it waits,
 /// notes SIGINT (forwards it with Interrupts::stop_all) and forwards SIGTERM/SIGHUP, so the
-/// caller outlives an interrupted command and can clean up (see interrupted_by()). Returns the command's status as pid
-/// 1 saw it: exit code, or 128+N for death by signal N (exited(127) when the command was not found,
-/// after a message on stderr). Errors: the caller is multithreaded (clone is fine, but `setup` runs
-/// arbitrary code after it); id maps cannot be written; `setup` failed (its error); clone failed
-/// (user namespaces disabled: named with the sysctl to check).
+/// caller outlives an interrupted command and can clean up (see interrupted_by()). Returns the
+/// command's status as pid 1 saw it: exit code, or 128+N for death by signal N (exited(127) when
+/// the command was not found, after a message on stderr). Errors: the caller is multithreaded
+/// (clone is fine, but `setup` runs arbitrary code after it); id maps cannot be written; `setup`
+/// failed (its error); clone failed (user namespaces disabled: named with the sysctl to check).
 [[nodiscard]] Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup,
                                                    const Command& command,
                                                    Interrupts interrupts = Interrupts::interactive);

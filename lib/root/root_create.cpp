@@ -192,7 +192,8 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         return std::unexpected(st.error());
     }
     if (!st->success()) {
-        return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+        return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " +
+                        mirror,
                     st->describe() + " (its messages are above)",
                     "check that " + spec.suite + " has " + spec.arch->debian +
                         " packages (riscv64: trixie or later), the packages (--include), the "
