@@ -77,7 +77,7 @@ struct Step {
     std::optional<Duration> budget;  ///< over it, the step is flagged (not failed)
     std::vector<std::string> needs;  ///< names of steps that must pass first
     std::vector<std::string> tags;
-    Retries retries; ///< the step's own, else the defaults', else none
+    Retries retries;                           ///< the step's own, else the defaults', else none
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
     bool accelerate = false; ///< emulation "root": compilers/binutils run as host cross tools
 

@@ -418,10 +418,9 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
         return d;
     }
     const Json& obj = root["defaults"];
-    EMURUN_TRY(util::check_object(
-        obj, at.key("defaults"),
-        {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout", "retries", "root",
-         "accelerate"}));
+    EMURUN_TRY(util::check_object(obj, at.key("defaults"),
+                                  {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd",
+                                   "timeout", "retries", "root", "accelerate"}));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;
 }
