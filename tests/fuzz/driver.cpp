@@ -2,6 +2,7 @@
 //   fuzz_X FILE...                 feed each file once (reproduce a crash)
 //   fuzz_X --mutate N [FILE...]    feed N mutations of the target's built-in seeds and of the
 //                                  files (missing files are skipped with a note), fixed PRNG seed
+//   fuzz_X --write-seeds DIR       write the built-in seeds as DIR/seed-<n> (a seed corpus)
 // Each fuzz_*.cpp defines LLVMFuzzerTestOneInput and may define emurun_fuzz_seeds().
 #include <cstdint>
 #include <cstdio>
@@ -83,9 +84,28 @@ int run_mutations(long runs, std::vector<std::vector<unsigned char>> seeds) {
     return 0;
 }
 
+int write_seeds(const std::string& dir) {
+    const auto seeds = emurun_fuzz_seeds();
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+        const std::string path = dir + "/seed-" + std::to_string(i + 1);
+        std::ofstream out(path, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(seeds[i].data()),
+                  static_cast<std::streamsize>(seeds[i].size()));
+        if (!out.flush()) {
+            std::fprintf(stderr, "fuzz driver: %s: cannot write\n", path.c_str());
+            return 1;
+        }
+    }
+    std::printf("fuzz driver: %zu seeds written to %s\n", seeds.size(), dir.c_str());
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == "--write-seeds") {
+        return write_seeds(argv[2]);
+    }
     long runs = -1;
     int first = 1;
     if (argc >= 3 && std::string(argv[1]) == "--mutate") {
