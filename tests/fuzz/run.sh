@@ -8,7 +8,8 @@
 # Exits 1 on any crash, sanitizer report, leak, hang (an input running over 10 s) or an input
 # needing over 2 GiB, printing the reproducer's path and the command that replays it.
 # Environment: EMURUN_FUZZ_CC, EMURUN_FUZZ_CXX (default clang-15, clang++-15), EMURUN_FUZZ_JOBS
-# (build parallelism, default nproc).
+# (build parallelism, default nproc), EMURUN_FUZZ_NO_BUILD=1 (run the binaries as they are built:
+# a long run while the sources change).
 set -eu
 if [ $# -lt 2 ]; then
     echo "usage: $0 BUILD_DIR SECONDS [NAME...]" >&2
@@ -39,7 +40,8 @@ for n in $names; do
     targets="$targets fuzz_${n}_libfuzzer"
 done
 # shellcheck disable=SC2086
-cmake --build "$build" --parallel "${EMURUN_FUZZ_JOBS:-$(nproc)}" --target $targets
+[ "${EMURUN_FUZZ_NO_BUILD:-0}" = 1 ] ||
+    cmake --build "$build" --parallel "${EMURUN_FUZZ_JOBS:-$(nproc)}" --target $targets
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
