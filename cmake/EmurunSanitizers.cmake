@@ -27,7 +27,9 @@ if(EMURUN_FUZZ)
 endif()
 
 # libstdc++ 12 (Debian 12) offers <expected> only when __cpp_concepts >= 202002L, which clang
-# before 19 does not advertise although it compiles that header: tell it, for clang builds.
+# before 19 does not advertise although it compiles that header: tell it, in C++23 code only
+# (see the header).
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 19)
-  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-U__cpp_concepts;-D__cpp_concepts=202002L>")
+  add_compile_options(
+    "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${CMAKE_CURRENT_LIST_DIR}/clang_expected.hpp>")
 endif()

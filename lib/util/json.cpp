@@ -256,10 +256,13 @@ Result<std::int64_t> get_integer(const Json& value, const Place& at, std::int64_
                        std::to_string(max) + ", got " + describe(value));
     };
     if (value.is_number_unsigned()) {
+        // A JSON text's non-negative numbers parse as unsigned: the lower bound holds for them
+        // too (a signal of 0 in a report, a shard index of 0).
         auto u = value.get<std::uint64_t>();
-        return u > static_cast<std::uint64_t>(max)
-                   ? bad()
-                   : Result<std::int64_t>(static_cast<std::int64_t>(u));
+        if (max < 0 || u > static_cast<std::uint64_t>(max) || static_cast<std::int64_t>(u) < min) {
+            return bad();
+        }
+        return static_cast<std::int64_t>(u);
     }
     if (value.is_number_integer()) {
         auto i = value.get<std::int64_t>();

@@ -119,6 +119,30 @@ TEST_CASE("bad input: JSON writers never throw on bytes that are not UTF-8") {
     CHECK(back->steps.at(0).message == "cwd /x\xef\xbf\xbd missing");
 }
 
+// Found by fuzz_report (10-minute run): "signal": 0 loaded from text (a non-negative number
+// parses as unsigned, whose lower bound was not checked) but the same report built in memory
+// was refused, so a loaded report did not round-trip.
+TEST_CASE("bad input: integers below their range are refused when read from JSON text") {
+    auto report = [](const std::string& step) {
+        return emurun::Report::parse(
+            R"({"schema_version": 1, "pipeline": "p", "wall": 1, "steps": [)" + step + "]}",
+            "r.json");
+    };
+    auto sig =
+        report(R"({"name": "a", "status": "failed", "wall": 1, "user": 0, "sys": 0, "signal": 0})");
+    REQUIRE_FALSE(sig);
+    CHECK(sig.error().what == "r.json: steps[0].signal");
+    CHECK(sig.error().why == "expected an integer from 1 to 64, got 0");
+    CHECK(report(
+        R"({"name": "a", "status": "failed", "wall": 1, "user": 0, "sys": 0, "signal": 9})"));
+    auto shard = emurun::Report::parse(
+        R"({"schema_version": 1, "pipeline": "p", "wall": 1, "shard": {"index": 0, "count": 1},
+            "steps": []})",
+        "r.json");
+    REQUIRE_FALSE(shard);
+    CHECK(shard.error().what.starts_with("r.json: shard"));
+}
+
 TEST_CASE("bad input: duplicate JSON keys are refused, naming the key") {
     std::string e = pipeline_error(one_step(R"(, "timeout": "5s", "timeout": "1h")"));
     CHECK(e == "pipeline.json: steps[0].timeout: duplicate key (each key may appear once)");
