@@ -26,7 +26,7 @@ export_binfmt_file(const BinfmtEntry& entry, BinfmtFileFormat format,
 
 /// The entries of one file to import: a binfmt.d file when its name ends in ".conf", else an
 /// update-binfmts file (one entry, named after the file). Errors name the file: it cannot be
-/// read (missing, not a regular file, over 1 MiB) or a line does not parse.
+/// read (missing, not a regular file, over 1 MiB), a line does not parse, or it holds no entry.
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<BinfmtEntry>>
 read_binfmt_file(const std::filesystem::path& file);
 

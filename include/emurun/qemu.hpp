@@ -40,7 +40,8 @@ find_all_emulators(const EmulatorSearch& search = {});
 
 /// Arches by name: each of `names` an arch name or alias (find_arch), or "all": every arch in
 /// the table with an emulator found by `search` that this host does not run natively (table
-/// order). Error names the first unknown arch. The result may be empty ("all", none installed).
+/// order). Error names the first unknown arch; an empty selection (no names, or "all" with no
+/// foreign emulator installed) is an error too.
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<const Arch*>>
 select_arches(const std::vector<std::string>& names, const EmulatorSearch& search = {});
 

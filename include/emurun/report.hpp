@@ -174,6 +174,15 @@ inline constexpr std::size_t k_github_max_warnings = 10;
 /// Whose log conventions apply: GITHUB_ACTIONS=true gives github, GITLAB_CI=true gitlab.
 enum class CiLog { plain, github, gitlab };
 [[nodiscard]] EMURUN_EXPORT CiLog ci_log_from_env();
+/// The annotations a finished run prints on `ci`: annotations(report) on GitHub, none elsewhere.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string> ci_annotations(const Report& report, CiLog ci);
+/// Append to_markdown(report) to $GITHUB_STEP_SUMMARY (GitHub's job summary) when it is set,
+/// as append_markdown does; nothing when unset or empty.
+[[nodiscard]] EMURUN_EXPORT Result<void> append_step_summary(const Report& report);
+/// The shard a CI job asks for when none is given: GitLab's `parallel:` sets CI_NODE_INDEX
+/// (1-based, as Shard::index) and CI_NODE_TOTAL. nullopt when either is unset or empty; an
+/// error naming both when they do not make a shard (parse_shard's rules).
+[[nodiscard]] EMURUN_EXPORT Result<std::optional<Shard>> ci_shard_from_env();
 /// The line that opens a collapsed section of CI log output: "::group::TITLE" (GitHub), a
 /// section_start marker named after `id` (GitLab, collapsed); empty for plain. Ends in '\n'.
 [[nodiscard]] EMURUN_EXPORT std::string fold_start(CiLog ci, std::string_view id,

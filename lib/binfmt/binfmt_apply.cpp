@@ -1,6 +1,7 @@
 // Plan-then-apply under the lock, with read-back and rollback.
 #include "binfmt/binfmt_io.hpp"
 #include "binfmt/binfmt_text.hpp"
+#include "util/env.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,11 +14,11 @@ using detail::show;
 
 // Test hook: $EMURUN_BINFMT_FAIL_AFTER=N fails (and rolls back) after N writes in one apply.
 std::optional<std::size_t> fail_after_hook() {
-    const char* n = std::getenv("EMURUN_BINFMT_FAIL_AFTER");
-    if (n == nullptr) {
+    const auto n = util::get_env("EMURUN_BINFMT_FAIL_AFTER");
+    if (!n) {
         return std::nullopt;
     }
-    return std::strtoull(n, nullptr, 10);
+    return std::strtoull(n->c_str(), nullptr, 10);
 }
 
 // Applies steps one by one and remembers how to undo each, so a failure part-way leaves the

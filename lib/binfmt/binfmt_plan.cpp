@@ -310,6 +310,11 @@ Result<std::vector<BinfmtEntry>> read_binfmt_file(const std::filesystem::path& f
         if (!entries) {
             return named(entries.error());
         }
+        if (entries->empty()) { // importing it would register nothing and say nothing
+            return fail(file.string(), "the file holds no entry",
+                        "give binfmt.d files (.conf, lines :name:type:offset:magic:mask:"
+                        "interpreter:flags) or update-binfmts files");
+        }
         return entries;
     }
     auto entry = parse_update_binfmts(file.filename().string(), text);

@@ -85,6 +85,13 @@ Result<std::vector<const Arch*>> select_arches(const std::vector<std::string>& n
         }
         out.push_back(EMURUN_TRY(find_arch(n)));
     }
+    if (out.empty()) {
+        return fail("architecture selection",
+                    names.empty() ? "no architecture named"
+                                  : "'all' found no emulator for a foreign architecture",
+                    "name arches (aarch64, arm64, ...) or 'all' (apt-get install "
+                    "qemu-user-static)");
+    }
     return out;
 }
 

@@ -1,15 +1,15 @@
 // CI log conventions: folded sections (GitHub groups, GitLab sections) and log tails for JUnit.
 #include <emurun/report.hpp>
 
-#include <cstdlib>
+#include "util/env.hpp"
+
 #include <fstream>
 
 namespace emurun {
 namespace {
 
 bool env_is_true(const char* name) {
-    const char* v = std::getenv(name);
-    return v && std::string_view(v) == "true";
+    return util::get_env(name) == "true";
 }
 
 // GitLab section names may hold only [A-Za-z0-9_.-].
@@ -41,6 +41,29 @@ CiLog ci_log_from_env() {
         return CiLog::github;
     }
     return env_is_true("GITLAB_CI") ? CiLog::gitlab : CiLog::plain;
+}
+
+std::vector<std::string> ci_annotations(const Report& report, CiLog ci) {
+    return ci == CiLog::github ? annotations(report) : std::vector<std::string>{};
+}
+
+Result<void> append_step_summary(const Report& report) {
+    const auto summary = util::get_env("GITHUB_STEP_SUMMARY");
+    return summary ? append_markdown(report, *summary) : Result<void>{};
+}
+
+Result<std::optional<Shard>> ci_shard_from_env() {
+    const auto index = util::get_env("CI_NODE_INDEX");
+    const auto total = util::get_env("CI_NODE_TOTAL");
+    if (!index || !total) {
+        return std::nullopt;
+    }
+    auto shard = parse_shard(*index + "/" + *total);
+    if (!shard) {
+        return fail("CI_NODE_INDEX=" + *index + ", CI_NODE_TOTAL=" + *total, shard.error().why,
+                    "unset them, or give the shard as K/N (option shard)");
+    }
+    return *shard;
 }
 
 std::string fold_start(CiLog ci, std::string_view id, std::string_view title,

@@ -3,6 +3,8 @@
 #include <emurun/binfmt.hpp>
 #include <emurun/sandbox.hpp>
 
+#include "util/env.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -17,8 +19,7 @@ const Result<void>& sandbox_probe() {
     static std::once_flag once;
     static Result<void> result;
     std::call_once(once, [] {
-        const char* hook = std::getenv("EMURUN_TEST_SANDBOX_UNSUPPORTED");
-        if (hook != nullptr && std::string_view(hook) == "1") {
+        if (util::get_env("EMURUN_TEST_SANDBOX_UNSUPPORTED") == "1") {
             result = fail("sandbox", "binfmt_misc cannot be mounted in a user namespace "
                                      "(simulated: EMURUN_TEST_SANDBOX_UNSUPPORTED=1)");
         } else {

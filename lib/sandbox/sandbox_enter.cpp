@@ -2,6 +2,7 @@
 // exec. Runs in a single-threaded process (unshare(CLONE_NEWUSER) refuses multithreaded ones).
 #include "process/spawn.hpp"
 #include "sandbox/sandbox_internal.hpp"
+#include "util/env.hpp"
 #include "util/fd.hpp"
 #include "util/file.hpp"
 
@@ -90,8 +91,7 @@ Result<void> enter_namespaces() {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
         return std::unexpected(system_error("mount --make-rprivate /", errno));
     }
-    const char* hook = std::getenv("EMURUN_TEST_SANDBOX_UNSUPPORTED");
-    const bool simulate = hook != nullptr && std::string_view(hook) == "1";
+    const bool simulate = util::get_env("EMURUN_TEST_SANDBOX_UNSUPPORTED") == "1";
     if (simulate || ::mount("binfmt_misc", k_mount_point, "binfmt_misc",
                             MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
         return std::unexpected(unsupported(std::string("mount binfmt_misc on ") + k_mount_point +
@@ -123,7 +123,7 @@ SandboxFailure exec_failure(const std::string& program, const ExecError& failure
 
 /// A multithreaded caller cannot unshare a user namespace: run a fresh emurun instead.
 SandboxFailure reexec_fresh(const SandboxSpec& spec, const std::vector<std::string>& argv) {
-    if (std::getenv(k_reexec_marker) != nullptr) {
+    if (util::get_env(k_reexec_marker)) {
         return {Error{"emurun sandbox", "still multithreaded after re-executing emurun", ""}};
     }
     auto fresh = sandbox_argv(spec, argv);
@@ -191,18 +191,26 @@ SandboxFailure exec_through_host_handlers(const SandboxSpec& spec,
 Result<void> probe_sandbox() {
     // Everything the child needs is prepared here: after fork only async-signal-safe calls.
     const std::string uid_map = detail::id_map_line(0, ::geteuid());
-    auto run = detail::run_forked([&](int report_fd) {
-        std::array<int, 2> res{0, 0}; // step, errno
+    // The steps, in the child: {0, 0}, or the failed step's number and errno. UniqueFd only
+    // calls close(2), which is async-signal-safe.
+    auto steps = [&]() -> std::array<int, 2> {
         if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-            res = {1, errno};
-        } else if (int fd = ::open("/proc/self/uid_map", O_WRONLY);
-                   fd < 0 || ::write(fd, uid_map.data(), uid_map.size()) < 0) {
-            res = {2, errno};
-        } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-            res = {3, errno};
-        } else if (::mount("binfmt_misc", k_mount_point, "binfmt_misc", 0, nullptr) != 0) {
-            res = {4, errno};
+            return {1, errno};
         }
+        const util::UniqueFd map(::open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC));
+        if (!map || ::write(map.get(), uid_map.data(), uid_map.size()) < 0) {
+            return {2, errno}; // read before map's close
+        }
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+            return {3, errno};
+        }
+        if (::mount("binfmt_misc", k_mount_point, "binfmt_misc", 0, nullptr) != 0) {
+            return {4, errno};
+        }
+        return {0, 0};
+    };
+    auto run = detail::run_forked([&](int report_fd) {
+        const std::array<int, 2> res = steps();
         [[maybe_unused]] auto n = ::write(report_fd, res.data(), sizeof res);
         return 0;
     });

@@ -442,4 +442,9 @@ TEST_CASE("binfmt files: export writes one file per entry, import reads it back 
     CHECK(bad.error().what.starts_with(bad_file.string() + ": "));
     CHECK(bad.error().what.find("line 2") != std::string::npos);
     CHECK_FALSE(export_binfmt_file(*e, BinfmtFileFormat::binfmt_d, dir / "no-such-dir"));
+    const auto empty_file = test::write_file("empty.conf", "# only a comment\n\n");
+    auto empty = read_binfmt_file(empty_file); // importing it would register nothing, silently
+    REQUIRE_FALSE(empty);
+    CHECK(empty.error().what == empty_file.string());
+    CHECK(empty.error().why == "the file holds no entry");
 }

@@ -116,6 +116,10 @@ TEST_CASE("qemu: select_arches expands 'all' to the foreign arches with an emula
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().message().find("vax") != std::string::npos);
     auto none = select_arches({"all"}, EmulatorSearch{{test::testdir("qemu-none")}, false});
-    REQUIRE(none.has_value());
-    CHECK(none->empty());
+    REQUIRE_FALSE(none.has_value()); // an empty selection is refused, naming the fix
+    CHECK(none.error().why == "'all' found no emulator for a foreign architecture");
+    CHECK(none.error().hint.find("apt-get install qemu-user-static") != std::string::npos);
+    auto nothing = select_arches({}, only_dir);
+    REQUIRE_FALSE(nothing.has_value());
+    CHECK(nothing.error().why == "no architecture named");
 }

@@ -5,11 +5,14 @@
 
 #include <doctest/doctest.h>
 
+#include "scoped_env.hpp"
 #include "testdir.hpp"
 
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 using emurun::Report;
@@ -54,6 +57,70 @@ TEST_CASE("report_ci: annotations stay within GitHub's 10 errors and 10 warnings
     notes = emurun::annotations(r);
     CHECK(notes.size() == 6);
     CHECK(count_prefix(notes, "::notice ") == 0);
+}
+
+TEST_CASE("report_ci: annotations on GitHub only; GITHUB_STEP_SUMMARY gets the Markdown") {
+    using emurun::CiLog;
+    Report r;
+    r.pipeline = "p";
+    r.steps.push_back(failed_step("s", false));
+    CHECK(emurun::ci_annotations(r, CiLog::github) == emurun::annotations(r));
+    CHECK_FALSE(emurun::ci_annotations(r, CiLog::github).empty());
+    CHECK(emurun::ci_annotations(r, CiLog::gitlab).empty());
+    CHECK(emurun::ci_annotations(r, CiLog::plain).empty());
+    {
+        emurun::test::ScopedEnv gha("GITHUB_ACTIONS", "true");
+        emurun::test::ScopedEnv gitlab("GITLAB_CI", "true");
+        CHECK(emurun::ci_log_from_env() == CiLog::github);
+    }
+    {
+        emurun::test::ScopedEnv gha("GITHUB_ACTIONS", "1"); // GitHub sets exactly "true"
+        emurun::test::ScopedEnv gitlab("GITLAB_CI", std::nullopt);
+        CHECK(emurun::ci_log_from_env() == CiLog::plain);
+    }
+    const auto summary = emurun::test::testdir("report-ci-summary") / "summary.md";
+    {
+        emurun::test::ScopedEnv unset("GITHUB_STEP_SUMMARY", std::nullopt);
+        CHECK(emurun::append_step_summary(r).has_value());
+        CHECK_FALSE(std::filesystem::exists(summary));
+    }
+    emurun::test::ScopedEnv set("GITHUB_STEP_SUMMARY", summary.string());
+    REQUIRE(emurun::append_step_summary(r).has_value());
+    REQUIRE(emurun::append_step_summary(r).has_value()); // appended, not replaced
+    std::ifstream in(summary);
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    CHECK(text == emurun::to_markdown(r) + emurun::to_markdown(r));
+}
+
+TEST_CASE("report_ci: GitLab's CI_NODE_INDEX/CI_NODE_TOTAL give the shard") {
+    using emurun::test::ScopedEnv;
+    {
+        ScopedEnv index("CI_NODE_INDEX", "2");
+        ScopedEnv total("CI_NODE_TOTAL", "3");
+        auto shard = emurun::ci_shard_from_env();
+        REQUIRE(shard.has_value());
+        REQUIRE(shard->has_value());
+        CHECK((*shard)->index == 2);
+        CHECK((*shard)->count == 3);
+    }
+    for (auto [index, total] : {std::pair{"", "3"}, std::pair{"2", ""}, std::pair{"", ""}}) {
+        ScopedEnv i("CI_NODE_INDEX", std::string(index));
+        ScopedEnv t("CI_NODE_TOTAL", std::string(total));
+        auto shard = emurun::ci_shard_from_env();
+        REQUIRE(shard.has_value());
+        CHECK_FALSE(shard->has_value()); // unset or empty: no shard
+    }
+    {
+        ScopedEnv index("CI_NODE_INDEX", std::nullopt);
+        ScopedEnv total("CI_NODE_TOTAL", "3");
+        CHECK_FALSE(emurun::ci_shard_from_env()->has_value());
+    }
+    ScopedEnv index("CI_NODE_INDEX", "3");
+    ScopedEnv total("CI_NODE_TOTAL", "2");
+    auto bad = emurun::ci_shard_from_env();
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().what == "CI_NODE_INDEX=3, CI_NODE_TOTAL=2");
+    CHECK(bad.error().hint.ends_with("(option shard)"));
 }
 
 TEST_CASE("report_ci: folded sections for GitHub and GitLab, nothing elsewhere") {

@@ -14,6 +14,7 @@ std::string cli_spelling(std::string text) {
         {"(option job_limit_share)", "(--job-limit-share, in percent, e.g. 80)"},
         {"(option log_dir)", "(--log-dir)"},
         {"(option sysroots)", "(--sysroot)"},
+        {"(option shard)", "(--shard)"},
     };
     for (const auto& [option, flag] : k_flags) {
         for (auto at = text.find(option); at != std::string::npos; at = text.find(option, at)) {

@@ -54,13 +54,7 @@ void warn(const std::vector<std::string>& warnings) {
 }
 
 std::vector<const Arch*> resolve_arches(const std::vector<std::string>& names) {
-    auto out = unwrap(select_arches(split_list(names)));
-    if (out.empty()) {
-        throw Failure(Error{"emurun binfmt", "no architecture selected",
-                            "name arches (aarch64, arm64, ...) or 'all' (apt-get install "
-                            "qemu-user-static)"});
-    }
-    return out;
+    return unwrap(select_arches(split_list(names)));
 }
 
 // Entry names: an arch (or alias) means its "qemu-<cpu>" entry; anything else is a literal name.
@@ -197,13 +191,7 @@ int run_export(const BinfmtArgs& a) {
 int run_import(const BinfmtArgs& a) {
     std::vector<BinfmtEntry> wanted;
     for (const auto& file : a.targets) {
-        auto entries = unwrap(read_binfmt_file(file));
-        if (entries.empty()) {
-            throw Failure(Error{"binfmt import " + file, "the file holds no entry",
-                                "give binfmt.d files (.conf, lines :name:type:offset:magic:mask:"
-                                "interpreter:flags) or update-binfmts files"});
-        }
-        std::ranges::move(entries, std::back_inserter(wanted));
+        std::ranges::move(unwrap(read_binfmt_file(file)), std::back_inserter(wanted));
     }
     for (const auto& e : wanted) { // imported files may carry C/O: the same explicit opt-in
         BinfmtArgs check = a;

@@ -1,7 +1,6 @@
 // emurun run PIPELINE.json: parse options, call Runner, print progress and write the reports.
 #include "cli.hpp"
 #include "cli_output.hpp"
-#include "run_output.hpp"
 
 #include <emurun/calibrate.hpp>
 #include <emurun/runner.hpp>
@@ -152,18 +151,14 @@ std::optional<Shard> shard_of(const RunArgs& a) {
     if (!a.shard.empty()) {
         return unwrap(parse_shard(a.shard));
     }
-    const char* index = std::getenv("CI_NODE_INDEX");
-    const char* total = std::getenv("CI_NODE_TOTAL");
-    if (!index || !total || !*index || !*total) {
-        return std::nullopt;
-    }
-    auto shard = parse_shard(std::string(index) + "/" + total);
+    auto shard = ci_shard_from_env();
     if (!shard) {
-        throw Failure(Error{"CI_NODE_INDEX=" + std::string(index) + ", CI_NODE_TOTAL=" + total,
-                            shard.error().why, "unset them or pass --shard K/N"},
-                      k_exit_usage);
+        throw Failure(shard.error(), k_exit_usage);
     }
-    spdlog::info("shard {}/{} from CI_NODE_INDEX/CI_NODE_TOTAL", index, total);
+    if (*shard) {
+        spdlog::info("shard {}/{} from CI_NODE_INDEX/CI_NODE_TOTAL", (*shard)->index,
+                     (*shard)->count);
+    }
     return *shard;
 }
 
@@ -196,15 +191,11 @@ void write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
     if (!a.markdown.empty()) {
         unwrap(save_markdown(report, a.markdown));
     }
-    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
-        if (auto appended = append_markdown(report, summary); !appended) {
-            spdlog::warn("GITHUB_STEP_SUMMARY: {}", appended.error().message());
-        }
+    if (auto appended = append_step_summary(report); !appended) {
+        spdlog::warn("GITHUB_STEP_SUMMARY: {}", appended.error().message());
     }
-    if (const char* gha = std::getenv("GITHUB_ACTIONS"); gha && std::string(gha) == "true") {
-        for (const auto& line : annotations(report)) {
-            out.write(line + '\n');
-        }
+    for (const auto& line : ci_annotations(report, ci_log_from_env())) {
+        out.write(line + '\n');
     }
 }
 
