@@ -61,6 +61,11 @@ expect_eq "TAB on 'emurun run --sh'" "--shard" "$(complete_line emurun run --sh)
 expect_eq "TAB on 'emurun --color='" "always" "$(complete_line emurun --color al)"
 expect_eq "TAB on 'emurun -v report compare --j'" "--json" "$(complete_line emurun -v report compare --j)"
 expect_eq "nothing after --" "" "$(complete_line emurun exec -- ls --a)"
+expect_eq "TAB on 'emurun sandbox --arch aa'" "aarch64 aarch64_be" "$(complete_line emurun sandbox --arch aa)"
+local names
+names=$(python3 -c 'import json, sys; print(" ".join(a["name"] for a in json.load(open(sys.argv[1]))["arches"]))' \
+    "$src/binfmt/arches.json" 2>/dev/null) || names="(python3 could not read binfmt/arches.json)"
+expect_eq "bash completes --arch with every arch of binfmt/arches.json" "$names" "$(echo $(_emurun_arches))"
 }
 
 # man renders both pages without warnings (lintian runs the same check).

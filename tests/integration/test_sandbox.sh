@@ -13,6 +13,15 @@ expect_contains "unsupported: names the requirement" "$err" "Linux >= 6.7"
 expect_contains "unsupported: names the alternatives" "$err" "emurun exec"
 expect_contains "unsupported: names host registration" "$err" "emurun binfmt register"
 
+# An unknown arch is bad input (125) for sandbox as for exec, named with the known ones.
+for args in "sandbox --arch bogus" "sandbox --arch aarch64 --sysroot bogus=/x" "exec --arch bogus"; do
+    rc=0
+    # shellcheck disable=SC2086 # the words of $args
+    err=$("$EMURUN" $args -- true 2>&1) || rc=$?
+    expect_eq "$args: exit 125" 125 "$rc"
+    expect_contains "$args: names it" "$err" "architecture 'bogus': not known to emurun (known: "
+done
+
 if ! unshare --user --map-root-user --mount sh -c "mount -t binfmt_misc binfmt_misc $BM" 2>/dev/null; then
     skip "this kernel cannot mount binfmt_misc in a user namespace (needs Linux >= 6.7)"
 fi

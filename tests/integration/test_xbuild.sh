@@ -227,10 +227,13 @@ part_stale_prefix() {
     local out
     out=$(echo "emurun stale prefix" | "$s/shims/xz" -c | "$s/shims/xz" -dc 2>&1) || true
     expect_eq "the xz shim runs (liblzma found through the merged prefix)" "emurun stale prefix" "$out"
-    out=$("$EMURUN" exec --sysroot "$s/libc" --sysroot "$s/tool" -- "$s/tool/usr/bin/xz" --version 2>&1) || true
+    rc=0; out=$("$EMURUN" exec --sysroot "$s/libc" --sysroot "$s/tool" -- "$s/tool/usr/bin/xz" --version 2>&1) || rc=$?
+    expect_eq "emurun exec with both sysroots exits 0" 0 "$rc"
     expect_contains "emurun exec with both sysroots runs xz" "$out" "liblzma"
     dpkg -x "$(ls "$archives"/libgcc-s1_*.deb | head -n1)" "$s/tool"
-    "$EMURUN" exec --sysroot "$s/libc" --sysroot "$s/tool" -- "$s/tool/usr/bin/xz" --version >/dev/null 2>&1 || true
+    rc=0; "$EMURUN" exec --sysroot "$s/libc" --sysroot "$s/tool" -- "$s/tool/usr/bin/xz" --version >"$T/exec2.log" 2>&1 || rc=$?
+    expect_eq "emurun exec after the sysroot gained a package exits 0" 0 "$rc"
+    [ "$rc" -eq 0 ] || tail -n 5 "$T/exec2.log"
     out=$(echo "after another package" | "$s/shims/xz" -c | "$s/shims/xz" -dc 2>&1) || true
     expect_eq "the shim still runs after the sysroot gained another package" "after another package" "$out"
     local versions

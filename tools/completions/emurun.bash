@@ -41,6 +41,14 @@ _emurun_words() { # the words for "CMD [SUB]"
     esac
 }
 
+# The arch names of binfmt/arches.json, in its order (test_man_completion.sh checks them).
+_emurun_arches() {
+    echo "x86_64 i386 aarch64 arm ppc64le s390x riscv64 armeb aarch64_be ppc ppc64
+    riscv32 mips mipsel mipsn32 mipsn32el mips64 mips64el loongarch64 sparc
+    sparc32plus sparc64 m68k alpha sh4 sh4eb hppa microblaze microblazeel xtensa
+    xtensaeb or1k hexagon"
+}
+
 _emurun() {
     local cur prev cmd="" sub="" i w
     COMPREPLY=()
@@ -59,6 +67,7 @@ _emurun() {
     case "$prev" in
         --color) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur"); return 0 ;;
         --format) mapfile -t COMPREPLY < <(compgen -W "table json junit markdown" -- "$cur"); return 0 ;;
+        --arch) mapfile -t COMPREPLY < <(compgen -W "$(_emurun_arches)" -- "$cur"); return 0 ;;
         --sysroot | --dir | --qemu-dir | --log-dir | --mount | --probe-dir | --binfmt-d | \
             --update-binfmts | --cache | --bind | --ro-bind)
             mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;

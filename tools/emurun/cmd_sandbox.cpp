@@ -20,11 +20,7 @@ struct SandboxArgs {
 SandboxSysroot parse_sysroot(const std::string& item) {
     const auto eq = item.find('=');
     if (eq != std::string::npos && item.find('/') > eq) {
-        auto arch = find_arch(item.substr(0, eq));
-        if (!arch) {
-            throw Failure(arch.error(), k_exit_usage);
-        }
-        return SandboxSysroot{*arch, item.substr(eq + 1)};
+        return SandboxSysroot{unwrap(find_arch(item.substr(0, eq))), item.substr(eq + 1)};
     }
     return SandboxSysroot{nullptr, item};
 }
@@ -32,11 +28,7 @@ SandboxSysroot parse_sysroot(const std::string& item) {
 SandboxSpec make_spec(const SandboxArgs& a) {
     SandboxSpec spec;
     for (const auto& name : split_list(a.arches)) {
-        auto arch = find_arch(name);
-        if (!arch) {
-            throw Failure(arch.error(), k_exit_usage);
-        }
-        spec.arches.push_back(*arch);
+        spec.arches.push_back(unwrap(find_arch(name))); // an unknown arch is bad input: 125
     }
     for (const auto& s : a.sysroots) {
         spec.sysroots.push_back(parse_sysroot(s));
