@@ -229,8 +229,9 @@ void kill_all(int /*sig*/) {
         r = setup();
     }
     if (r && cmd.cwd && ::chdir(cmd.cwd->c_str()) != 0) {
-        r = std::unexpected(system_error("chdir " + cmd.cwd->string(), errno,
-                                         "is the directory there inside? (--bind it)"));
+        r = std::unexpected(
+            system_error("chdir " + cmd.cwd->string(), errno,
+                         "is the directory there inside? bind it in (option binds)"));
     }
     if (!r) {
         send_error(error_fd, r.error());

@@ -196,9 +196,9 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
                         mirror,
                     st->describe() + " (its messages are above)",
                     "check that " + spec.suite + " has " + spec.arch->debian +
-                        " packages (riscv64: trixie or later), the packages (--include), the "
+                        " packages (riscv64: trixie or later), the packages (option include), the "
                         "space left in " +
-                        cache.string() + " and that the mirror is reachable (--mirror URL)");
+                        cache.string() + " and that the mirror is reachable (option mirror)");
     }
     return {};
 }
@@ -281,13 +281,13 @@ Result<void> check_create_spec(const RootCreateSpec& spec) {
         return fail("create a root",
                     spec.arch == nullptr ? "no arch given"
                                          : spec.arch->name + " has no Debian port",
-                    "--arch aarch64, ppc64le or s390x (any arch with a Debian name)");
+                    "give aarch64, ppc64le or s390x, any arch with a Debian name (option arch)");
     }
     if (spec.suite.empty() || !std::ranges::all_of(spec.suite, [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
         })) {
         return fail("create a root", "'" + spec.suite + "' is not a Debian suite name",
-                    "--suite bookworm (or trixie, sid, ...)");
+                    "e.g. bookworm, trixie or sid (option suite)");
     }
     if (runs_natively(*spec.arch)) {
         return fail("create a " + spec.arch->name + " root",

@@ -125,7 +125,8 @@ Result<void> check_reachable(const std::string& url) {
     if (scheme == "file") {
         return fs::is_directory(rest)
                    ? Result<void>{}
-                   : fail("use the mirror " + url, "no such directory", "--mirror URL");
+                   : fail("use the mirror " + url, "no such directory",
+                          "name an existing directory or another mirror (option mirror)");
     }
     std::string hostport = rest.substr(0, rest.find('/'));
     std::string port = scheme == "https" ? "443" : "80";
@@ -136,13 +137,13 @@ Result<void> check_reachable(const std::string& url) {
     }
     if (hostport.empty() || (scheme != "http" && scheme != "https")) {
         return fail("use the mirror " + url, "not an http(s):// or file:// URL",
-                    "--mirror http://deb.debian.org/debian");
+                    "e.g. http://deb.debian.org/debian (option mirror)");
     }
     if (!connects(hostport, port)) {
         return fail("reach the Debian mirror " + url,
                     "no mirror reachable: cannot connect to " + hostport + ":" + port,
-                    "check the network or a proxy (http_proxy), or name a reachable mirror with "
-                    "--mirror URL");
+                    "check the network or a proxy (http_proxy), or name a reachable mirror "
+                    "(option mirror)");
     }
     return {};
 }

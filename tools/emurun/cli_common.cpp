@@ -15,6 +15,7 @@ std::string cli_spelling(std::string text) {
         {"(option log_dir)", "(--log-dir)"},
         {"(option sysroots)", "(--sysroot)"},
         {"(option shard)", "(--shard)"},
+        {"(option binds)", "(--bind)"},
     };
     for (const auto& [option, flag] : k_flags) {
         for (auto at = text.find(option); at != std::string::npos; at = text.find(option, at)) {
