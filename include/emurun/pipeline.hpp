@@ -59,6 +59,7 @@ struct StepDefaults {
     std::optional<Retries> retries;
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
     std::optional<bool> accelerate;            ///< emulation "root": host cross compilers
+    std::optional<std::string> cpu;
 };
 
 /// One step, with the defaults already applied.
@@ -80,6 +81,8 @@ struct Step {
     Retries retries;                           ///< the step's own, else the defaults', else none
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
     bool accelerate = false; ///< emulation "root": compilers/binutils run as host cross tools
+    /// The CPU model QEMU emulates (exec: -cpu; sandbox, host: QEMU_CPU); emulated steps only
+    std::optional<std::string> cpu;
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }

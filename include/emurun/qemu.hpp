@@ -46,8 +46,16 @@ find_all_emulators(const EmulatorSearch& search = {});
 select_arches(const std::vector<std::string>& names, const EmulatorSearch& search = {});
 
 /// The version the emulator reports ("7.2.22"), by reading its binary, not by running it;
-/// nullopt when it cannot be determined.
+/// nullopt when it cannot be determined. Remembered per path, size and modification time, so
+/// asking once per step of a run reads each binary once.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> emulator_version(const Emulator& emu);
+
+/// The CPU model qemu-user picks for `arch` when none is asked for (no -cpu, no QEMU_CPU), for
+/// an emulator of `version`: QEMU 7's linux-user defaults, measured with 7.2 (aarch64, arm and
+/// their big-endian forms "max", ppc64/ppc64le "POWER9", riscv64 "rv64", s390x "qemu");
+/// nullopt for other arches or versions.
+[[nodiscard]] EMURUN_EXPORT std::optional<std::string> qemu_default_cpu(const Arch& arch,
+                                                                        std::string_view version);
 
 /// Options for one emulated run. Runs planned by emurun pass the library prefix as
 /// QEMU_LD_PREFIX in the environment (see sysroot.hpp), so that programs the guest starts

@@ -50,6 +50,17 @@ struct Attempt {
     friend bool operator==(const Attempt&, const Attempt&) = default;
 };
 
+/// The emulator an emulated step ran under.
+struct EmulatorRecord {
+    std::string path;    ///< the qemu-user binary (for host mode, the host's handler)
+    std::string version; ///< as emulator_version() reads it, "7.2.22"; empty when unknown
+    /// The CPU model: the step's `cpu`, else QEMU_CPU from its environment, else QEMU's default
+    /// for the arch (cpu_default); empty when that default is not known for this version.
+    std::string cpu;
+    bool cpu_default = false;
+    friend bool operator==(const EmulatorRecord&, const EmulatorRecord&) = default;
+};
+
 /// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
 struct StepResult {
     std::string name;
@@ -69,6 +80,7 @@ struct StepResult {
     /// emulator_crash: the line of stderr with QEMU's crash message, or why the emulator
     /// itself is taken to have crashed (qemu_killed_evidence)
     std::optional<std::string> evidence;
+    std::optional<EmulatorRecord> emulator; ///< emulated steps that ran: which QEMU
     std::vector<Flag> flags;
     /// Every attempt, in order, when the step was retried (the step's own fields are the last
     /// one's); empty when it ran once. A step that passed after a failed attempt is flagged
@@ -167,9 +179,21 @@ inline constexpr std::size_t k_github_max_warnings = 10;
 /// A table of two reports side by side: wall before, after, change.
 [[nodiscard]] EMURUN_EXPORT std::string compare_table(const Report& before, const Report& after);
 /// The same comparison as JSON: {"steps": [{name, before, after, change, before_status,
-/// after_status}], "total": {before, after, change}}; missing values are null, change is a
-/// fraction (0.25 = 25 % slower).
+/// after_status}], "total": {before, after, change}, "emulator_changes": [{name, before,
+/// after}]}; missing values are null, change is a fraction (0.25 = 25 % slower).
 [[nodiscard]] EMURUN_EXPORT nlohmann::json compare_json(const Report& before, const Report& after);
+
+/// A step in both reports whose emulator changed (path, version or CPU model) between them.
+struct EmulatorChange {
+    std::string step;
+    std::optional<EmulatorRecord> before, after;
+    /// "unit: qemu-aarch64-static 7.2.21 (cpu max) -> qemu-aarch64-static 7.2.22 (cpu max)"
+    [[nodiscard]] EMURUN_EXPORT std::string describe() const;
+};
+/// Every such step, in `after`'s order (a step emulated in one run and native in the other
+/// counts: its record appears or vanishes).
+[[nodiscard]] EMURUN_EXPORT std::vector<EmulatorChange> emulator_changes(const Report& before,
+                                                                         const Report& after);
 
 /// Whose log conventions apply: GITHUB_ACTIONS=true gives github, GITLAB_CI=true gitlab.
 enum class CiLog { plain, github, gitlab };

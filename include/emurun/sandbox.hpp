@@ -31,6 +31,9 @@ struct SandboxSpec {
     std::vector<SandboxSysroot> sysroots; ///< none for an arch: default_sysroots(arch)
     /// Set inside the sandbox after QEMU_LD_PREFIX, so a QEMU_LD_PREFIX here wins.
     std::vector<std::pair<std::string, std::string>> env;
+    /// The CPU model QEMU emulates, set as QEMU_CPU before `env` (so env's QEMU_CPU wins); a
+    /// model belongs to one arch, so only with a single arch.
+    std::optional<std::string> cpu;
     EmulatorSearch emulators; ///< static emulators preferred: F pins them at registration
     /// The executable sandbox_argv() starts (see find_emurun_exe): emurun, or any program whose
     /// main() calls run_if_sandbox_helper() first.
@@ -128,6 +131,12 @@ enum class AutoMode {
 [[nodiscard]] EMURUN_EXPORT Result<void>
 host_binfmt_covers(const std::vector<const Arch*>& arches,
                    const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");
+
+/// The emulator the host's binfmt_misc at `mount` runs `arch`'s programs with: the interpreter
+/// of an enabled, sane entry for it (symlinks resolved), else nullopt.
+[[nodiscard]] EMURUN_EXPORT std::optional<std::filesystem::path>
+host_handler_emulator(const Arch& arch,
+                      const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");
 
 /// The `auto` emulation mode: sandbox when probe_sandbox() succeeds (probed once per process;
 /// EMURUN_TEST_SANDBOX_UNSUPPORTED=1 simulates a kernel without it), else host when

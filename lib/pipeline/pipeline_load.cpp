@@ -185,6 +185,17 @@ Result<void> get_root(const Json& obj, const Place& at, const fs::path& base, St
     return {};
 }
 
+// "cpu": a QEMU CPU model with its options ("cortex-a72", "max,sve=off"), as -cpu takes it.
+Result<std::string> get_cpu(const Json& value, const Place& at) {
+    auto cpu = EMURUN_TRY(util::get_string(value, at));
+    auto bad = std::ranges::find_if(cpu, [](unsigned char c) { return c <= ' ' || c == 0x7f; });
+    if (cpu.empty() || bad != cpu.end()) {
+        return at.fail("expected a QEMU CPU model, got \"" + cpu + "\"",
+                       "a name qemu-<arch> -cpu help lists, e.g. \"cpu\": \"cortex-a72\"");
+    }
+    return cpu;
+}
+
 // Keys shared by "defaults" and steps; a step's values overlay the defaults it starts from.
 Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
                         StepDefaults& into) {
@@ -211,6 +222,10 @@ Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
     if (obj.contains("retries")) {
         auto r = EMURUN_TRY(get_retries(obj["retries"], at.key("retries")));
         into.retries = r;
+    }
+    if (obj.contains("cpu")) {
+        auto cpu = EMURUN_TRY(get_cpu(obj["cpu"], at.key("cpu")));
+        into.cpu = cpu;
     }
     return get_root(obj, at, base, into);
 }
@@ -276,7 +291,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     EMURUN_TRY(util::check_object(obj, at,
                                   {"name", "kind", "argv", "shell", "cwd", "env", "arch",
                                    "emulation", "sysroots", "shim_dirs", "timeout", "budget",
-                                   "needs", "tags", "retries", "root", "accelerate"}));
+                                   "needs", "tags", "retries", "root", "accelerate", "cpu"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -290,6 +305,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.retries = merged.retries.value_or(Retries{});
     step.root = merged.root;
     step.accelerate = merged.accelerate.value_or(false);
+    step.cpu = merged.cpu;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
     // kernel allows it, else through the host's handlers (auto; README, Pipelines).
@@ -420,7 +436,7 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
     const Json& obj = root["defaults"];
     EMURUN_TRY(util::check_object(obj, at.key("defaults"),
                                   {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd",
-                                   "timeout", "retries", "root", "accelerate"}));
+                                   "timeout", "retries", "root", "accelerate", "cpu"}));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;
 }

@@ -1,3 +1,4 @@
+#include "qemu/qemu_internal.hpp"
 #include "util/env.hpp"
 #include "util/path.hpp"
 
@@ -95,7 +96,7 @@ Result<std::vector<const Arch*>> select_arches(const std::vector<std::string>& n
     return out;
 }
 
-std::optional<std::string> emulator_version(const Emulator& emu) {
+std::optional<std::string> detail::read_emulator_version(const Emulator& emu) {
     // qemu-user embeds its banner "qemu-<cpu> version X.Y.Z (...)"; reading it avoids running
     // a process (this module spawns nothing).
     std::ifstream in(emu.path, std::ios::binary);

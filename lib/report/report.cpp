@@ -1,4 +1,5 @@
 // The report model, its JSON form (schema_version 1) and atomic writes.
+#include "report/report_emulator.hpp"
 #include "util/file.hpp"
 #include "util/json.hpp"
 
@@ -62,7 +63,8 @@ Json step_json(const StepResult& s) {
            {"log", s.log.string()},
            {"message", s.message},
            {"flags", flags_json(s.flags)},
-           {"attempts", attempts_json(s.attempts)}};
+           {"attempts", attempts_json(s.attempts)},
+           {"emulator", detail::emulator_json(s.emulator)}};
     auto put = [&](const char* key, const auto& opt) { j[key] = opt ? Json(*opt) : Json(nullptr); };
     put("exit_code", s.exit_code);
     put("signal", s.signal);
@@ -244,6 +246,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     s.flags = flags;
     auto attempts = EMURUN_TRY(attempts_from(j, at));
     s.attempts = attempts;
+    auto emulator = EMURUN_TRY(detail::emulator_from(j, at));
+    s.emulator = emulator;
     return s;
 }
 

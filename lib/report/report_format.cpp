@@ -1,4 +1,6 @@
 // Report renderings: JUnit XML, Markdown, GitHub annotations, terminal tables.
+#include "report/report_emulator.hpp"
+
 #include <emurun/report.hpp>
 
 #include <nlohmann/json.hpp>
@@ -495,7 +497,11 @@ std::string compare_table(const Report& before, const Report& after) {
         {"total", format_seconds(before.wall), format_seconds(after.wall),
          before.wall > 0 ? number(100 * (after.wall - before.wall) / before.wall, "%+.0f%%") : "-",
          ""});
-    return padded_table(rows);
+    std::string text = padded_table(rows);
+    for (const auto& change : emulator_changes(before, after)) {
+        text += "emulator changed: " + printable(change.describe()) + "\n";
+    }
+    return text;
 }
 
 nlohmann::json compare_json(const Report& before, const Report& after) {
@@ -521,7 +527,14 @@ nlohmann::json compare_json(const Report& before, const Report& after) {
                              {"after_status", nullptr}});
         }
     }
+    Json changes = Json::array();
+    for (const auto& c : emulator_changes(before, after)) {
+        changes.push_back({{"name", c.step},
+                           {"before", detail::emulator_json(c.before)},
+                           {"after", detail::emulator_json(c.after)}});
+    }
     return {{"steps", steps},
+            {"emulator_changes", changes},
             {"total",
              {{"before", before.wall},
               {"after", after.wall},

@@ -361,6 +361,7 @@ void Execution::collect(const ChildResult& c) {
     r.max_rss_kib = c.max_rss_kib;
     r.exit_code = c.status.code();
     r.signal = c.status.signal();
+    r.emulator = detail::step_emulator(m_p.steps[i], m_o.emulators);
     if (c.start_error) {
         r.status = StepStatus::failed;
         r.message = c.start_error->message();

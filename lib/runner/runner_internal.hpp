@@ -17,6 +17,12 @@ namespace emurun::detail {
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
                              double timeout_factor);
 
+/// Which QEMU an emulated step runs under: the emulator the search finds (exec, sandbox) or the
+/// host's handler (host), its version, and its CPU model (the step's `cpu`, else QEMU_CPU of
+/// its env or emurun's, else QEMU's default for the arch). nullopt for native steps and when
+/// no emulator is found (the step then fails to start, saying so).
+std::optional<EmulatorRecord> step_emulator(const Step& step, const EmulatorSearch& emulators);
+
 /// Decide every `auto` step's mode (choose_auto_mode) before the run, so that the report
 /// records the mode each step really runs in. A step that cannot be decided stays `auto`:
 /// step_command() then fails it with the reason and the fixes.

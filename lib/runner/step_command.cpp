@@ -33,6 +33,10 @@ std::map<std::string, std::string> step_environment(const Step& step, double tim
     for (const auto& [k, v] : step.env) {
         env[k] = v;
     }
+    // exec mode passes -cpu; elsewhere the qemu a binfmt handler starts reads QEMU_CPU.
+    if (step.cpu && step.emulated() && step.emulation != Emulation::exec) {
+        env["QEMU_CPU"] = *step.cpu;
+    }
     // Shims come first so that a build finds the target-arch tools before host ones; the
     // first shim dir listed is searched first.
     for (auto it = step.shim_dirs.rbegin(); it != step.shim_dirs.rend(); ++it) {
@@ -49,6 +53,7 @@ Result<Command> exec_command(const Step& step, const Arch* arch, const EmulatorS
     request.arch = arch;
     request.sysroots = step.sysroots;
     request.emulators = emulators;
+    request.cpu = step.cpu;
     const auto plan = EMURUN_TRY(plan_launch(request));
     Command launched = launch_command(plan, std::move(*cmd.env));
     launched.cwd = std::move(cmd.cwd);

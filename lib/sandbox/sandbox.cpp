@@ -92,6 +92,23 @@ Result<void> plan_prefix(const SandboxSpec& spec, SandboxPlan& plan) {
     return {};
 }
 
+// QEMU_CPU for spec.cpu, before spec.env. A model is one arch's: refused with several.
+Result<void> plan_cpu(const SandboxSpec& spec, SandboxPlan& plan) {
+    if (!spec.cpu) {
+        return {};
+    }
+    if (spec.arches.size() != 1) {
+        return fail("emurun sandbox",
+                    "the CPU model " + *spec.cpu + " is given for " +
+                        std::to_string(spec.arches.size()) +
+                        " arches, and a model belongs to one arch",
+                    "request one arch with a CPU model (option cpu), or set QEMU_CPU in the "
+                    "environment of the programs of one arch");
+    }
+    plan.env.emplace_back("QEMU_CPU", *spec.cpu);
+    return {};
+}
+
 } // namespace
 
 Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
@@ -125,6 +142,7 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
         plan.entries.push_back(binfmt_entry_for(*a, emu.path, flags));
     }
     EMURUN_TRY(plan_prefix(spec, plan));
+    EMURUN_TRY(plan_cpu(spec, plan));
     plan.env.insert(plan.env.end(), spec.env.begin(), spec.env.end());
     return plan;
 }
@@ -136,6 +154,7 @@ Result<SandboxPlan> plan_host_handlers(const SandboxSpec& spec) {
     }
     SandboxPlan plan;
     EMURUN_TRY(plan_prefix(spec, plan));
+    EMURUN_TRY(plan_cpu(spec, plan));
     plan.env.insert(plan.env.end(), spec.env.begin(), spec.env.end());
     return plan;
 }

@@ -69,6 +69,20 @@ Result<void> host_binfmt_covers(const std::vector<const Arch*>& arches,
                             names));
 }
 
+std::optional<std::filesystem::path> host_handler_emulator(const Arch& arch,
+                                                           const std::filesystem::path& mount) {
+    auto table = read_binfmt_table(mount);
+    if (!table || !table->enabled) {
+        return std::nullopt;
+    }
+    for (const auto& e : table->entries) {
+        if (auto p = binfmt_entry_provider(e); p && p->arch == &arch && p->sane()) {
+            return p->emulator;
+        }
+    }
+    return std::nullopt;
+}
+
 Result<AutoMode> choose_auto_mode(const std::vector<const Arch*>& arches,
                                   const std::filesystem::path& mount) {
     const auto& probe = sandbox_probe();

@@ -25,6 +25,7 @@ Json spec_json(const SandboxSpec& spec) {
     Json j{{"arches", Json::array()},
            {"sysroots", Json::array()},
            {"env", spec.env},
+           {"cpu", spec.cpu ? Json(*spec.cpu) : Json(nullptr)},
            {"emulators",
             {{"dirs", Json::array()},
              {"system", spec.emulators.system},
@@ -58,6 +59,9 @@ Result<SandboxSpec> spec_from(const Json& j) {
         spec.sysroots.push_back(SandboxSysroot{arch, s.at("dir").get<std::string>()});
     }
     spec.env = j.at("env").get<std::vector<std::pair<std::string, std::string>>>();
+    if (!j.at("cpu").is_null()) {
+        spec.cpu = j.at("cpu").get<std::string>();
+    }
     const Json& emu = j.at("emulators");
     for (const auto& d : emu.at("dirs")) {
         spec.emulators.dirs.emplace_back(d.get<std::string>());

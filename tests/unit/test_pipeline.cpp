@@ -293,3 +293,23 @@ TEST_CASE("pipeline: a step needing a test of another shard goes with that shard
     }
     CHECK(with_after == 1);
 }
+
+TEST_CASE("pipeline: cpu on defaults and steps; a model with spaces or none is refused") {
+    auto p = Pipeline::parse(R"({"name": "p", "defaults": {"arch": "aarch64", "cpu": "max"},
+        "steps": [{"name": "a", "argv": ["a"]},
+                  {"name": "b", "argv": ["b"], "cpu": "cortex-a72,pauth=off"}]})");
+    REQUIRE_MESSAGE(p.has_value(), p.error().message());
+    CHECK(p->steps[0].cpu == "max");
+    CHECK(p->steps[1].cpu == "cortex-a72,pauth=off");
+    for (const char* bad : {R"("")", R"("cortex a72")", "5"}) {
+        auto e = Pipeline::parse(std::string(R"({"name": "p", "steps": [{"name": "a",
+            "argv": ["a"], "cpu": )") +
+                                 bad + "}]}");
+        REQUIRE_FALSE(e.has_value());
+        CHECK(e.error().message().find("steps[0].cpu") != std::string::npos);
+    }
+    auto e = Pipeline::parse(R"({"name": "p", "steps": [{"name": "a", "argv": ["a"],
+        "cpu": "a b"}]})");
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().hint.find("-cpu help") != std::string::npos);
+}

@@ -123,3 +123,26 @@ TEST_CASE("qemu: select_arches expands 'all' to the foreign arches with an emula
     REQUIRE_FALSE(nothing.has_value());
     CHECK(nothing.error().why == "no architecture named");
 }
+
+TEST_CASE("qemu: the default CPU model is known for QEMU 7 on the measured arches") {
+    CHECK(qemu_default_cpu(arch("aarch64"), "7.2.22") == "max");
+    CHECK(qemu_default_cpu(arch("ppc64le"), "7.2.22") == "POWER9");
+    CHECK(qemu_default_cpu(arch("riscv64"), "7.2.0") == "rv64");
+    CHECK(qemu_default_cpu(arch("s390x"), "7.2.22") == "qemu");
+    CHECK_FALSE(qemu_default_cpu(arch("riscv64"), "9.1.3").has_value()); // "max" there
+    CHECK_FALSE(qemu_default_cpu(arch("mips64el"), "7.2.22").has_value());
+    CHECK_FALSE(qemu_default_cpu(arch("aarch64"), "").has_value());
+}
+
+TEST_CASE("qemu: the version is remembered per file and read again when the file changes") {
+    auto dir = test::testdir("qemu-version-cache");
+    auto path = fake_emulator(dir, "qemu-s390x", std::string("qemu-s390x version 7.2.1 \0", 27));
+    Emulator e{&arch("s390x"), path, false};
+    CHECK(emulator_version(e) == "7.2.1");
+    // Same size, same content length, a new modification time: read again.
+    std::ofstream(path, std::ios::binary) << std::string("qemu-s390x version 7.2.9 \0", 27);
+    fs::last_write_time(path, fs::last_write_time(path) + std::chrono::seconds(5));
+    CHECK(emulator_version(e) == "7.2.9");
+    fs::remove(path);
+    CHECK_FALSE(emulator_version(e).has_value());
+}

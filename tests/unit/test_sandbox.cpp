@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -48,6 +49,7 @@ SandboxSpec full_spec() {
     spec.emulators.prefer_static = false;
     spec.emurun_exe = "/x/emurun";
     spec.cache_dir = "/c";
+    spec.cpu = "max";
     return spec;
 }
 
@@ -64,6 +66,7 @@ void check_same(const SandboxSpec& a, const SandboxSpec& b) {
     CHECK(a.emulators.prefer_static == b.emulators.prefer_static);
     CHECK(a.emurun_exe == b.emurun_exe);
     CHECK(a.cache_dir == b.cache_dir);
+    CHECK(a.cpu == b.cpu);
 }
 
 } // namespace
@@ -236,4 +239,24 @@ TEST_CASE("sandbox: the probe agrees with the kernel" * test::may_skip()) {
         CHECK(r.error().why.find("6.7") != std::string::npos);
         CHECK(r.error().hint.find("emurun exec") != std::string::npos);
     }
+}
+
+TEST_CASE("sandbox: a CPU model becomes QEMU_CPU before the spec's env, for one arch only") {
+    SandboxSpec spec;
+    spec.arches = {arch("aarch64")};
+    spec.sysroots = {};
+    spec.cache_dir = test::testdir("sandbox-cpu");
+    spec.env = {{"QEMU_CPU", "cortex-a53"}};
+    spec.cpu = "cortex-a72";
+    auto plan = plan_host_handlers(spec);
+    REQUIRE_MESSAGE(plan.has_value(), plan.error().message());
+    auto at =
+        std::ranges::find(plan->env, std::pair<std::string, std::string>{"QEMU_CPU", "cortex-a72"});
+    REQUIRE(at != plan->env.end());
+    CHECK(plan->env.back() == std::pair<std::string, std::string>{"QEMU_CPU", "cortex-a53"});
+    spec.arches.push_back(arch("s390x"));
+    auto two = plan_host_handlers(spec);
+    REQUIRE_FALSE(two.has_value());
+    CHECK(two.error().why.find("a model belongs to one arch") != std::string::npos);
+    CHECK(two.error().hint.find("(option cpu)") != std::string::npos);
 }

@@ -11,7 +11,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         root) echo "create install run" ;;
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
-        sandbox) echo "--arch --sysroot --env --qemu-dir" ;;
+        sandbox) echo "--arch --sysroot --env --qemu-dir --cpu" ;;
         run) echo "--jobs --shard --matrix --baseline --previous --threshold --job-limit
                   --job-limit-share --timeout-multiplier --calibration --grace --report --junit
                   --markdown --log-dir --fail-on-flag --quiet" ;;

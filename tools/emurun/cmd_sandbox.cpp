@@ -11,6 +11,7 @@ namespace {
 struct SandboxArgs {
     std::vector<std::string> arches;
     std::vector<std::string> sysroots;
+    std::string cpu;
     std::vector<std::string> env;
     std::vector<std::string> qemu_dirs;
     std::vector<std::string> command;
@@ -37,6 +38,9 @@ SandboxSpec make_spec(const SandboxArgs& a) {
         spec.env.emplace_back(k, v);
     }
     spec.emulators.dirs = to_paths(a.qemu_dirs);
+    if (!a.cpu.empty()) {
+        spec.cpu = a.cpu;
+    }
     return spec;
 }
 
@@ -54,6 +58,7 @@ void add_sandbox(CLI::App& root, Action& action) {
                     "default /usr/<triplet>");
     sub->add_option("--env", args->env, "K=V set inside the sandbox (repeatable)");
     sub->add_option("--qemu-dir", args->qemu_dirs, "Look for qemu-<arch>[-static] here first");
+    sub->add_option("--cpu", args->cpu, "CPU model QEMU emulates (QEMU_CPU); one --arch only");
     sub->add_option("command", args->command, "CMD ARGS... (after --)")->required();
     sub->positionals_at_end();
     sub->footer("Example: emurun sandbox --arch aarch64,s390x -- make check\n"

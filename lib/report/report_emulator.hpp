@@ -1,0 +1,15 @@
+// Private: the emulator record of a step in the report's JSON.
+#pragma once
+
+#include "util/json.hpp"
+
+#include <emurun/report.hpp>
+
+namespace emurun::detail {
+
+/// {"path", "version", "cpu", "cpu_default"}, or null.
+util::Json emulator_json(const std::optional<EmulatorRecord>& emulator);
+/// The step's "emulator" member; absent or null gives nullopt. Errors name the place.
+Result<std::optional<EmulatorRecord>> emulator_from(const util::Json& step, const util::Place& at);
+
+} // namespace emurun::detail
