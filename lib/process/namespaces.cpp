@@ -2,6 +2,8 @@
 // The parent writes the maps (a process cannot map more than its own id into its own
 // namespace); the child waits for them on a pipe, runs the caller's set-up and starts the command.
 #include "process/namespaces.hpp"
+#include "util/file.hpp"
+#include "util/self.hpp"
 
 #include <array>
 #include <cerrno>
@@ -9,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <grp.h>
 #include <pwd.h>
 #include <sched.h>
@@ -27,27 +28,13 @@ namespace {
 
 constexpr const char* k_subid_hint_tail = " and install the package uidmap (newuidmap/newgidmap)";
 
-int thread_count() {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.starts_with("Threads:")) {
-            return std::atoi(line.c_str() + 8);
-        }
-    }
-    return 1;
-}
-
 std::string user_name(uid_t uid) {
     const struct passwd* pw = ::getpwuid(uid);
     return pw != nullptr ? std::string(pw->pw_name) : std::to_string(uid);
 }
 
 std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return util::read_file(path).value_or(""); // missing or unreadable: no ranges
 }
 
 std::string subid_hint(const std::string& user) {
@@ -374,7 +361,7 @@ Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command&
     if (command.argv.empty()) {
         return fail("run in namespaces", "empty command");
     }
-    if (thread_count() > 1) {
+    if (util::thread_count() > 1) {
         return fail("run in namespaces", "the caller is multithreaded",
                     "call it from a single-threaded process (the CLI does)");
     }

@@ -5,6 +5,7 @@
 #include "util/env.hpp"
 #include "util/fd.hpp"
 #include "util/file.hpp"
+#include "util/self.hpp"
 
 #include <emurun/process.hpp>
 #include <emurun/sandbox.hpp>
@@ -29,12 +30,6 @@ namespace {
 
 constexpr const char* k_reexec_marker = "EMURUN_SANDBOX_REEXEC";
 constexpr const char* k_mount_point = "/proc/sys/fs/binfmt_misc";
-
-int thread_count() {
-    const std::string status = util::read_file("/proc/self/status").value_or("");
-    const auto at = status.find("\nThreads:");
-    return at == std::string::npos ? 1 : std::atoi(status.c_str() + at + 9);
-}
 
 std::string kernel_release() {
     struct utsname u {};
@@ -150,7 +145,7 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
     for (const auto& n : plan->notes) {
         spdlog::warn("{}", n);
     }
-    if (thread_count() > 1) {
+    if (util::thread_count() > 1) {
         return reexec_fresh(spec, argv);
     }
     ::unsetenv(k_reexec_marker);

@@ -1,9 +1,11 @@
 #include "util/self.hpp"
 
 #include "util/env.hpp"
+#include "util/file.hpp"
 #include "util/path.hpp"
 
 #include <climits>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -62,6 +64,12 @@ Result<fs::path> find_emurun(const std::optional<fs::path>& explicit_path) {
     return fail("find the emurun executable", "not in PATH and $EMURUN_EXE is not set",
                 "pass its path (SandboxSpec::emurun_exe, CMake: ${EMURUN_EXECUTABLE}) or set "
                 "$EMURUN_EXE to the emurun binary");
+}
+
+int thread_count() {
+    const std::string status = read_file("/proc/self/status").value_or("");
+    const auto at = status.find("\nThreads:");
+    return at == std::string::npos ? 1 : std::atoi(status.c_str() + at + 9);
 }
 
 } // namespace emurun::util

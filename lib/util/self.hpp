@@ -21,6 +21,10 @@ namespace emurun::util {
 /// path). A " (deleted)" suffix is kept off. nullopt when /proc is not mounted.
 [[nodiscard]] std::optional<std::filesystem::path> self_exe();
 
+/// How many threads this process has ("Threads:" of /proc/self/status); 1 when unreadable.
+/// unshare(CLONE_NEWUSER) is refused to a multithreaded process.
+[[nodiscard]] int thread_count();
+
 /// True when `file`'s name says it is emurun (rule 3 above).
 [[nodiscard]] bool is_emurun_name(const std::filesystem::path& file);
 

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <thread>
+
 namespace fs = std::filesystem;
 using emurun::test::ScopedEnv;
 using emurun::test::testdir;
@@ -15,6 +17,15 @@ TEST_CASE("util self: this executable is the unit-test binary") {
     REQUIRE(self.has_value());
     CHECK(*self == fs::canonical("/proc/self/exe"));
     CHECK(self->filename() == "emurun_unit_tests");
+}
+
+TEST_CASE("util self: the thread count is this process's") {
+    const int before = util::thread_count();
+    CHECK(before >= 1);
+    int during = 0;
+    std::thread other([&] { during = util::thread_count(); });
+    other.join();
+    CHECK(during == before + 1);
 }
 
 TEST_CASE("util self: which file names are emurun") {
