@@ -20,6 +20,10 @@ endif()
 # The shim launcher: found from the emurun binary as ../libexec/emurun/emurun-shim.
 install(TARGETS emurun_shim_launcher RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun
         COMPONENT runtime)
+# The step supervisor: found the same way, ../libexec/emurun/emurun-supervisor. The library's
+# Supervisor (every 'emurun run' step) needs it, so it goes with the runtime package.
+install(TARGETS emurun_supervisor RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun
+        COMPONENT runtime)
 
 install(EXPORT emurunTargets NAMESPACE emurun:: DESTINATION ${EMURUN_CMAKE_DIR}
         COMPONENT development)

@@ -1,16 +1,16 @@
 // The Supervisor's poll loop in emurun: one ppoll over every child's stdout, stderr and report
 // pipes, with timers for timeouts and grace periods, on the caller's thread (ninja's model).
 // Why our own loop and not Boost.Process v2 on Asio: each child runs under a supervisor
-// process (see process_supervisor.cpp), forked without exec (which no Boost launcher can do)
+// process (the helper emurun-supervisor, see process_supervisor.cpp), started with posix_spawn
 // and reporting rusage of the whole tree itself; the loop then only needs pipes and timers,
-// which ppoll serves with no threads, no SIGCHLD handler and no reactor to own. The command
-// itself is started by the supervisor through spawn_prepared (Boost's launcher).
+// which ppoll serves with no threads, no SIGCHLD handler and no reactor to own.
 // Output is read non-blocking from every ready pipe in turn, so a child filling stderr while
 // emurun reads stdout never deadlocks.
 #include "process/process_orphans.hpp"
 #include "process/process_supervisor.hpp"
 #include "process/spawn.hpp"
 #include "util/fd.hpp"
+#include "util/self.hpp"
 
 #include <emurun/process.hpp>
 
@@ -108,29 +108,34 @@ class SupervisorImpl {
     std::vector<std::unique_ptr<Child>> m_children;
 
   private:
-    Result<void> fork_supervisor(Child& child, const SpawnOptions& options);
+    Result<void> start_supervisor(Child& child, const SpawnOptions& options);
     void fire_timers(Clock::time_point now);
     std::vector<ChildResult> collect_done();
     void read_output(Child& child, Stream stream);
     void read_report(Child& child);
+    void handle_line(Child& child, std::string_view line);
     void handle_record(Child& child, const detail::SupervisorReport& record);
     std::optional<Clock::time_point> next_deadline() const;
     Result<bool> poll_once(std::optional<Clock::time_point> until);
     int sweep_orphans();
 
     ChildId m_next_id = 1;
+    std::optional<std::filesystem::path> m_helper; ///< emurun-supervisor, found at first spawn
     detail::OrphanCatcher m_orphans;
     std::vector<char> m_buffer = std::vector<char>(64 * 1024);
 };
 
 Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& options) {
     auto exec = EMURUN_TRY(detail::prepare_exec(cmd));
+    if (!m_helper) {
+        m_helper = EMURUN_TRY(util::find_helper(detail::k_supervisor_name));
+    }
     auto child = std::make_unique<Child>();
     child->exec = std::move(exec);
     EMURUN_TRY(open_logs(options, *child));
     child->on_output = options.on_output;
     child->grace = options.grace;
-    EMURUN_TRY(fork_supervisor(*child, options));
+    EMURUN_TRY(start_supervisor(*child, options));
     child->start = Clock::now();
     if (options.timeout) {
         child->deadline = child->start + *options.timeout;
@@ -140,7 +145,7 @@ Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& op
     return m_children.back()->result.id;
 }
 
-Result<void> SupervisorImpl::fork_supervisor(Child& child, const SpawnOptions& options) {
+Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& options) {
     UniqueFd null_in;
     if (options.stdin_null) {
         null_in.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
@@ -159,11 +164,7 @@ Result<void> SupervisorImpl::fork_supervisor(Child& child, const SpawnOptions& o
     }
     const detail::SupervisorFds fds{null_in.get(), out->second.get(), err->second.get(),
                                     report->second.get(), control->second.get()};
-    auto pid = detail::fork_call([&]() -> int { detail::run_supervisor(*child.exec, fds); });
-    if (!pid) {
-        return std::unexpected(pid.error());
-    }
-    child.supervisor = *pid;
+    child.supervisor = EMURUN_TRY(detail::spawn_supervisor(*m_helper, *child.exec, fds));
     child.out = std::move(out->first);
     child.err = std::move(err->first);
     child.report = std::move(report->first);
@@ -216,11 +217,10 @@ void SupervisorImpl::read_report(Child& child) {
             break;
         }
         child.report_buf.append(m_buffer.data(), static_cast<std::size_t>(n));
-        while (child.report_buf.size() >= sizeof(detail::SupervisorReport)) {
-            detail::SupervisorReport record;
-            std::memcpy(&record, child.report_buf.data(), sizeof record);
-            child.report_buf.erase(0, sizeof record);
-            handle_record(child, record);
+        for (auto eol = child.report_buf.find('\n'); eol != std::string::npos;
+             eol = child.report_buf.find('\n')) {
+            handle_line(child, std::string_view(child.report_buf).substr(0, eol));
+            child.report_buf.erase(0, eol + 1);
         }
     }
     child.report.reset(); // EOF: the supervisor has exited or is exiting
@@ -240,6 +240,18 @@ void SupervisorImpl::read_report(Child& child) {
     }
 }
 
+void SupervisorImpl::handle_line(Child& child, std::string_view line) {
+    if (auto record = detail::parse_report(line)) {
+        handle_record(child, *record);
+    } else if (!child.result.start_error) {
+        child.result.start_error =
+            Error{"supervise " + child.exec->path,
+                  std::string(detail::k_supervisor_name) + " sent an unreadable report: '" +
+                      std::string(line.substr(0, 80)) + "'",
+                  "reinstall emurun: its emurun-supervisor must be the one built with it"};
+    }
+}
+
 void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport& record) {
     switch (record.kind) {
     case detail::ReportKind::started:
@@ -250,9 +262,9 @@ void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport&
     case detail::ReportKind::finished:
         child.finished_record = true;
         child.result.status = ExitStatus::from_wait_status(record.wait_status);
-        child.result.user = to_micros(record.usage.ru_utime);
-        child.result.sys = to_micros(record.usage.ru_stime);
-        child.result.max_rss_kib = record.usage.ru_maxrss;
+        child.result.user = to_micros(record.user);
+        child.result.sys = to_micros(record.sys);
+        child.result.max_rss_kib = record.max_rss_kib;
         child.result.leftovers_killed = record.leftovers;
         child.deadline.reset();
         break;

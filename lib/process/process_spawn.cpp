@@ -29,9 +29,10 @@
 //   notify_fork and the pidfd; the child's notify_fork runs on that private context only.
 //
 // What Boost cannot do here: fork without exec. Every 1.81 launcher ends the child in execve
-// (:406; vfork_launcher and fork_and_forget_launcher too), and the step supervisor
-// (process_supervisor.cpp) and the sandbox probe (a child that unshares a user namespace) are
-// forked code that never execs. fork_call below is that one raw fork.
+// (:406; vfork_launcher and fork_and_forget_launcher too), and the sandbox probe (a child that
+// unshares a user namespace) is forked code that never execs. fork_call below is that one raw
+// fork. (The step supervisor is a program of its own, started with posix_spawn in
+// process_supervisor.cpp: Boost's launchers fork, which copies emurun's page tables.)
 #include "process/spawn.hpp"
 
 #include <boost/asio/io_context.hpp>

@@ -1,42 +1,59 @@
-// Private: the per-child supervisor process and its protocol with the poll loop.
+// Private: starting a step's supervisor process (the helper program emurun-supervisor) and its
+// protocol with the poll loop. The helper's side is tools/emurun-supervisor/emurun_supervisor.c.
 #pragma once
 
 #include "process/process_exec.hpp"
 
-#include <sys/resource.h>
+#include <emurun/error.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <sys/time.h>
+#include <sys/types.h>
 
 namespace emurun::detail {
 
-/// Bytes the poll loop writes to a supervisor's control pipe. EOF (emurun died or gave up)
+/// File name of the helper, found by util::find_helper (beside emurun, or its libexec dir).
+inline constexpr const char* k_supervisor_name = "emurun-supervisor";
+
+/// Bytes the poll loop writes to a supervisor's control socket. EOF (emurun died or gave up)
 /// means SIGKILL.
 inline constexpr char k_control_term = 'T';
 inline constexpr char k_control_kill = 'K';
 
-enum class ReportKind : int { started = 1, exec_failed = 2, finished = 3 };
+enum class ReportKind { started, exec_failed, finished };
 
-/// One record on the report pipe (smaller than PIPE_BUF, so each write is atomic).
+/// One line of the report pipe: "S pid", "E stage errno", "F status leftovers us... rss".
 struct SupervisorReport {
     ReportKind kind = ReportKind::started;
-    int pid = 0;            ///< started: the command's pid (= its process group)
-    ExecFailure failure{};  ///< exec_failed
-    int wait_status = 0;    ///< finished: the command's raw wait status
-    int leftovers = 0;      ///< finished: processes SIGKILLed after the command ended
-    struct rusage usage {}; ///< finished: RUSAGE_CHILDREN of the supervisor (the whole tree)
+    int pid = 0;           ///< started: the command's pid (= its process group)
+    ExecFailure failure{}; ///< exec_failed
+    int wait_status = 0;   ///< finished: the command's raw wait status
+    int leftovers = 0;     ///< finished: processes SIGKILLed after the command ended
+    timeval user{};        ///< finished: RUSAGE_CHILDREN of the supervisor (the whole tree)
+    timeval sys{};
+    long max_rss_kib = 0;
 };
 
-/// The supervisor's descriptors, as open in emurun before fork. stdin_fd -1 = inherit fd 0.
+/// Parse one report line (without its '\n'); nullopt when it is not one.
+[[nodiscard]] std::optional<SupervisorReport> parse_report(std::string_view line);
+
+/// The supervisor's descriptors, as open in emurun. stdin_fd -1 = inherit fd 0.
 struct SupervisorFds {
     int stdin_fd = -1;
     int stdout_fd = -1;
     int stderr_fd = -1;
     int report_fd = -1;  ///< write end of the report pipe
-    int control_fd = -1; ///< read end of the control pipe
+    int control_fd = -1; ///< read end of the control socket
 };
 
-/// Runs in the child of fork() in emurun and never returns: becomes a child subreaper, starts
-/// `exec` in its own process group, relays signals asked for on the control pipe, and once the
-/// command ended kills and reaps everything left below it, then reports. Async-signal-safe but
-/// for the start of the command (spawn_prepared; see process_supervisor.cpp).
-[[noreturn]] void run_supervisor(const PreparedExec& exec, const SupervisorFds& fds);
+/// Start `helper` (emurun-supervisor) for `exec` with posix_spawn: glibc's vfork-like clone
+/// shares emurun's memory until the exec, so no page table of emurun is copied. The helper gets
+/// `fds` on 0..4, `exec`'s environment as its own, default signal dispositions and an empty
+/// mask; it becomes a child subreaper, forks the command from its own small image and reports.
+/// Errors: the helper cannot be executed (missing, not executable), no memory or processes.
+[[nodiscard]] Result<pid_t> spawn_supervisor(const std::filesystem::path& helper,
+                                             const PreparedExec& exec, const SupervisorFds& fds);
 
 } // namespace emurun::detail

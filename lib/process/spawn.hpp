@@ -31,8 +31,7 @@ struct ChildSetup {
 /// Start `exec` as a child and return its pid once it has exec'd; the caller reaps it (wait4,
 /// for the exit status and rusage). A child that failed before or at execve is reaped here and
 /// reported as the failing stage with its errno (chdir vs execve, ...). Never throws.
-/// Not async-signal-safe (the launcher allocates); used in emurun and in a supervisor
-/// process forked from it (glibc's fork leaves malloc usable in the child).
+/// Not async-signal-safe (the launcher allocates).
 [[nodiscard]] std::expected<pid_t, ExecFailure> spawn_prepared(const PreparedExec& exec,
                                                                const ChildSetup& setup) noexcept;
 

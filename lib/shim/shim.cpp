@@ -148,27 +148,6 @@ Result<void> remove_shim(const fs::path& dir, const std::string& name) {
     return {};
 }
 
-namespace {
-
-/// The launcher that belongs to `emurun`: beside it (a build tree), else where the install
-/// puts it (libexec/emurun/emurun-shim). A symlinked emurun is followed to its real place.
-std::optional<fs::path> launcher_of(const fs::path& emurun) {
-    std::error_code ec;
-    const fs::path real = fs::canonical(emurun, ec);
-    for (const fs::path& bin : {emurun, ec ? emurun : real}) {
-        const fs::path dir = bin.parent_path();
-        for (const fs::path& p :
-             {dir / k_launcher_name, (dir / EMURUN_LAUNCHER_FROM_BIN).lexically_normal()}) {
-            if (util::is_executable_file(p)) {
-                return p;
-            }
-        }
-    }
-    return std::nullopt;
-}
-
-} // namespace
-
 Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
     if (hint) {
         if (::access(hint->c_str(), X_OK) != 0) {
@@ -176,16 +155,15 @@ Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
         }
         return *hint;
     }
-    // The emurun binary by the one rule of util/self.hpp; its launcher is found from there.
-    const auto emurun = EMURUN_TRY(util::find_emurun(std::nullopt));
-    if (auto launcher = launcher_of(emurun)) {
-        return *launcher;
+    // The emurun binary and its helpers by the one rule of util/self.hpp.
+    auto launcher = util::find_helper(k_launcher_name);
+    if (!launcher) {
+        Error e = launcher.error();
+        e.what = "find the shim launcher";
+        e.hint = "reinstall emurun, or name the launcher's path (option launcher)";
+        return std::unexpected(e);
     }
-    const fs::path dir = emurun.parent_path();
-    return fail("find the shim launcher",
-                std::string(k_launcher_name) + " is neither beside " + emurun.string() +
-                    " nor at " + (dir / EMURUN_LAUNCHER_FROM_BIN).lexically_normal().string(),
-                "reinstall emurun, or name the launcher's path (option launcher)");
+    return *launcher;
 }
 
 } // namespace emurun

@@ -72,4 +72,37 @@ int thread_count() {
     return at == std::string::npos ? 1 : std::atoi(status.c_str() + at + 9);
 }
 
+namespace {
+
+/// `name` beside `emurun`, else in its libexec dir; the symlink is followed second.
+std::optional<fs::path> helper_of(const fs::path& emurun, std::string_view name) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(emurun, ec);
+    for (const fs::path& bin : {emurun, ec ? emurun : real}) {
+        const fs::path dir = bin.parent_path();
+        for (const fs::path& p :
+             {dir / name, (dir / EMURUN_LIBEXEC_FROM_BIN / name).lexically_normal()}) {
+            if (is_executable_file(p)) {
+                return p;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+Result<fs::path> find_helper(std::string_view name, const std::optional<fs::path>& emurun) {
+    const fs::path bin = emurun ? *emurun : EMURUN_TRY(find_emurun(std::nullopt));
+    if (auto helper = helper_of(bin, name)) {
+        return *helper;
+    }
+    const fs::path dir = bin.parent_path();
+    return fail("find " + std::string(name),
+                std::string(name) + " is neither beside " + bin.string() + " nor at " +
+                    (dir / EMURUN_LIBEXEC_FROM_BIN / name).lexically_normal().string(),
+                "reinstall emurun (its helper programs are installed with it), or set "
+                "$EMURUN_EXE to an emurun binary that has them");
+}
+
 } // namespace emurun::util

@@ -6,6 +6,10 @@
 //   3. this executable (/proc/self/exe) when it is emurun: its file name is "emurun" (a renamed
 //      copy sets $EMURUN_EXE; "emurun-shim", "emurun_unit_tests" are not emurun),
 //   4. "emurun" found in PATH (see path.hpp).
+// emurun's helper programs (the shim launcher emurun-shim, the step supervisor
+// emurun-supervisor) belong to that binary and are found from it by one rule (find_helper):
+// beside it (a build tree), else at ../libexec/emurun/NAME from its directory (an install); a
+// symlinked emurun is followed to its real place.
 // The path returned is a real file name, so it can be hard-linked, logged and re-executed;
 // only when this executable has been deleted since it started is it "/proc/self/exe".
 #pragma once
@@ -14,6 +18,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 namespace emurun::util {
 
@@ -32,5 +37,10 @@ namespace emurun::util {
 /// that links or runs it reports its own error. Error when no rule finds one.
 [[nodiscard]] Result<std::filesystem::path>
 find_emurun(const std::optional<std::filesystem::path>& explicit_path);
+
+/// The helper program `name` of the emurun binary `emurun` (default: find_emurun's) by the
+/// rule above. Error naming both places when neither holds an executable `name`.
+[[nodiscard]] Result<std::filesystem::path>
+find_helper(std::string_view name, const std::optional<std::filesystem::path>& emurun = {});
 
 } // namespace emurun::util

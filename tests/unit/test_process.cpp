@@ -1,5 +1,7 @@
 #include <emurun/process.hpp>
 
+#include "process/process_supervisor.hpp"
+#include "scoped_env.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
 
@@ -246,6 +248,60 @@ TEST_CASE("process: CPU time and max RSS of the child") {
     auto mem = run_one(helper_cmd("alloc_mib", {"64"}));
     CHECK(mem.max_rss_kib >= 60 * 1024);
     CHECK(mem.max_rss_kib < 1024 * 1024);
+}
+
+TEST_CASE("process: a child's max RSS is its own tree's, not emurun's image") {
+    // Make this process big (every page touched): a supervisor or command forked from it
+    // would start with all of it resident, and RUSAGE_CHILDREN's max RSS would report it.
+    constexpr std::size_t k_big = 192u << 20;
+    std::vector<char> ballast(k_big);
+    for (std::size_t i = 0; i < ballast.size(); i += 4096) {
+        ballast[i] = static_cast<char>(i);
+    }
+    auto r = run_one(helper_cmd("exit_with", {"0"}));
+    CHECK(r.status.success());
+    CHECK(ballast[4096] == static_cast<char>(4096));
+    CHECK(r.max_rss_kib > 0);
+    CHECK(r.max_rss_kib < 10 * 1024); // the helper alone: well under 10 MiB
+}
+
+TEST_CASE("process: a missing step supervisor is a clear error, not a failed step") {
+    const auto dir = emurun::test::testdir("no-supervisor");
+    emurun::test::write_file("no-supervisor/emurun", "#!/bin/sh\n");
+    const emurun::test::ScopedEnv exe("EMURUN_EXE", (dir / "emurun").string());
+    Supervisor sup;
+    auto id = sup.spawn(helper_cmd("exit_with", {"0"}));
+    REQUIRE_FALSE(id.has_value());
+    const std::string msg = id.error().message();
+    CHECK(msg.find("emurun-supervisor is neither beside " + (dir / "emurun").string()) !=
+          std::string::npos);
+    CHECK(msg.find("reinstall emurun") != std::string::npos);
+}
+
+TEST_CASE("process: the supervisor's report lines") {
+    using emurun::detail::parse_report;
+    using emurun::detail::ReportKind;
+    auto started = parse_report("S 1234");
+    REQUIRE(started.has_value());
+    CHECK(started->kind == ReportKind::started);
+    CHECK(started->pid == 1234);
+    auto failed = parse_report("E 3 2");
+    REQUIRE(failed.has_value());
+    CHECK(failed->kind == ReportKind::exec_failed);
+    CHECK(failed->failure.stage == emurun::detail::ExecStage::chdir);
+    CHECK(failed->failure.err == 2);
+    auto done = parse_report("F 256 2 1 500000 0 250 4096");
+    REQUIRE(done.has_value());
+    CHECK(done->kind == ReportKind::finished);
+    CHECK(done->wait_status == 256);
+    CHECK(done->leftovers == 2);
+    CHECK(done->user.tv_sec == 1);
+    CHECK(done->user.tv_usec == 500000);
+    CHECK(done->sys.tv_usec == 250);
+    CHECK(done->max_rss_kib == 4096);
+    for (const char* bad : {"", "S", "S ", "S x", "S 1 2", "F 1 2 3", "X 1", "S1", "E 1 2 3"}) {
+        CHECK_MESSAGE(!parse_report(bad).has_value(), bad);
+    }
 }
 
 TEST_CASE("process: 64 MiB on both streams without deadlock, exact log counts") {

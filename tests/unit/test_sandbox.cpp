@@ -1,4 +1,5 @@
 #include "sandbox/sandbox_internal.hpp"
+#include "scoped_env.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
 
@@ -128,13 +129,12 @@ TEST_CASE("sandbox: the helper entry point acts only on its marker and names a b
 
 TEST_CASE("sandbox: the emurun executable comes from the spec, then $EMURUN_EXE") {
     SandboxSpec spec;
-    ::setenv("EMURUN_EXE", "/from/env/emurun", 1);
+    const emurun::test::ScopedEnv exe("EMURUN_EXE", "/from/env/emurun"); // main() sets it
     auto e = find_emurun_exe(spec);
     REQUIRE(e.has_value());
     CHECK(*e == "/from/env/emurun");
     spec.emurun_exe = "/from/spec/emurun";
     CHECK(find_emurun_exe(spec).value() == "/from/spec/emurun");
-    ::unsetenv("EMURUN_EXE");
 }
 
 TEST_CASE("sandbox: plan registers each arch with F and P and its emulator" * test::may_skip()) {

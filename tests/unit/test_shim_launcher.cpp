@@ -1,5 +1,6 @@
 // find_launcher(): the shim launcher that belongs to the emurun binary, beside it (a build tree)
 // or in ../libexec/emurun (an install), and a precise error when neither has it.
+#include "scoped_env.hpp"
 #include "testdir.hpp"
 
 #include <emurun/shim.hpp>
@@ -52,6 +53,8 @@ fs::path executable(const fs::path& p) {
 
 TEST_CASE("shim: find_launcher finds emurun-shim from the emurun binary") {
     const fs::path root = testdir("find-launcher");
+    // The emurun found in PATH below, not the build's that main() names in $EMURUN_EXE.
+    const emurun::test::ScopedEnv no_exe("EMURUN_EXE", std::nullopt);
     SUBCASE("installed: ../libexec/emurun/emurun-shim") {
         executable(root / "prefix/bin/emurun");
         const auto l = executable(root / "prefix/libexec/emurun/emurun-shim");
