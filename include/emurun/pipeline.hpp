@@ -60,6 +60,8 @@ struct StepDefaults {
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
     std::optional<bool> accelerate;            ///< emulation "root": host cross compilers
     std::optional<std::string> cpu;
+    /// emulation "root": which host tools ("toolchain,shell", a tool list); "" = the default
+    std::optional<std::string> accelerate_tools;
 };
 
 /// One step, with the defaults already applied.
@@ -83,6 +85,8 @@ struct Step {
     bool accelerate = false; ///< emulation "root": compilers/binutils run as host cross tools
     /// The CPU model QEMU emulates (exec: -cpu; sandbox, host: QEMU_CPU); emulated steps only
     std::optional<std::string> cpu;
+    /// With accelerate: the --accelerate list ("toolchain,shell", tool names); "" = the default.
+    std::string accelerate_tools;
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }

@@ -97,6 +97,10 @@ class EMURUN_EXPORT CommandRunner {
 check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
                   std::span<const std::filesystem::path> outputs);
 
+/// Before a run: an error naming the step when a step's "accelerate" list names a tool or
+/// group the root module does not know (parse_acceleration).
+[[nodiscard]] EMURUN_EXPORT Result<void> check_root_steps(const Pipeline& pipeline);
+
 /// Runs a Pipeline and produces its Report.
 class Runner {
   public:

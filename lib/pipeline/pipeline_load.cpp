@@ -173,14 +173,33 @@ Result<Retries> get_retries(const Json& obj, const Place& at) {
     return r;
 }
 
-/// "root": DIR (relative to the file) and "accelerate": bool, for emulation "root".
+/// "accelerate": true, false, or a non-empty list of host tools or groups ("toolchain,shell"),
+/// checked against the root module's names before the run (check_root_steps).
+Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& into) {
+    if (!value.is_string()) {
+        into.accelerate = EMURUN_TRY(util::get_bool(value, at));
+        into.accelerate_tools = "";
+        return {};
+    }
+    const std::string list = EMURUN_TRY(util::get_string(value, at));
+    if (list.empty()) {
+        return at.fail("is an empty string",
+                       "use true (the compilers and binutils), false, or a list such as "
+                       "\"toolchain,shell\"");
+    }
+    into.accelerate = list != "none";
+    into.accelerate_tools = list == "none" ? "" : list;
+    return {};
+}
+
+/// "root": DIR (relative to the file) and "accelerate", for emulation "root".
 Result<void> get_root(const Json& obj, const Place& at, const fs::path& base, StepDefaults& into) {
     if (obj.contains("root")) {
         auto dir = EMURUN_TRY(util::get_string(obj["root"], at.key("root")));
         into.root = (base / dir).lexically_normal();
     }
     if (obj.contains("accelerate")) {
-        into.accelerate = EMURUN_TRY(util::get_bool(obj["accelerate"], at.key("accelerate")));
+        EMURUN_TRY(get_accelerate(obj["accelerate"], at.key("accelerate"), into));
     }
     return {};
 }
@@ -306,6 +325,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.root = merged.root;
     step.accelerate = merged.accelerate.value_or(false);
     step.cpu = merged.cpu;
+    step.accelerate_tools = merged.accelerate_tools.value_or("");
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
     // kernel allows it, else through the host's handlers (auto; README, Pipelines).

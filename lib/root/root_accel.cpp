@@ -17,14 +17,6 @@ namespace {
 
 constexpr const char* k_hidden = "/usr/lib/emurun-host/gcc-cross";
 
-bool is_host_elf(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::array<unsigned char, 20> h{};
-    in.read(reinterpret_cast<char*>(h.data()), h.size());
-    return in.gcount() == 20 && h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' && h[3] == 'F' &&
-           h[18] == 62 && h[19] == 0; // EM_X86_64, little-endian
-}
-
 Result<void> link(const fs::path& target, const fs::path& name) {
     if (::symlink(target.c_str(), name.c_str()) != 0 && errno != EEXIST) {
         return std::unexpected(system_error("symlink " + name.string(), errno));

@@ -290,7 +290,7 @@ Result<void> check_create_spec(const RootCreateSpec& spec) {
                     "e.g. bookworm, trixie or sid (option suite)");
     }
     if (runs_natively(*spec.arch)) {
-        return fail("create a " + spec.arch->name + " root",
+        return fail("create an " + spec.arch->name + " root",
                     "this host runs " + spec.arch->name +
                         " programs natively: emurun root is for foreign arches (its private "
                         "binfmt_misc would send the host's own programs to qemu)",

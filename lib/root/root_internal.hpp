@@ -51,6 +51,9 @@ namespace emurun::root_detail {
 /// directory exists). Error: "no mirror reachable", naming the URL and --mirror.
 [[nodiscard]] Result<void> check_mirror(const std::string& url);
 
+/// `p` is an x86-64 little-endian ELF file (a host program or object).
+[[nodiscard]] bool is_host_elf(const std::filesystem::path& p);
+
 /// The clean environment of a root's commands, plus `extra` (later wins).
 [[nodiscard]] std::vector<std::pair<std::string, std::string>>
 root_environment(const std::vector<std::pair<std::string, std::string>>& extra);

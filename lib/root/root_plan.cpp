@@ -48,6 +48,47 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& binutils_ta
     return t;
 }
 
+/// Build-time tools that never reveal the machine they run on, run as the host's own
+/// /usr/bin/NAME (group "shell"; opt-in). Left emulated on purpose: uname and arch (they name
+/// the machine), od (its multi-byte words follow the CPU's byte order), bash ($HOSTTYPE,
+/// $MACHTYPE), perl and python (their config names the platform).
+const std::vector<std::pair<std::string, std::vector<std::string>>>& shell_table() {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> t{
+        {"sh", {"dash"}},
+        {"make", {"make"}},
+        {"sed", {"sed"}},
+        {"grep", {"grep"}},
+        {"awk", {"mawk", "gawk"}},
+        {"diffutils", {"cmp", "diff"}},
+        {"findutils", {"find", "xargs"}},
+        {"coreutils",
+         {"[",        "basename", "cat",   "chmod",    "cp",     "cut",   "date",  "dirname",
+          "echo",     "env",      "expr",  "false",    "head",   "install", "ln",  "ls",
+          "mkdir",    "mktemp",   "mv",    "printf",   "pwd",    "readlink", "realpath",
+          "rm",       "rmdir",    "sleep", "sort",     "tail",   "tee",   "test",  "touch",
+          "tr",       "true",     "uniq",  "wc",       "tsort",  "cksum", "md5sum", "sha256sum",
+          "comm",     "join",     "paste", "seq",      "stat",   "sum",   "tac",   "nproc"}},
+    };
+    return t;
+}
+
+/// Named sets of tools: "toolchain" (the default: compilers and binutils), "shell".
+std::vector<std::string> group_members(std::string_view group) {
+    std::vector<std::string> out;
+    const auto add = [&out](const auto& table) {
+        for (const auto& [n, _] : table) {
+            out.push_back(n);
+        }
+    };
+    if (group == "toolchain") {
+        add(driver_table());
+        add(binutils_table());
+    } else if (group == "shell") {
+        add(shell_table());
+    }
+    return out;
+}
+
 std::string canonical_tool(std::string name) {
     if (name == "cc") {
         return "gcc";
@@ -127,16 +168,14 @@ Error missing_cross(const Arch& arch, const std::string& major, const fs::path& 
 std::vector<std::string> wanted_tools(const Acceleration& acc) {
     std::vector<std::string> out;
     if (acc.mode == Acceleration::Mode::defaults) {
-        for (const auto& [n, _] : driver_table()) {
-            out.push_back(n);
-        }
-        for (const auto& [n, _] : binutils_table()) {
-            out.push_back(n);
-        }
-        return out;
+        return group_members("toolchain");
     }
     for (const auto& t : acc.tools) {
-        out.push_back(canonical_tool(t));
+        auto members = group_members(t);
+        if (members.empty()) {
+            members.push_back(canonical_tool(t));
+        }
+        out.insert(out.end(), members.begin(), members.end());
     }
     return out;
 }
@@ -152,6 +191,17 @@ void add_tool(RootPlan& plan, const std::string& file, std::set<std::string>& se
     const fs::path host = fs::path("/usr/bin") / (plan.arch->triplet + "-" + file);
     if (seen.insert(file).second && is_file(host) && is_file(plan.dir / host.relative_path())) {
         plan.tools.push_back(RootToolBind{host, host});
+        plan.accelerated.push_back(file);
+    }
+}
+
+/// Bind the host's /usr/bin/NAME over the root's where both are regular files and the host's
+/// is an x86-64 program (never through a symlink: the root's sh -> dash gets dash).
+void add_host_tool(RootPlan& plan, const std::string& file, std::set<std::string>& seen) {
+    const fs::path p = fs::path("/usr/bin") / file;
+    if (seen.insert(file).second && is_file(p) && is_file(plan.dir / p.relative_path()) &&
+        is_host_elf(p)) {
+        plan.tools.push_back(RootToolBind{p, p});
         plan.accelerated.push_back(file);
     }
 }
@@ -205,6 +255,11 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
                 add_tool(plan, f, seen);
             }
         }
+        for (const auto& [name, files] : shell_table()) {
+            for (const auto& f : name == n ? files : std::vector<std::string>{}) {
+                add_host_tool(plan, f, seen);
+            }
+        }
     }
     return {};
 }
@@ -212,12 +267,12 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
 } // namespace
 
 std::vector<std::string> root_tool_names() {
-    std::vector<std::string> out{"cc", "c++"};
-    for (const auto& [n, _] : driver_table()) {
-        out.push_back(n);
+    std::vector<std::string> out{"toolchain", "shell", "cc", "c++"};
+    for (auto& n : group_members("toolchain")) {
+        out.push_back(std::move(n));
     }
-    for (const auto& [n, _] : binutils_table()) {
-        out.push_back(n);
+    for (auto& n : group_members("shell")) {
+        out.push_back(std::move(n));
     }
     return out;
 }
@@ -256,6 +311,10 @@ Result<Acceleration> parse_acceleration(std::string_view text) {
 
 Result<const Arch*> root_arch(const fs::path& dir) {
     std::error_code ec;
+    if (!fs::exists(dir, ec)) {
+        return fail("use " + dir.string() + " as a root", "it does not exist",
+                    "create one: emurun root create --arch ARCH " + dir.string());
+    }
     if (!fs::is_directory(dir / "var/lib/dpkg", ec) || !fs::exists(dir / "bin/sh", ec)) {
         return fail("use " + dir.string() + " as a root",
                     "not a Debian root (no var/lib/dpkg or bin/sh in it)",

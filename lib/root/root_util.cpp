@@ -2,6 +2,7 @@
 // environment, capturing a tool's output, the private binfmt entry.
 #include "root/root_internal.hpp"
 
+#include <array>
 #include <cerrno>
 #include <fcntl.h>
 #include <fstream>
@@ -12,6 +13,14 @@
 
 namespace emurun::root_detail {
 namespace fs = std::filesystem;
+
+bool is_host_elf(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::array<unsigned char, 20> h{};
+    in.read(reinterpret_cast<char*>(h.data()), h.size());
+    return in.gcount() == 20 && h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' && h[3] == 'F' &&
+           h[18] == 62 && h[19] == 0; // EM_X86_64, little-endian
+}
 
 Result<void> make_dirs(const fs::path& dir) {
     std::error_code ec;

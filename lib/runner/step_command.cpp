@@ -116,8 +116,9 @@ Result<Command> root_command(const Step& step, const Arch* arch, Command cmd) {
     spec.binds.push_back(RootBind{step.cwd, step.cwd, false});
     spec.cwd = step.cwd;
     spec.env.assign(step.env.begin(), step.env.end());
-    spec.accelerate.mode =
-        step.accelerate ? Acceleration::Mode::defaults : Acceleration::Mode::none;
+    if (step.accelerate) {
+        spec.accelerate = EMURUN_TRY(parse_acceleration(step.accelerate_tools));
+    }
     cmd.argv = EMURUN_TRY(root_argv(*exe, spec, step.argv));
     cmd.cwd.reset();
     return cmd;
@@ -171,3 +172,21 @@ void resolve_auto_emulation(Pipeline& pipeline) {
 }
 
 } // namespace emurun::detail
+
+namespace emurun {
+
+Result<void> check_root_steps(const Pipeline& pipeline) {
+    for (const auto& step : pipeline.steps) {
+        if (!step.accelerate || step.accelerate_tools.empty()) {
+            continue;
+        }
+        if (auto acc = parse_acceleration(step.accelerate_tools); !acc) {
+            return std::unexpected(Error{"step \"" + step.name + "\": accelerate \"" +
+                                             step.accelerate_tools + "\"",
+                                         acc.error().why, acc.error().hint});
+        }
+    }
+    return {};
+}
+
+} // namespace emurun

@@ -18,6 +18,7 @@ mkdir -p "$W"
 make_root aarch64 "$W/root"
 zlib_source "$W/zlib"
 cp -a "$W/zlib" "$W/zlib-accelerated" && cp -a "$W/zlib" "$W/zlib-emulated"
+cp -a "$W/zlib" "$W/zlib-shell"
 # The pipeline is the README's: the first ```json block after "From a fresh machine".
 awk '/^### From a fresh machine to the report/ { s = 1 } s && /^```json/ { f = 1; next }
      f && /^```/ { exit } f { print }' "$EMURUN_SOURCE_DIR/README.md" >"$W/pipeline.json"
@@ -58,6 +59,23 @@ done
 expect_eq "same test results accelerated and emulated" "$(cat "$T/results-emulated")" \
     "$(cat "$T/results-accelerated")"
 
+# --accelerate=toolchain,shell: sh, make, sed, grep, coreutils run natively too. The same
+# build and test results; the shell really is the host's (its /proc maps show x86-64 libc and
+# no qemu) while uname still names the target.
+rc=0
+"$EMURUN" root run --accelerate=toolchain,shell --bind "$W/zlib-shell" --cwd "$W/zlib-shell" \
+    "$W/root" -- sh -c './configure && make -j2 && make check' >"$T/shell.log" 2>&1 || rc=$?
+expect_eq "zlib built and tested with --accelerate=toolchain,shell" 0 "$rc"
+[ "$rc" = 0 ] || tail -n 30 "$T/shell.log"
+grep '\*\*\*.*test OK' "$T/shell.log" | sort >"$T/results-shell"
+expect_eq "same test results with the shell group" "$(cat "$T/results-emulated")" \
+    "$(cat "$T/results-shell")"
+view=$("$EMURUN" root run --accelerate=toolchain,shell "$W/root" -- sh -c 'uname -m
+    grep -q x86_64-linux-gnu/libc /proc/$$/maps && echo host-libc
+    grep -q qemu /proc/$$/maps && echo qemu; true' 2>/dev/null | tr '\n' ' ')
+expect_eq "shell group: uname says aarch64, sh is the host's dash (x86-64 libc, no qemu)" \
+    "aarch64 host-libc " "$view"
+
 # (2) The objects, compared without .comment (the host's objcopy for the target).
 n=0 same=0
 for o in "$W"/zlib-emulated/*.o; do
@@ -65,8 +83,13 @@ for o in "$W"/zlib-emulated/*.o; do
     n=$((n + 1))
     aarch64-linux-gnu-objcopy --remove-section .comment "$o" "$T/e.o"
     aarch64-linux-gnu-objcopy --remove-section .comment "$W/zlib-accelerated/$b" "$T/a.o"
-    if cmp -s "$T/e.o" "$T/a.o"; then same=$((same + 1)); else echo "differs: $b"; fi
+    aarch64-linux-gnu-objcopy --remove-section .comment "$W/zlib-shell/$b" "$T/s.o"
+    if cmp -s "$T/e.o" "$T/a.o" && cmp -s "$T/e.o" "$T/s.o"; then
+        same=$((same + 1))
+    else
+        echo "differs: $b"
+    fi
 done
 [ "$n" -gt 10 ] && ok "$n objects compared" || not_ok "only $n objects"
-expect_eq "accelerated objects identical to emulated ones" "$n" "$same"
+expect_eq "accelerated objects (toolchain; toolchain,shell) identical to emulated ones" "$n" "$same"
 finish

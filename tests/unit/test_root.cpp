@@ -2,12 +2,15 @@
 // the cache key, a root's arch, the runner's argument vector, pipeline steps in a root.
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
+#include "skip.hpp"
 
 #include <emurun/pipeline.hpp>
 #include <emurun/root.hpp>
+#include <emurun/runner.hpp>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -42,6 +45,55 @@ TEST_CASE("root: --accelerate values") {
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().why == "unknown tool 'clang'");
     CHECK(bad.error().hint.find("g++") != std::string::npos);
+}
+
+TEST_CASE("root: --accelerate groups") {
+    auto both = parse_acceleration("toolchain,shell");
+    REQUIRE(both.has_value());
+    CHECK(both->tools == std::vector<std::string>{"toolchain", "shell"});
+    const auto names = root_tool_names();
+    for (const char* n : {"sh", "make", "sed", "grep", "awk", "coreutils"}) {
+        CHECK(std::ranges::find(names, n) != names.end());
+    }
+    for (const char* n : {"uname", "arch", "od", "bash", "python3", "perl"}) {
+        CHECK(std::ranges::find(names, n) == names.end());
+    }
+}
+
+TEST_CASE("root: the shell group binds host tools the root has, never uname or od" *
+          test::may_skip()) {
+    if (::access("/usr/bin/dash", X_OK) != 0 || ::access("/usr/bin/sed", X_OK) != 0) {
+        EMURUN_SKIP("the host has no /usr/bin/dash or /usr/bin/sed");
+    }
+    const fs::path d = fs::temp_directory_path() / ("emurun-shell-" + std::to_string(::getpid()));
+    write(d / "var/lib/dpkg/arch", "arm64\n");
+    for (const char* f : {"dash", "sed", "uname", "od", "cat"}) {
+        write(d / "usr/bin" / f, "target program");
+    }
+    fs::create_directories(d / "bin");
+    fs::create_symlink("../usr/bin/dash", d / "bin/sh");
+    RootSpec spec;
+    spec.dir = d;
+    spec.accelerate = *parse_acceleration("sh,sed,coreutils");
+    auto plan = plan_root(spec);
+    if (!plan && plan.error().what.find("emulator") != std::string::npos) {
+        fs::remove_all(d);
+        EMURUN_SKIP("no qemu-aarch64 here: " + plan.error().message());
+    }
+    REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message()));
+    const auto& acc = plan->accelerated;
+    CHECK(std::ranges::find(acc, "dash") != acc.end());
+    CHECK(std::ranges::find(acc, "sed") != acc.end());
+    CHECK(std::ranges::find(acc, "cat") != acc.end());
+    CHECK(std::ranges::find(acc, "uname") == acc.end());
+    CHECK(std::ranges::find(acc, "od") == acc.end());
+    CHECK(std::ranges::find(acc, "grep") == acc.end()); // not asked for (and not in the root)
+    CHECK(plan->gcc_major.empty());                        // no compiler asked: no gcc needed
+    for (const auto& t : plan->tools) {
+        CHECK(t.host == t.target);
+        CHECK(t.host.parent_path() == "/usr/bin");
+    }
+    fs::remove_all(d);
 }
 
 TEST_CASE("root: subordinate id ranges") {
@@ -185,7 +237,25 @@ TEST_CASE("root: pipeline steps in a root") {
     CHECK(p->steps[0].emulation == Emulation::root);
     CHECK(p->steps[0].root == fs::path("/w/roots/arm64"));
     CHECK(p->steps[0].accelerate);
+    CHECK(p->steps[0].accelerate_tools.empty());
     CHECK_FALSE(p->steps[1].accelerate);
+    auto listed = Pipeline::parse(R"({"name": "n", "defaults": {"arch": "arm64",
+        "emulation": "root", "root": "r", "accelerate": "toolchain,shell"},
+        "steps": [{"name": "b", "argv": ["make"]}, {"name": "o", "argv": ["make"],
+                   "accelerate": "none"}, {"name": "x", "argv": ["make"], "accelerate": "bogus"}]})",
+                                  "p.json", "/w");
+    REQUIRE_MESSAGE(listed.has_value(), (listed ? "" : listed.error().message()));
+    CHECK(listed->steps[0].accelerate);
+    CHECK(listed->steps[0].accelerate_tools == "toolchain,shell");
+    CHECK_FALSE(listed->steps[1].accelerate);
+    auto unknown = check_root_steps(*listed);
+    REQUIRE_FALSE(unknown.has_value());
+    CHECK(unknown.error().what.find("step \"x\"") != std::string::npos);
+    CHECK(unknown.error().why == "unknown tool 'bogus'");
+    auto empty = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
+        "arch": "arm64", "emulation": "root", "root": "r", "accelerate": ""}]})");
+    REQUIRE_FALSE(empty.has_value());
+    CHECK(empty.error().message().find("empty string") != std::string::npos);
     auto bad = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
         "arch": "arm64", "emulation": "root"}]})");
     REQUIRE_FALSE(bad.has_value());

@@ -114,7 +114,8 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
     sub->add_option("--cwd", a->cwd, "Working directory inside (default /)");
     sub->add_flag("--accelerate{default}", a->accelerate,
                   "Run the root's compilers and binutils as the host's cross toolchain: "
-                  "--accelerate (all it has), --accelerate=gcc,g++,as,ld, --accelerate=none");
+                  "--accelerate (all it has), --accelerate=gcc,g++,as,ld, --accelerate=none; "
+                  "--accelerate=toolchain,shell adds sh, make, sed, grep, awk and coreutils");
     sub->add_option("dir", a->dir, "The root")->required();
     sub->add_option("command", a->rest, "CMD ARGS... (after --)")->required();
     sub->positionals_at_end();

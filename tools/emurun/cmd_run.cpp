@@ -228,6 +228,7 @@ int run_pipeline(const RunArgs& a) {
         }
     }
     unwrap(check_run_outputs(pipeline, o, outputs));
+    unwrap(check_root_steps(pipeline));
     // The progress line rewrites itself with \r and ESC [K: a terminal's, unless --color=never.
     const bool tty = ::isatty(STDERR_FILENO) != 0 && terminal_controls();
     auto printer = std::make_shared<OutputPrinter>(a.jobs > 1, ci_log_from_env());
