@@ -62,12 +62,12 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& shell_table
         {"diffutils", {"cmp", "diff"}},
         {"findutils", {"find", "xargs"}},
         {"coreutils",
-         {"[",        "basename", "cat",   "chmod",    "cp",     "cut",   "date",  "dirname",
-          "echo",     "env",      "expr",  "false",    "head",   "install", "ln",  "ls",
-          "mkdir",    "mktemp",   "mv",    "printf",   "pwd",    "readlink", "realpath",
-          "rm",       "rmdir",    "sleep", "sort",     "tail",   "tee",   "test",  "touch",
-          "tr",       "true",     "uniq",  "wc",       "tsort",  "cksum", "md5sum", "sha256sum",
-          "comm",     "join",     "paste", "seq",      "stat",   "sum",   "tac",   "nproc"}},
+         {"[",     "basename", "cat",  "chmod",  "cp",    "cut",      "date",      "dirname",
+          "echo",  "env",      "expr", "false",  "head",  "install",  "ln",        "ls",
+          "mkdir", "mktemp",   "mv",   "printf", "pwd",   "readlink", "realpath",  "rm",
+          "rmdir", "sleep",    "sort", "tail",   "tee",   "test",     "touch",     "tr",
+          "true",  "uniq",     "wc",   "tsort",  "cksum", "md5sum",   "sha256sum", "comm",
+          "join",  "paste",    "seq",  "stat",   "sum",   "tac",      "nproc"}},
     };
     return t;
 }

@@ -181,9 +181,9 @@ Result<void> check_root_steps(const Pipeline& pipeline) {
             continue;
         }
         if (auto acc = parse_acceleration(step.accelerate_tools); !acc) {
-            return std::unexpected(Error{"step \"" + step.name + "\": accelerate \"" +
-                                             step.accelerate_tools + "\"",
-                                         acc.error().why, acc.error().hint});
+            return std::unexpected(
+                Error{"step \"" + step.name + "\": accelerate \"" + step.accelerate_tools + "\"",
+                      acc.error().why, acc.error().hint});
         }
     }
     return {};

@@ -88,7 +88,7 @@ TEST_CASE("root: the shell group binds host tools the root has, never uname or o
     CHECK(std::ranges::find(acc, "uname") == acc.end());
     CHECK(std::ranges::find(acc, "od") == acc.end());
     CHECK(std::ranges::find(acc, "grep") == acc.end()); // not asked for (and not in the root)
-    CHECK(plan->gcc_major.empty());                        // no compiler asked: no gcc needed
+    CHECK(plan->gcc_major.empty());                     // no compiler asked: no gcc needed
     for (const auto& t : plan->tools) {
         CHECK(t.host == t.target);
         CHECK(t.host.parent_path() == "/usr/bin");
