@@ -28,7 +28,7 @@ touch "$T/a-file"
 expect_refused "create over a file" "not an empty directory" \
     "$EMURUN" root create --arch aarch64 "$T/a-file"
 expect_refused "run in a file" "not a Debian root" "$EMURUN" root run "$T/a-file" -- true
-expect_refused "run in a missing dir" "not a Debian root" "$EMURUN" root run "$T/missing" -- true
+expect_refused "run in a missing dir" "it does not exist" "$EMURUN" root run "$T/missing" -- true
 expect_refused "a root of the host's own arch" "natively" \
     "$EMURUN" root create --arch "$(uname -m)" "$T/native"
 expect_refused "a suite that is no name" "not a Debian suite name" \

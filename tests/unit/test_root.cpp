@@ -224,7 +224,7 @@ TEST_CASE("root: the helper end of the argument vector") {
     auto not_root = run_if_root_helper(4, argv.data());
     REQUIRE(not_root.has_value());
     REQUIRE_FALSE(not_root->has_value());
-    CHECK(not_root->error().why.find("not a Debian root") != std::string::npos);
+    CHECK(not_root->error().why.find("does not exist") != std::string::npos);
 }
 
 TEST_CASE("root: pipeline steps in a root") {
