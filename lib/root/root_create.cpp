@@ -87,7 +87,9 @@ std::vector<std::string> packages_of(const RootCreateSpec& spec) {
     std::vector<std::string> p = root_default_packages();
     p.insert(p.end(), spec.include.begin(), spec.include.end());
     std::ranges::sort(p);
-    p.erase(std::ranges::unique(p).begin(), p.end());
+    // std::unique, not ranges::unique: clang-15 (the fuzz build) rejects the latter with libstdc++
+    // 12
+    p.erase(std::unique(p.begin(), p.end()), p.end());
     return p;
 }
 

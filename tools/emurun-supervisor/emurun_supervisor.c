@@ -94,8 +94,18 @@ static void set_all_signals(void (*handler)(int)) {
     sigemptyset(&action.sa_mask);
     for (int sig = 1; sig < NSIG; ++sig) {
         if (sig != SIGKILL && sig != SIGSTOP) {
-            sigaction(sig, &action, NULL); /* fails harmlessly for glibc-reserved signals */
+            sigaction(sig, &action, NULL); /* refused by glibc for its reserved signals */
         }
+    }
+}
+
+/* glibc refuses sigaction() for the signals it reserves (32 and 33, below SIGRTMIN), so one
+ * ignored in this process would stay ignored in the command: ask the kernel directly. An
+ * all-zero kernel sigaction is SIG_DFL, no flags, an empty mask in every layout. */
+static void default_reserved_signals(void) {
+    unsigned long zero[4] = {0, 0, 0, 0};
+    for (int sig = 32; sig < SIGRTMIN; ++sig) {
+        syscall(SYS_rt_sigaction, sig, zero, NULL, sizeof(unsigned long));
     }
 }
 
@@ -119,6 +129,7 @@ static void ignore_signals(void) {
 static void exec_command(int error_fd, const char* cwd, const char* program, char** argv) {
     int stage = stage_prctl;
     set_all_signals(SIG_DFL);
+    default_reserved_signals();
     sigset_t empty;
     sigemptyset(&empty);
     sigprocmask(SIG_SETMASK, &empty, NULL);
