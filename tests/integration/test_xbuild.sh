@@ -254,6 +254,19 @@ part_errors() {
     expect_contains "it says so" "$(cat "$T/sysroot.log")" "$T/afile is not a directory"
     rc=0; sysroot build-dep --arch arm64 --dir "$T/bd" "$T/afile" || rc=$?
     expect_eq "build-dep of a file is a usage error" 2 "$rc"
+    # Runs sharing a cache take turns: one holding the lock makes another wait, then give up
+    # naming the lock (parallel CI jobs corrupted each other's apt lists before).
+    mkdir -p "$T/lockcache"
+    flock "$T/lockcache/.lock" sleep 5 &
+    local holder=$! t0=$SECONDS
+    sleep 0.3
+    rc=0; EMURUN_SYSROOT_LOCK_TIMEOUT=1 "$sysroot_tool" fetch --cache "$T/lockcache" --arch arm64 \
+        --dir "$T/x" zlib1g >/dev/null 2>"$T/lock.log" || rc=$?
+    expect_eq "a run finding the cache locked past the timeout fails" 1 "$rc"
+    expect_contains "it said it waits" "$(cat "$T/lock.log")" "waiting for another emurun-sysroot using $T/lockcache"
+    expect_contains "and names the lock" "$(cat "$T/lock.log")" "held $T/lockcache for 1 s"
+    [ $((SECONDS - t0)) -lt 5 ] && ok "it gave up after the timeout" || not_ok "it waited $((SECONDS - t0)) s"
+    wait "$holder"
     rc=0; sysroot fetch --arch arm64 --dir "$T/x" no-such-package-emurun || rc=$?
     [ "$rc" -eq 3 ] && { skip_part "the Debian archive cannot be reached"; return; }
     expect_eq "a package that does not exist fails" 1 "$rc"
