@@ -46,14 +46,14 @@ bool has_program(const char* path) {
     return ::access(path, X_OK) == 0;
 }
 
+/// One write(2) of `text`: the kernel takes an id map whole or not at all.
 Result<void> write_file(const std::string& path, const std::string& text) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const util::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) {
         return std::unexpected(system_error("open " + path, errno));
     }
-    const ssize_t n = ::write(fd, text.data(), text.size());
+    const ssize_t n = ::write(fd.get(), text.data(), text.size());
     const int err = errno;
-    ::close(fd);
     if (n != static_cast<ssize_t>(text.size())) {
         return std::unexpected(system_error("write " + path, n < 0 ? err : EIO));
     }
@@ -169,17 +169,17 @@ void kill_all(int /*sig*/) {
 }
 
 /// pid 1: start the command, reap everything until it ends; its status is ours.
-[[noreturn]] void be_init(const Command& cmd, int error_fd, Interrupts interrupts) {
+[[noreturn]] void be_init(const Command& cmd, util::UniqueFd error_fd, Interrupts interrupts) {
     auto envs = env_strings(cmd);
     const pid_t child = ::fork();
     if (child < 0) {
-        send_error(error_fd, system_error("fork the command", errno));
+        send_error(error_fd.get(), system_error("fork the command", errno));
         ::_exit(125);
     }
     if (child == 0) {
         exec_command(cmd, std::move(envs));
     }
-    ::close(error_fd);
+    error_fd.reset(); // the parent's read ends: the command started
     for (int sig : {SIGTERM, SIGHUP}) {
         std::signal(sig, forward_signal);
     }
@@ -199,14 +199,14 @@ void kill_all(int /*sig*/) {
     }
 }
 
-[[noreturn]] void child_main(const NamespaceSetup& setup, const Command& cmd, int go_fd,
-                             int error_fd, Interrupts interrupts) {
+[[noreturn]] void child_main(const NamespaceSetup& setup, const Command& cmd, util::UniqueFd go_fd,
+                             util::UniqueFd error_fd, Interrupts interrupts) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     char c = 0;
-    if (::read(go_fd, &c, 1) != 1) { // the parent could not write the maps
+    if (::read(go_fd.get(), &c, 1) != 1) { // the parent could not write the maps
         ::_exit(125);
     }
-    ::close(go_fd);
+    go_fd.reset();
     Result<void> r;
     if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0 || ::setgroups(0, nullptr) != 0) {
         r = std::unexpected(system_error("become root in the new user namespace", errno));
@@ -221,10 +221,10 @@ void kill_all(int /*sig*/) {
                          "is the directory there inside? bind it in (option binds)"));
     }
     if (!r) {
-        send_error(error_fd, r.error());
+        send_error(error_fd.get(), r.error());
         ::_exit(125);
     }
-    be_init(cmd, error_fd, interrupts);
+    be_init(cmd, std::move(error_fd), interrupts);
 }
 
 volatile pid_t g_namespace_child = 0;            // the parent forwards SIGTERM/SIGHUP to pid 1
@@ -281,18 +281,18 @@ Error clone_error(int err) {
 }
 
 /// Read the child's error record (empty when it started the command), then reap it.
-Result<ExitStatus> collect(pid_t pid, int error_fd) {
+Result<ExitStatus> collect(pid_t pid, util::UniqueFd error_fd) {
     std::string msg;
     std::array<char, 4096> buf{};
     for (;;) {
-        const ssize_t n = ::read(error_fd, buf.data(), buf.size());
+        const ssize_t n = ::read(error_fd.get(), buf.data(), buf.size());
         if (n > 0) {
             msg.append(buf.data(), static_cast<std::size_t>(n));
         } else if (n == 0 || errno != EINTR) {
             break;
         }
     }
-    ::close(error_fd);
+    error_fd.reset();
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -368,36 +368,31 @@ Result<ExitStatus> run_in_namespaces(const NamespaceSetup& setup, const Command&
     if (auto r = check_id_maps(); !r) {
         return std::unexpected(r.error());
     }
-    std::array<int, 2> go{};
-    std::array<int, 2> err{};
-    if (::pipe2(go.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
-        return std::unexpected(system_error("pipe2", errno));
-    }
+    auto go = EMURUN_TRY(util::make_pipe());  // "maps written, go on"
+    auto err = EMURUN_TRY(util::make_pipe()); // why the child could not start the command
     std::fflush(nullptr);
     const long pid =
         ::syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
     if (pid == 0) {
-        ::close(go[1]);
-        ::close(err[0]);
-        child_main(setup, command, go[0], err[1], interrupts);
+        go.second.reset();
+        err.first.reset();
+        child_main(setup, command, std::move(go.first), std::move(err.second), interrupts);
     }
     const int clone_errno = errno;
-    ::close(go[0]);
-    ::close(err[1]);
+    go.first.reset();
+    err.second.reset();
     if (pid < 0) {
-        ::close(go[1]);
-        ::close(err[0]);
         return std::unexpected(clone_error(clone_errno));
     }
     auto maps = write_maps(static_cast<pid_t>(pid));
     if (maps) {
-        [[maybe_unused]] auto n = ::write(go[1], "g", 1);
+        [[maybe_unused]] auto n = ::write(go.second.get(), "g", 1);
     }
-    ::close(go[1]);
+    go.second.reset();
     Result<ExitStatus> result;
     {
         const ParentSignals signals(static_cast<pid_t>(pid), interrupts);
-        result = collect(static_cast<pid_t>(pid), err[0]);
+        result = collect(static_cast<pid_t>(pid), std::move(err.first));
     }
     if (!maps) {
         return std::unexpected(maps.error());

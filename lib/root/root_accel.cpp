@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cerrno>
-#include <fstream>
 #include <sys/mount.h>
 #include <unistd.h>
 

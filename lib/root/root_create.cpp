@@ -3,6 +3,7 @@
 // into the cache; a second create of the same spec only unpacks it. Adding packages later.
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
+#include "util/env.hpp"
 
 #include <emurun/sysroot.hpp>
 
@@ -14,7 +15,6 @@
 #include <csignal>
 #include <cstdio>
 #include <fcntl.h>
-#include <fstream>
 #include <map>
 #include <sys/file.h>
 #include <unistd.h>
@@ -53,8 +53,8 @@ std::map<std::string, std::string> tool_environment(const fs::path& tmp) {
                                            {"LANG", "C.UTF-8"},
                                            {"TMPDIR", tmp.string()}};
     for (const char* k : {"http_proxy", "https_proxy", "no_proxy", "TERM"}) {
-        if (const char* v = std::getenv(k); v != nullptr) {
-            env[k] = v;
+        if (auto v = util::get_env(k)) {
+            env[k] = *v;
         }
     }
     return env;

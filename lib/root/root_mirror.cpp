@@ -1,10 +1,10 @@
 // The Debian mirror a root is made from: the one this machine's apt uses, and whether it answers.
 #include "root/root_internal.hpp"
+#include "util/env.hpp"
+#include "util/file.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
-#include <fstream>
 #include <netdb.h>
 #include <poll.h>
 #include <sstream>
@@ -17,10 +17,12 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int k_connect_timeout_ms = 8000;
+/// apt source lists are a few lines; anything bigger is not one.
+constexpr std::size_t k_apt_list_max = 1 << 20;
 
 /// The first "URIs:" of a deb822 .sources file that is not the security archive.
 std::string deb822_uri(const fs::path& file) {
-    std::ifstream in(file);
+    std::istringstream in(util::read_file(file, k_apt_list_max).value_or(""));
     std::string line;
     while (std::getline(in, line)) {
         if (line.starts_with("URIs:") && line.find("security") == std::string::npos) {
@@ -35,7 +37,7 @@ std::string deb822_uri(const fs::path& file) {
 
 /// The first URI of a "deb ..." line of a one-line-style list that is not the security archive.
 std::string list_uri(const fs::path& file) {
-    std::ifstream in(file);
+    std::istringstream in(util::read_file(file, k_apt_list_max).value_or(""));
     std::string line;
     while (std::getline(in, line)) {
         std::istringstream fields(line);
@@ -152,10 +154,9 @@ Result<void> check_reachable(const std::string& url) {
 
 Result<void> check_mirror(const std::string& url) {
     // Through a proxy, apt talks to the proxy: that is what must answer.
-    const char* proxy = std::getenv(url.starts_with("https:") ? "https_proxy" : "http_proxy");
-    if (proxy != nullptr && std::string_view(proxy).starts_with("http") &&
-        !url.starts_with("file:")) {
-        return check_reachable(proxy);
+    const auto proxy = util::get_env(url.starts_with("https:") ? "https_proxy" : "http_proxy");
+    if (proxy && proxy->starts_with("http") && !url.starts_with("file:")) {
+        return check_reachable(*proxy);
     }
     return check_reachable(url);
 }

@@ -1,11 +1,11 @@
 // Planning a root session: which root, which arch, which emulator, and which host tools serve
 // the root's compilers and binutils (decided before anything is mounted).
 #include "root/root_internal.hpp"
+#include "util/file.hpp"
 
 #include <emurun/elf.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sys/stat.h>
 
@@ -102,10 +102,8 @@ bool is_file(const fs::path& p) {
 }
 
 std::string first_line(const fs::path& p) {
-    std::ifstream in(p);
-    std::string line;
-    std::getline(in, line);
-    return line;
+    const std::string head = util::read_head(p, 4096);
+    return head.substr(0, head.find('\n'));
 }
 
 /// The root's GCC major (from usr/bin/TRIPLET-gcc-NN, the one TRIPLET-gcc points to first).

@@ -1,12 +1,13 @@
 // Small helpers of the root module: mount points and binds, dpkg status, the clean
 // environment, capturing a tool's output, the private binfmt entry.
 #include "root/root_internal.hpp"
+#include "util/env.hpp"
+#include "util/file.hpp"
 
-#include <array>
 #include <cerrno>
 #include <fcntl.h>
-#include <fstream>
 #include <map>
+#include <sstream>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,10 +16,10 @@ namespace emurun::root_detail {
 namespace fs = std::filesystem;
 
 bool is_host_elf(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::array<unsigned char, 20> h{};
-    in.read(reinterpret_cast<char*>(h.data()), h.size());
-    return in.gcount() == 20 && h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' && h[3] == 'F' &&
+    const std::string h = util::read_head(p, 20);
+    return h.size() == 20 &&
+           h.starts_with("\x7f"
+                         "ELF") &&
            h[18] == 62 && h[19] == 0; // EM_X86_64, little-endian
 }
 
@@ -75,7 +76,7 @@ Result<void> bind_into(const fs::path& root, const fs::path& source, const fs::p
 }
 
 std::string dpkg_version(const fs::path& status, const std::string& name) {
-    std::ifstream in(status);
+    std::istringstream in(util::read_file(status).value_or(""));
     std::string line;
     bool in_package = false;
     bool installed = false;
@@ -129,8 +130,8 @@ root_environment(const std::vector<std::pair<std::string, std::string>>& extra) 
         {"HOME", "/root"},
         {"LANG", "C.UTF-8"},
     };
-    if (const char* term = std::getenv("TERM"); term != nullptr) {
-        env["TERM"] = term;
+    if (auto term = util::get_env("TERM")) {
+        env["TERM"] = *term;
     }
     for (const auto& [k, v] : extra) {
         env[k] = v;

@@ -1,5 +1,6 @@
 // The root module's pure parts: acceleration lists, subordinate id ranges, the host mirror,
 // the cache key, a root's arch, the runner's argument vector, pipeline steps in a root.
+#include "known_arch.hpp"
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
 #include "skip.hpp"
@@ -19,12 +20,6 @@ namespace fs = std::filesystem;
 using namespace emurun;
 
 namespace {
-
-const Arch* arch(const char* name) {
-    auto a = find_arch(name);
-    REQUIRE(a.has_value());
-    return *a;
-}
 
 void write(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());
@@ -123,13 +118,13 @@ TEST_CASE("root: the host's mirror, deb822 first, security skipped") {
 
 TEST_CASE("root: cache key depends on the spec, not on the order of packages") {
     RootCreateSpec a;
-    a.arch = arch("aarch64");
+    a.arch = test::known_arch("aarch64");
     a.include = {"python3", "zlib1g-dev"};
     RootCreateSpec b = a;
     b.include = {"zlib1g-dev", "python3", "gcc"};
     CHECK(root_cache_key(a, "http://m/debian") == root_cache_key(b, "http://m/debian"));
     CHECK(root_cache_key(a, "http://m/debian") != root_cache_key(a, "http://n/debian"));
-    b.arch = arch("s390x");
+    b.arch = test::known_arch("s390x");
     CHECK(root_cache_key(a, "http://m/debian") != root_cache_key(b, "http://m/debian"));
     CHECK(root_cache_key(a, "http://m/debian").size() == 16);
 }
@@ -147,7 +142,7 @@ TEST_CASE("root: a root's arch, and what is not a root") {
     CHECK((*a)->name == "ppc64le");
     RootSpec spec;
     spec.dir = d;
-    spec.arch = arch("aarch64");
+    spec.arch = test::known_arch("aarch64");
     auto plan = plan_root(spec);
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().why.find("it is a ppc64le root") != std::string::npos);
@@ -157,7 +152,7 @@ TEST_CASE("root: a root's arch, and what is not a root") {
 TEST_CASE("root: the runner's argument vector") {
     RootSpec spec;
     spec.dir = "/r";
-    spec.arch = arch("arm64");
+    spec.arch = test::known_arch("arm64");
     spec.binds.push_back(RootBind{"/src", "/src", false});
     spec.cwd = "/src";
     spec.env = {{"K", "v"}};
@@ -176,7 +171,7 @@ TEST_CASE("root: the runner's argument vector") {
     auto back = root_detail::root_spec_from_json((*argv)[2]);
     REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
     CHECK(back->dir == "/r");
-    CHECK(back->arch == arch("aarch64"));
+    CHECK(back->arch == test::known_arch("aarch64"));
     REQUIRE(back->binds.size() == 2);
     CHECK(back->binds[1].source == "/ro");
     CHECK(back->binds[1].target == "/in");

@@ -1,3 +1,4 @@
+#include "known_arch.hpp"
 #include "sandbox/sandbox_internal.hpp"
 #include "scoped_env.hpp"
 #include "skip.hpp"
@@ -21,12 +22,6 @@ using namespace emurun;
 
 namespace {
 
-const Arch* arch(const char* name) {
-    auto a = find_arch(name);
-    REQUIRE(a.has_value());
-    return *a;
-}
-
 bool have_emulator(const Arch& a) {
     return find_emulator(a).has_value();
 }
@@ -42,8 +37,8 @@ namespace {
 
 SandboxSpec full_spec() {
     SandboxSpec spec;
-    spec.arches = {arch("arm64"), arch("s390x")};
-    spec.sysroots = {{arch("aarch64"), "/sr/a"}, {nullptr, "/sr/any"}};
+    spec.arches = {test::known_arch("arm64"), test::known_arch("s390x")};
+    spec.sysroots = {{test::known_arch("aarch64"), "/sr/a"}, {nullptr, "/sr/any"}};
     spec.env = {{"K", "v=1"}, {"A", ""}};
     spec.emulators.dirs = {"/opt/qemu", "/opt/q 2"};
     spec.emulators.system = false;
@@ -138,7 +133,7 @@ TEST_CASE("sandbox: the emurun executable comes from the spec, then $EMURUN_EXE"
 }
 
 TEST_CASE("sandbox: plan registers each arch with F and P and its emulator" * test::may_skip()) {
-    const Arch* a = arch("aarch64");
+    const Arch* a = test::known_arch("aarch64");
     if (a == host_arch()) {
         EMURUN_SKIP("aarch64 is the host's arch: the sandbox runs it natively");
     }
@@ -161,8 +156,8 @@ TEST_CASE("sandbox: plan registers each arch with F and P and its emulator" * te
 }
 
 TEST_CASE("sandbox: several arches share one merged loader prefix" * test::may_skip()) {
-    const Arch* a = arch("aarch64");
-    const Arch* p = arch("ppc64le");
+    const Arch* a = test::known_arch("aarch64");
+    const Arch* p = test::known_arch("ppc64le");
     if (a == host_arch() || p == host_arch()) {
         EMURUN_SKIP("aarch64 or ppc64le is the host's arch: the sandbox runs it natively");
     }
@@ -191,7 +186,7 @@ TEST_CASE("sandbox: several arches share one merged loader prefix" * test::may_s
 }
 
 TEST_CASE("sandbox: a sysroot of no requested arch is a named error" * test::may_skip()) {
-    const Arch* a = arch("aarch64");
+    const Arch* a = test::known_arch("aarch64");
     if (!have_emulator(*a) || !fs::exists("/usr/s390x-linux-gnu/lib/libc.so.6")) {
         EMURUN_SKIP("needs qemu-aarch64 and the s390x cross libc");
     }
@@ -243,7 +238,7 @@ TEST_CASE("sandbox: the probe agrees with the kernel" * test::may_skip()) {
 
 TEST_CASE("sandbox: a CPU model becomes QEMU_CPU before the spec's env, for one arch only") {
     SandboxSpec spec;
-    spec.arches = {arch("aarch64")};
+    spec.arches = {test::known_arch("aarch64")};
     spec.sysroots = {};
     spec.cache_dir = test::testdir("sandbox-cpu");
     spec.env = {{"QEMU_CPU", "cortex-a53"}};
@@ -254,7 +249,7 @@ TEST_CASE("sandbox: a CPU model becomes QEMU_CPU before the spec's env, for one 
         std::ranges::find(plan->env, std::pair<std::string, std::string>{"QEMU_CPU", "cortex-a72"});
     REQUIRE(at != plan->env.end());
     CHECK(plan->env.back() == std::pair<std::string, std::string>{"QEMU_CPU", "cortex-a53"});
-    spec.arches.push_back(arch("s390x"));
+    spec.arches.push_back(test::known_arch("s390x"));
     auto two = plan_host_handlers(spec);
     REQUIRE_FALSE(two.has_value());
     CHECK(two.error().why.find("a model belongs to one arch") != std::string::npos);

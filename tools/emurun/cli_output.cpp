@@ -16,6 +16,13 @@ bool g_stdout_color = false;
 bool g_stderr_color = false;
 bool g_terminal_controls = true;
 
+// The CLI's own presentation settings come from its environment (NO_COLOR, TERM,
+// EMURUN_VERBOSE); the library reads none of them.
+bool dumb_terminal() {
+    const char* term = std::getenv("TERM");
+    return term != nullptr && std::string_view(term) == "dumb";
+}
+
 } // namespace
 
 ColorMode parse_color_mode(std::string_view text) {
@@ -36,12 +43,8 @@ bool color_enabled(ColorMode mode, int fd) {
     if (mode != ColorMode::automatic) {
         return mode == ColorMode::always;
     }
-    const char* no_color = std::getenv("NO_COLOR");
-    if (no_color && *no_color) {
-        return false;
-    }
-    const char* term = std::getenv("TERM");
-    if (term && std::string_view(term) == "dumb") {
+    const char* no_color = std::getenv("NO_COLOR"); // https://no-color.org: set and not empty
+    if ((no_color != nullptr && *no_color != '\0') || dumb_terminal()) {
         return false;
     }
     return ::isatty(fd) != 0;
@@ -60,8 +63,7 @@ bool terminal_controls() {
 void setup_output(int verbosity, ColorMode color) {
     g_stdout_color = color_enabled(color, STDOUT_FILENO);
     g_stderr_color = color_enabled(color, STDERR_FILENO);
-    const char* term = std::getenv("TERM");
-    g_terminal_controls = color != ColorMode::never && !(term && std::string_view(term) == "dumb");
+    g_terminal_controls = color != ColorMode::never && !dumb_terminal();
     auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(
         g_stderr_color ? spdlog::color_mode::always : spdlog::color_mode::never);
     auto logger = std::make_shared<spdlog::logger>("emurun", std::move(sink));
