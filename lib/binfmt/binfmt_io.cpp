@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -38,28 +37,14 @@ Result<void> write_control(const std::filesystem::path& path, std::string_view d
     return {};
 }
 
-Result<FileLock> FileLock::acquire(const std::filesystem::path& path, bool is_dir) {
-    int flags = O_RDONLY | O_CLOEXEC | (is_dir ? O_DIRECTORY : O_CREAT);
-    util::UniqueFd fd(::open(path.c_str(), flags, 0644));
-    if (!fd) {
-        return std::unexpected(system_error("open lock " + path.string(), errno,
-                                            "choose another lock file (option lock_file)"));
-    }
-    while (::flock(fd.get(), LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            return std::unexpected(system_error("flock " + path.string(), errno));
-        }
-    }
-    return FileLock(std::move(fd));
-}
-
-Result<FileLock> lock_binfmt(const BinfmtOptions& options) {
+Result<util::FileLock> lock_binfmt(const BinfmtOptions& options) {
     if (options.lock_file) {
-        return FileLock::acquire(*options.lock_file, false);
+        return util::FileLock::acquire(*options.lock_file, false,
+                                       "choose another lock file (option lock_file)");
     }
     // Locking the mount directory itself serialises everyone using that binfmt_misc instance,
     // needs no writable place, and works unprivileged inside a sandbox.
-    return FileLock::acquire(options.mount, true);
+    return util::FileLock::acquire(options.mount, true);
 }
 
 std::pair<int, int> kernel_version() {

@@ -15,18 +15,8 @@ namespace emurun::detail {
 Result<void> write_control(const std::filesystem::path& path, std::string_view data,
                            std::string_view hint = {});
 
-/// An exclusive flock held until destruction.
-class FileLock {
-  public:
-    static Result<FileLock> acquire(const std::filesystem::path& path, bool is_dir);
-
-  private:
-    explicit FileLock(util::UniqueFd fd) : m_fd(std::move(fd)) {}
-    util::UniqueFd m_fd; ///< closing the only descriptor releases the flock
-};
-
 /// The lock guarding `options.mount`: `options.lock_file`, or the mount directory itself.
-Result<FileLock> lock_binfmt(const BinfmtOptions& options);
+Result<util::FileLock> lock_binfmt(const BinfmtOptions& options);
 
 /// Kernel major/minor from uname, {0, 0} when unknown.
 std::pair<int, int> kernel_version();

@@ -1,11 +1,10 @@
 #include "qemu/qemu_internal.hpp"
 #include "util/env.hpp"
+#include "util/file.hpp"
 #include "util/path.hpp"
 
 #include <emurun/elf.hpp>
 #include <emurun/qemu.hpp>
-
-#include <fstream>
 
 namespace emurun {
 namespace fs = std::filesystem;
@@ -99,25 +98,26 @@ Result<std::vector<const Arch*>> select_arches(const std::vector<std::string>& n
 std::optional<std::string> detail::read_emulator_version(const Emulator& emu) {
     // qemu-user embeds its banner "qemu-<cpu> version X.Y.Z (...)"; reading it avoids running
     // a process (this module spawns nothing).
-    std::ifstream in(emu.path, std::ios::binary);
-    if (!in || emu.arch == nullptr) {
+    // (A static qemu-user is 3-10 MiB; anything far larger is not one.)
+    constexpr std::size_t k_max_emulator_bytes = std::size_t{256} << 20;
+    if (emu.arch == nullptr) {
+        return std::nullopt;
+    }
+    const auto image = util::read_file(emu.path, k_max_emulator_bytes);
+    if (!image) {
         return std::nullopt;
     }
     const std::string needle = "qemu-" + emu.arch->qemu + " version ";
-    std::string carry;
-    std::vector<char> buf(1 << 20);
-    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
-        std::string chunk = carry + std::string(buf.data(), static_cast<std::size_t>(in.gcount()));
-        if (auto pos = chunk.find(needle); pos != std::string::npos) {
-            auto start = pos + needle.size();
-            auto end = chunk.find_first_of(std::string(" \n\0", 3), start);
-            if (end != std::string::npos) {
-                return chunk.substr(start, end - start);
-            }
-        }
-        carry = chunk.size() > 256 ? chunk.substr(chunk.size() - 256) : chunk;
+    const auto pos = image->find(needle);
+    if (pos == std::string::npos) {
+        return std::nullopt;
     }
-    return std::nullopt;
+    const auto start = pos + needle.size();
+    const auto end = image->find_first_of(std::string(" \n\0", 3), start);
+    if (end == std::string::npos) {
+        return std::nullopt;
+    }
+    return image->substr(start, end - start);
 }
 
 std::vector<std::string> qemu_command(const Emulator& emu, const fs::path& program,

@@ -2,8 +2,9 @@
 #include <emurun/report.hpp>
 
 #include "util/env.hpp"
+#include "util/file.hpp"
 
-#include <fstream>
+#include <cstdint>
 
 namespace emurun {
 namespace {
@@ -91,16 +92,9 @@ std::string fold_end(CiLog ci, std::string_view id, std::int64_t unix_time) {
 
 std::string log_tail(const std::filesystem::path& log, std::size_t max_lines,
                      std::size_t max_bytes) {
-    std::ifstream in(log, std::ios::binary | std::ios::ate);
-    if (!in) {
-        return {};
-    }
-    const auto size = static_cast<std::size_t>(in.tellg());
-    const std::size_t start = size > max_bytes ? size - max_bytes : 0;
-    std::string text(size - start, '\0');
-    in.seekg(static_cast<std::streamoff>(start));
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
+    std::uint64_t size = 0;
+    std::string text = util::read_tail(log, max_bytes, &size);
+    const bool mid_file = size > text.size();
     // Keep the last max_lines lines (a final newline does not start another line); when the
     // read began mid-file, its first, partial line goes too.
     std::size_t cut = 0, found = 0;
@@ -116,12 +110,12 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines,
         }
         p = nl;
     }
-    if (cut == 0 && start > 0) {
+    if (cut == 0 && mid_file) {
         const std::size_t nl = text.find('\n');
         cut = nl == std::string::npos ? 0 : nl + 1;
     }
     text.erase(0, cut);
-    const std::size_t omitted = size - text.size();
+    const std::uint64_t omitted = size - text.size();
     if (omitted > 0) {
         text = "[" + std::to_string(omitted) + " earlier bytes omitted; full log: " + log.string() +
                "]\n" + text;

@@ -4,6 +4,7 @@
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
 #include "util/env.hpp"
+#include "util/fd.hpp"
 
 #include <emurun/sysroot.hpp>
 
@@ -16,7 +17,6 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <map>
-#include <sys/file.h>
 #include <unistd.h>
 
 namespace emurun {
@@ -24,28 +24,6 @@ namespace fs = std::filesystem;
 using namespace root_detail;
 
 namespace {
-
-/// Owner of an flock(2) on a file; released when destroyed.
-class FileLock {
-  public:
-    explicit FileLock(const fs::path& path)
-        : m_fd(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-        if (m_fd >= 0) {
-            while (::flock(m_fd, LOCK_EX) != 0 && errno == EINTR) {
-            }
-        }
-    }
-    ~FileLock() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-    }
-    FileLock(const FileLock&) = delete;
-    FileLock& operator=(const FileLock&) = delete;
-
-  private:
-    int m_fd;
-};
 
 std::map<std::string, std::string> tool_environment(const fs::path& tmp) {
     std::map<std::string, std::string> env{{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"},
@@ -234,7 +212,7 @@ Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& e
     const std::string name =
         spec.arch->debian + "-" + spec.suite + "-" + root_cache_key(spec, mirror);
     const fs::path tarball = roots / (name + ".tar");
-    const FileLock lock(roots / (name + ".lock"));
+    const auto lock = EMURUN_TRY(util::FileLock::acquire(roots / (name + ".lock"), false));
     from_cache = fs::exists(tarball);
     if (from_cache) {
         return tarball;

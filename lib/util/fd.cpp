@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,6 +21,21 @@ Result<void> UniqueFd::close(const std::string& what) {
         return std::unexpected(system_error("close " + what, errno));
     }
     return {};
+}
+
+Result<FileLock> FileLock::acquire(const std::filesystem::path& path, bool is_dir,
+                                   const std::string& hint) {
+    const int flags = O_RDONLY | O_CLOEXEC | (is_dir ? O_DIRECTORY : O_CREAT);
+    UniqueFd fd(::open(path.c_str(), flags, 0644));
+    if (!fd) {
+        return std::unexpected(system_error("open lock " + path.string(), errno, hint));
+    }
+    while (::flock(fd.get(), LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            return std::unexpected(system_error("flock " + path.string(), errno));
+        }
+    }
+    return FileLock(std::move(fd));
 }
 
 Result<std::pair<UniqueFd, UniqueFd>> make_pipe() {

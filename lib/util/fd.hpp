@@ -3,6 +3,7 @@
 
 #include <emurun/error.hpp>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -41,6 +42,19 @@ class UniqueFd {
 
   private:
     int m_fd = -1;
+};
+
+/// An exclusive flock(2) held until destruction: closing the only descriptor releases it.
+class FileLock {
+  public:
+    /// Wait for the lock on `path`: a file (created when missing) or, with `is_dir`, an existing
+    /// directory. Errors name the file; `hint` says what to do when it cannot be opened.
+    [[nodiscard]] static Result<FileLock> acquire(const std::filesystem::path& path, bool is_dir,
+                                                  const std::string& hint = {});
+
+  private:
+    explicit FileLock(UniqueFd fd) : m_fd(std::move(fd)) {}
+    UniqueFd m_fd;
 };
 
 /// The read and write ends of a new pipe, both close-on-exec.

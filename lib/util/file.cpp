@@ -1,6 +1,7 @@
 #include "util/file.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -85,16 +86,25 @@ Result<std::string> read_file(const fs::path& path, std::size_t max_bytes) {
     return read_fd(fd.get(), path.string(), max_bytes);
 }
 
-std::string read_head(const fs::path& path, std::size_t n) {
+namespace {
+
+/// `path` opened for reading if it is a regular file (its size in `size`), else nothing.
+std::optional<UniqueFd> open_regular(const fs::path& path, std::uint64_t& size) {
     auto fd = open_read(path);
     struct stat st {};
     if (!fd || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-        return {};
+        return std::nullopt;
     }
+    size = static_cast<std::uint64_t>(st.st_size);
+    return std::move(*fd);
+}
+
+/// Up to `n` bytes from the descriptor's offset (fewer at the end of the file or on an error).
+std::string read_up_to(int fd, std::size_t n) {
     std::string out(n, '\0');
     std::size_t got = 0;
     while (got < n) {
-        const ssize_t r = ::read(fd->get(), out.data() + got, n - got);
+        const ssize_t r = ::read(fd, out.data() + got, n - got);
         if (r < 0 && errno == EINTR) {
             continue;
         }
@@ -105,6 +115,30 @@ std::string read_head(const fs::path& path, std::size_t n) {
     }
     out.resize(got);
     return out;
+}
+
+} // namespace
+
+std::string read_head(const fs::path& path, std::size_t n) {
+    std::uint64_t size = 0;
+    auto fd = open_regular(path, size);
+    return fd ? read_up_to(fd->get(), n) : std::string();
+}
+
+std::string read_tail(const fs::path& path, std::size_t n, std::uint64_t* file_size) {
+    std::uint64_t size = 0;
+    auto fd = open_regular(path, size);
+    if (file_size != nullptr) {
+        *file_size = size;
+    }
+    if (!fd) {
+        return {};
+    }
+    const std::uint64_t start = size > n ? size - n : 0;
+    if (::lseek(fd->get(), static_cast<off_t>(start), SEEK_SET) < 0) {
+        return {};
+    }
+    return read_up_to(fd->get(), n);
 }
 
 Result<void> write_all(int fd, std::string_view content, const std::string& name) {

@@ -6,6 +6,7 @@
 #include <emurun/error.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -37,6 +38,11 @@ inline constexpr std::size_t k_no_limit = std::numeric_limits<std::size_t>::max(
 /// Up to `n` bytes from the start of `path`: for sniffing magic numbers and ELF headers.
 /// Empty when the file cannot be opened or is not a regular file (never blocks on a FIFO).
 [[nodiscard]] std::string read_head(const std::filesystem::path& path, std::size_t n);
+
+/// Up to the last `n` bytes of `path`, for the tail of a log however large; the file's size in
+/// `*file_size` when given. Empty when the file cannot be opened or is not a regular file.
+[[nodiscard]] std::string read_tail(const std::filesystem::path& path, std::size_t n,
+                                    std::uint64_t* file_size = nullptr);
 
 /// Append `content` to the regular file `path` (created if missing). Opened non-blocking and
 /// checked to be a regular file first, so a FIFO or a device there is an error, not a hang.

@@ -1,9 +1,12 @@
+#include "testdir.hpp"
 #include "util/fd.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cerrno>
 #include <fcntl.h>
+#include <filesystem>
+#include <sys/file.h>
 #include <unistd.h>
 
 using emurun::util::UniqueFd;
@@ -73,6 +76,28 @@ TEST_CASE("util fd: close() reports success once and leaves the owner empty") {
     CHECK(writer.close("pipe").has_value()); // nothing owned: nothing to report
     char c = 0;
     CHECK(::read(reader.get(), &c, 1) == 0); // the write end really is closed: EOF
+}
+
+TEST_CASE("util fd: a FileLock holds an exclusive flock until it is destroyed") {
+    const auto path = emurun::test::testdir("filelock") / "the.lock";
+    auto probe = [&path] { // another open file description: flock conflicts across them
+        const emurun::util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        REQUIRE(fd.valid());
+        return ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0;
+    };
+    {
+        auto lock = emurun::util::FileLock::acquire(path, false);
+        REQUIRE(lock.has_value());
+        CHECK(std::filesystem::is_regular_file(path)); // created when missing
+        CHECK_FALSE(probe());
+    }
+    CHECK(probe());
+    auto dir_lock = emurun::util::FileLock::acquire(path.parent_path(), true);
+    CHECK(dir_lock.has_value());
+    auto missing = emurun::util::FileLock::acquire("/nonexistent/emurun-dir", true, "do this");
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().what == "open lock /nonexistent/emurun-dir failed");
+    CHECK(missing.error().hint == "do this");
 }
 
 TEST_CASE("util fd: pipes and socket pairs come owned and close-on-exec") {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <sched.h>
@@ -100,6 +101,22 @@ TEST_CASE("util file: read_head gives the first bytes, or nothing") {
                                      "ELF and more");
     CHECK(util::read_head("/nonexistent/emurun-no-such-file", 4).empty());
     CHECK(util::read_head(testdir(), 4).empty());
+}
+
+TEST_CASE("util file: read_tail gives the last bytes and the size, or nothing") {
+    const auto f = write_file("tail", "line 1\nline 2\nline 3\n");
+    std::uint64_t size = 0;
+    CHECK(util::read_tail(f, 7, &size) == "line 3\n");
+    CHECK(size == 21);
+    CHECK(util::read_tail(f, 1000) == "line 1\nline 2\nline 3\n");
+    CHECK(util::read_tail(f, 0).empty());
+    size = 99;
+    CHECK(util::read_tail("/nonexistent/emurun-no-such-file", 4, &size).empty());
+    CHECK(size == 0);
+    const auto fifo = testdir("tail-fifo") / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const Watchdog watchdog; // a FIFO is refused, not waited on
+    CHECK(util::read_tail(fifo, 4).empty());
 }
 
 TEST_CASE("util file: write_file_atomic creates and replaces, 0644, no temporary left") {
