@@ -1,6 +1,7 @@
 // Entering a root: the mounts made in the namespace child, pivot_root, and the command.
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
+#include "util/fd.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -27,13 +28,12 @@ Result<void> write_register(const fs::path& mount_point, const BinfmtEntry& entr
         return std::unexpected(line.error());
     }
     const fs::path reg = mount_point / "register";
-    const int fd = ::open(reg.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    const util::UniqueFd fd(::open(reg.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) {
         return std::unexpected(system_error("open " + reg.string(), errno));
     }
-    const ssize_t n = ::write(fd, line->data(), line->size());
+    const ssize_t n = ::write(fd.get(), line->data(), line->size()); // one write: one entry
     const int err = errno;
-    ::close(fd);
     if (n != static_cast<ssize_t>(line->size())) {
         return std::unexpected(system_error("register " + entry.name +
                                                 " in the private "

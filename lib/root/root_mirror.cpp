@@ -77,7 +77,9 @@ bool connects(const std::string& host, const std::string& port) {
     }
     bool ok = false;
     for (addrinfo* a = res; a != nullptr && !ok; a = a->ai_next) {
-        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        const util::UniqueFd sock(
+            ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        const int fd = sock.get();
         if (fd < 0) {
             continue;
         }
@@ -90,7 +92,6 @@ bool connects(const std::string& host, const std::string& port) {
             ok = ::poll(&p, 1, k_connect_timeout_ms) == 1 &&
                  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
         }
-        ::close(fd);
     }
     ::freeaddrinfo(res);
     return ok;

@@ -43,11 +43,10 @@ Result<void> make_file(const fs::path& file) {
     if (::lstat(file.c_str(), &st) == 0) {
         return {};
     }
-    const int fd = ::open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    const util::UniqueFd fd(::open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+    if (!fd) {
         return std::unexpected(system_error("create mount point " + file.string(), errno));
     }
-    ::close(fd);
     return {};
 }
 
