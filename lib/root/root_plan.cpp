@@ -298,7 +298,7 @@ Result<Acceleration> parse_acceleration(std::string_view text) {
             for (const auto& k : known) {
                 list += (list.empty() ? "" : ",") + k;
             }
-            return fail("--accelerate " + std::string(text), "unknown tool '" + item + "'",
+            return fail("accelerate " + std::string(text), "unknown tool '" + item + "'",
                         "name some of: " + list + "; or none, or nothing for the default list");
         }
         acc.tools.push_back(item);
