@@ -89,8 +89,14 @@ install(FILES ${PROJECT_SOURCE_DIR}/tools/completions/_emurun
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT runtime)
 include(EmurunManPages)
 
+# A static libemurun needs its own dependencies on every link line (Libs); a shared one
+# brings them itself (Libs.private, for --static only).
+set(_emurun_pc_deps " -lspdlog -lfmt -pthread")
 if(NOT BUILD_SHARED_LIBS)
   set(EMURUN_PC_CFLAGS " -DEMURUN_STATIC_DEFINE")
+  set(EMURUN_PC_LIBS "${_emurun_pc_deps}")
+else()
+  set(EMURUN_PC_LIBS_PRIVATE "${_emurun_pc_deps}")
 endif()
 # Relocatable: the .pc file finds the prefix from its own location (cmake --install --prefix).
 file(RELATIVE_PATH EMURUN_PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")

@@ -250,7 +250,6 @@ struct BinfmtApplyResult {
 /// written entry back and compare; on any failure remove what this run added (and restore
 /// what it replaced). Checks every interpreter (exists for F, not writable by others) and
 /// refuses flags C and O without their opt-in (missing_binfmt_opt_in) before touching anything.
-/// Test hook: $EMURUN_BINFMT_FAIL_AFTER=N fails (and rolls back) after N writes of one apply.
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtApplyResult>
 register_binfmt(const std::vector<BinfmtEntry>& wanted, const BinfmtOptions& options);
 

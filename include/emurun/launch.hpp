@@ -20,14 +20,14 @@ namespace emurun {
 
 /// What the caller wants to run.
 struct LaunchRequest {
-    std::filesystem::path program;    ///< path, or a name searched in PATH
-    std::vector<std::string> args;    ///< arguments after argv[0]
-    std::optional<std::string> argv0; ///< argv[0] the program sees; default: `program` as given
-    const Arch* arch = nullptr;       ///< expected arch; nullptr = from the ELF header
-    std::vector<std::filesystem::path> sysroots; ///< empty = default_sysroots(arch)
-    std::optional<std::string> cpu;              ///< qemu -cpu model
-    std::map<std::string, std::string> env;      ///< variables to set for the program
-    EmulatorSearch emulators;
+    std::filesystem::path program{};    ///< path, or a name searched in PATH
+    std::vector<std::string> args{};    ///< arguments after argv[0]
+    std::optional<std::string> argv0{}; ///< argv[0] the program sees; default: `program` as given
+    const Arch* arch = nullptr;         ///< expected arch; nullptr = from the ELF header
+    std::vector<std::filesystem::path> sysroots{}; ///< empty = default_sysroots(arch)
+    std::optional<std::string> cpu{};              ///< qemu -cpu model
+    std::map<std::string, std::string> env{};      ///< variables to set for the program
+    EmulatorSearch emulators{};
 };
 
 /// The decision: what to execve, with which argv and which variables added to the environment.

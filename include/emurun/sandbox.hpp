@@ -77,7 +77,7 @@ struct SandboxFailure {
 /// by a fresh emurun running sandbox_argv(spec, argv) instead. Kernels without sandboxed
 /// binfmt_misc
 /// (< 6.7, or user namespaces disabled) get an error naming the requirement and the
-/// alternatives. Test hook: EMURUN_TEST_SANDBOX_UNSUPPORTED=1 fails the mount as EPERM would.
+/// alternatives.
 [[nodiscard]] EMURUN_EXPORT SandboxFailure exec_in_sandbox(const SandboxSpec& spec,
                                                            const std::vector<std::string>& argv);
 
@@ -88,8 +88,9 @@ struct SandboxFailure {
 exec_through_host_handlers(const SandboxSpec& spec, const std::vector<std::string>& argv);
 
 /// The emurun executable used to re-enter the sandbox, in this order (the same rule as
-/// find_launcher() in shim.hpp uses): spec.emurun_exe; $EMURUN_EXE; this executable when its
-/// file name is "emurun"; "emurun" in PATH. Error when none is found.
+/// find_launcher() in shim.hpp and the Runner's step supervisor use): spec.emurun_exe; this
+/// executable when its file name is "emurun"; $EMURUN_EXE; emurun in the install's bindir
+/// (e.g. /usr/bin); "emurun" in PATH. Error when none is found.
 [[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> find_emurun_exe(const SandboxSpec& spec);
 
 /// argv[1] of a process that sandbox_argv() starts: marks it as the sandbox helper.
@@ -138,10 +139,9 @@ host_binfmt_covers(const std::vector<const Arch*>& arches,
 host_handler_emulator(const Arch& arch,
                       const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");
 
-/// The `auto` emulation mode: sandbox when probe_sandbox() succeeds (probed once per process;
-/// EMURUN_TEST_SANDBOX_UNSUPPORTED=1 simulates a kernel without it), else host when
-/// host_binfmt_covers(); else an error naming both reasons and the fixes (register the
-/// handlers as root, a Linux >= 6.7 kernel, or exec mode).
+/// The `auto` emulation mode: sandbox when probe_sandbox() succeeds (probed once per process),
+/// else host when host_binfmt_covers(); else an error naming both reasons and the fixes (register
+/// the handlers as root, a Linux >= 6.7 kernel, or exec mode).
 [[nodiscard]] EMURUN_EXPORT Result<AutoMode>
 choose_auto_mode(const std::vector<const Arch*>& arches,
                  const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");

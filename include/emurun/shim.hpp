@@ -93,9 +93,8 @@ shim_command(const ShimInfo& shim, const std::vector<std::string>& args);
 inline constexpr const char* k_launcher_name = "emurun-shim";
 
 /// The launcher to link shims to: `hint` if given, else the `emurun-shim` of the emurun binary
-/// (found by the rule of find_emurun_exe() in sandbox.hpp: $EMURUN_EXE, this executable when it
-/// is emurun, `emurun` in PATH): beside it (a build tree), else ../libexec/emurun/emurun-shim
-/// (an install). Error naming both places when neither has it.
+/// (found by the rule of find_emurun_exe() in sandbox.hpp): beside it (a build tree), else
+/// ../libexec/emurun/emurun-shim (an install). Error naming both places when neither has it.
 [[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
 find_launcher(const std::optional<std::filesystem::path>& hint = std::nullopt);
 

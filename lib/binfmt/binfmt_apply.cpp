@@ -3,6 +3,7 @@
 #include "binfmt/binfmt_text.hpp"
 #include "util/env.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,13 +13,15 @@ namespace {
 
 using detail::show;
 
-// Test hook: $EMURUN_BINFMT_FAIL_AFTER=N fails (and rolls back) after N writes in one apply.
+// Test hook (integration tests of the rollback): $EMURUN_BINFMT_FAIL_AFTER=N, N decimal digits
+// only, fails (and rolls back) after N writes in one apply. Any other value is no hook.
 std::optional<std::size_t> fail_after_hook() {
     const auto n = util::get_env("EMURUN_BINFMT_FAIL_AFTER");
-    if (!n) {
+    if (!n || n->size() > 9 ||
+        !std::ranges::all_of(*n, [](char c) { return c >= '0' && c <= '9'; })) {
         return std::nullopt;
     }
-    return std::strtoull(n->c_str(), nullptr, 10);
+    return std::stoul(*n);
 }
 
 // Applies steps one by one and remembers how to undo each, so a failure part-way leaves the

@@ -86,12 +86,14 @@ Result<void> enter_namespaces() {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
         return std::unexpected(system_error("mount --make-rprivate /", errno));
     }
+    // Test hook: EMURUN_TEST_SANDBOX_UNSUPPORTED=1 fails the mount as EPERM would (and says so).
     const bool simulate = util::get_env("EMURUN_TEST_SANDBOX_UNSUPPORTED") == "1";
     if (simulate || ::mount("binfmt_misc", k_mount_point, "binfmt_misc",
                             MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-        return std::unexpected(unsupported(std::string("mount binfmt_misc on ") + k_mount_point +
-                                               " in a user namespace failed",
-                                           simulate ? EPERM : errno));
+        return std::unexpected(unsupported(
+            std::string("mount binfmt_misc on ") + k_mount_point + " in a user namespace failed" +
+                (simulate ? " (simulated: EMURUN_TEST_SANDBOX_UNSUPPORTED=1)" : ""),
+            simulate ? EPERM : errno));
     }
     return {};
 }

@@ -51,19 +51,27 @@ Result<fs::path> find_emurun(const std::optional<fs::path>& explicit_path) {
     if (explicit_path) {
         return *explicit_path;
     }
-    if (auto env = get_env("EMURUN_EXE")) {
-        return fs::path(*env);
-    }
+    // emurun itself never takes another binary from its environment (an inherited $EMURUN_EXE
+    // must not swap the program that runs the steps).
     if (auto self = read_self_link(); self && is_emurun_name(self->path)) {
         // A deleted binary still runs through the magic link; its old name would not.
         return self->deleted ? fs::path("/proc/self/exe") : self->path;
     }
+    if (auto env = get_env("EMURUN_EXE")) {
+        return fs::path(*env);
+    }
+    if (const fs::path installed = fs::path(EMURUN_INSTALL_BINDIR) / "emurun";
+        is_executable_file(installed)) {
+        return installed;
+    }
     if (auto found = find_executable("emurun")) {
         return *found;
     }
-    return fail("find the emurun executable", "not in PATH and $EMURUN_EXE is not set",
-                "pass its path (SandboxSpec::emurun_exe, CMake: ${EMURUN_EXECUTABLE}) or set "
-                "$EMURUN_EXE to the emurun binary");
+    return fail("find the emurun executable",
+                "not in " EMURUN_INSTALL_BINDIR " (where it installs), not in PATH, and "
+                "$EMURUN_EXE is not set",
+                "set $EMURUN_EXE to the emurun binary (CMake: ${EMURUN_EXECUTABLE}) or pass "
+                "its path (SandboxSpec::emurun_exe)");
 }
 
 int thread_count() {

@@ -2,10 +2,11 @@
 //
 // The emurun binary is, in this order:
 //   1. the path the caller gives explicitly (SandboxSpec::emurun_exe, `shim add --launcher`),
-//   2. $EMURUN_EXE when set and not empty,
-//   3. this executable (/proc/self/exe) when it is emurun: its file name is "emurun" (a renamed
-//      copy sets $EMURUN_EXE; "emurun-shim", "emurun_unit_tests" are not emurun),
-//   4. "emurun" found in PATH (see path.hpp).
+//   2. this executable (/proc/self/exe) when it is emurun: its file name is "emurun"
+//      ("emurun-shim", "emurun_unit_tests" are not emurun), whatever $EMURUN_EXE says,
+//   3. $EMURUN_EXE when set and not empty (a renamed copy, a program linking the library),
+//   4. emurun in the install's bindir (EMURUN_INSTALL_BINDIR, e.g. /usr/bin) when there,
+//   5. "emurun" found in PATH (see path.hpp).
 // emurun's helper programs (the shim launcher emurun-shim, the step supervisor
 // emurun-supervisor) belong to that binary and are found from it by one rule (find_helper):
 // beside it (a build tree), else at ../libexec/emurun/NAME from its directory (an install); a

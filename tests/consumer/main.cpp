@@ -1,10 +1,16 @@
 // Usage: consumer FOREIGN_TOOL SHIM_DIR [ARGS...]
 // Creates shim "tool" for FOREIGN_TOOL in SHIM_DIR and runs `tool ARGS...` by name, with the
 // shim dir first in PATH — what a build tool does to let a build call a target-arch generator.
+#include <emurun/launch.hpp>
 #include <emurun/process.hpp>
 #include <emurun/shim.hpp>
 
 #include <iostream>
+
+// The README's LaunchRequest example, as written there (designated initializers, fields left out).
+[[maybe_unused]] static emurun::LaunchRequest readme_request() {
+    return {.program = "out/protoc", .args = {"--version"}, .sysroots = {"/opt/sr/arm64"}};
+}
 
 int main(int argc, char** argv) {
     if (argc < 3) {

@@ -30,4 +30,9 @@ expect_eq "-q: no step output on stdout" "" "$(grep -e -out -e -err out3.txt || 
 expect_contains "-q: the table still on stdout" "$(cat out3.txt)" "report: r3.json"
 expect_eq "the log keeps both streams" "a-err
 a-out" "$(grep -e '^a-' emurun-logs/a.log | sort)"
+# emurun runs its steps itself: an inherited EMURUN_EXE (for programs linking the library) does not
+# swap in another binary.
+rc=0; EMURUN_EXE=/bin/false "$EMURUN" run p.json -q --report r4.json >out4.txt 2>err4.txt || rc=$?
+expect_eq "EMURUN_EXE=/bin/false: emurun still runs the steps (exit 0)" 0 "$rc"
+expect_contains "and both passed" "$(cat out4.txt)" "b     passed"
 finish
