@@ -32,7 +32,7 @@ part_host() {
     # The library's hint names the option that fixes a failure by its API name, not a flag.
     run exec --arch s390x -- "$EMURUN_FIXTURE_DIR/native/probe"
     expect_eq "native program, other arch asked: 125" 125 "$rc"
-    expect_contains "the hint in words" "$err" "(ask for no arch, or for $(uname -m) (option arch))"
+    expect_contains "the hint in words" "$err" "(ask for no arch, or for $(uname -m) (--arch))"
 
     # A repeatable option takes one value per occurrence: the words after it are the command.
     out=$("$EMURUN" exec --sysroot "$T" --env A=1 /bin/sh -c 'echo "$A $0"' zero)

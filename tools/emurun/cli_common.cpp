@@ -2,6 +2,7 @@
 
 #include "cli.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,18 @@ std::string cli_spelling(std::string text) {
             text.replace(at, option.size(), flag);
             at += flag.size();
         }
+    }
+    // Every other option is the flag of the same name: "(option lock_file)" -> "(--lock-file)".
+    constexpr std::string_view prefix = "(option ";
+    for (auto at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
+        const auto end = text.find(')', at);
+        if (end == std::string::npos) {
+            break;
+        }
+        std::string flag = "(--" + text.substr(at + prefix.size(), end - at - prefix.size()) + ")";
+        std::ranges::replace(flag, '_', '-');
+        text.replace(at, end + 1 - at, flag);
+        at += flag.size();
     }
     return text;
 }
