@@ -62,6 +62,7 @@ struct StepDefaults {
     std::optional<std::string> cpu;
     /// emulation "root": which host tools ("toolchain,shell", a tool list); "" = the default
     std::optional<std::string> accelerate_tools;
+    std::optional<Duration> idle_timeout;
 };
 
 /// One step, with the defaults already applied.
@@ -77,8 +78,11 @@ struct Step {
     std::vector<std::filesystem::path> sysroots;
     std::vector<std::filesystem::path> shim_dirs;
     std::optional<Duration> timeout; ///< before any multiplier
-    std::optional<Duration> budget;  ///< over it, the step is flagged (not failed)
-    std::vector<std::string> needs;  ///< names of steps that must pass first
+    /// No output on either stream for this long (before any multiplier): the step's process
+    /// tree is recorded and the step stopped, timed_out with reason idle
+    std::optional<Duration> idle_timeout;
+    std::optional<Duration> budget; ///< over it, the step is flagged (not failed)
+    std::vector<std::string> needs; ///< names of steps that must pass first
     std::vector<std::string> tags;
     Retries retries;                           ///< the step's own, else the defaults', else none
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory

@@ -110,6 +110,23 @@ struct ExecError {
 // ---------------------------------------------------------------------------------------------
 // Many supervised children served by one poll loop (the step runner).
 
+/// One process of a tree as /proc showed it (a picture of a stuck step, taken before its stop).
+struct ProcessSnapshot {
+    int pid = 0;
+    int ppid = 0;
+    char state = '?';      ///< R running, S sleeping, D uninterruptible, T stopped, Z zombie...
+    std::string wchan{};   ///< the kernel function it sleeps in; empty when running or unknown
+    double cpu = 0;        ///< user + system seconds so far
+    std::string cmdline{}; ///< its arguments joined by spaces; "[comm]" when it has none
+    friend bool operator==(const ProcessSnapshot&, const ProcessSnapshot&) = default;
+};
+
+/// Every process below `root` (and `root` itself with `include_root`), parents before their
+/// children, read from /proc. Processes that end meanwhile are left out; empty when /proc
+/// cannot be read.
+[[nodiscard]] EMURUN_EXPORT std::vector<ProcessSnapshot> snapshot_process_tree(int root,
+                                                                               bool include_root);
+
 /// Which output stream a chunk came from.
 enum class Stream { out, err };
 
@@ -125,6 +142,9 @@ struct SpawnOptions {
     /// Wall-time limit; on expiry SIGTERM to the child's process group, then SIGKILL after
     /// `grace`. nullopt = no limit.
     std::optional<std::chrono::milliseconds> timeout{};
+    /// No output on either stream for this long: the child is stopped as by `timeout`
+    /// (ChildResult::timed_out and ::idle). nullopt = no limit.
+    std::optional<std::chrono::milliseconds> idle_timeout{};
     std::chrono::milliseconds grace{10'000};
 };
 
@@ -137,7 +157,10 @@ struct ChildResult {
     ChildId id = 0;
     ExitStatus status;
     bool timed_out = false; ///< the timeout fired (status then usually shows SIGTERM/SIGKILL)
+    bool idle = false;      ///< ... and it was the idle timeout: no output for that long
     bool stopped = false;   ///< stopped by Supervisor::stop_all
+    /// The child's process tree just before a timeout or stop_all stopped it (empty otherwise).
+    std::vector<ProcessSnapshot> snapshot;
     std::chrono::nanoseconds wall{0}; ///< steady clock, spawn to end of the tree
     std::chrono::microseconds user{0};
     std::chrono::microseconds sys{0};

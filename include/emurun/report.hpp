@@ -61,6 +61,20 @@ struct EmulatorRecord {
     friend bool operator==(const EmulatorRecord&, const EmulatorRecord&) = default;
 };
 
+/// One process of a step's tree when the step was stopped (a timeout, the idle timeout or an
+/// interrupt), as /proc showed it.
+struct ProcessRecord {
+    int pid = 0;
+    int ppid = 0;
+    std::string state;   ///< "R", "S", "D", "T", "Z"...
+    std::string wchan;   ///< the kernel function it slept in; empty when running or unknown
+    double cpu = 0;      ///< user + system seconds
+    std::string cmdline; ///< arguments joined by spaces
+    /// "   4242    4241 S do_wait       0.01 sh -c sleep 600" (the log's table)
+    [[nodiscard]] EMURUN_EXPORT std::string describe() const;
+    friend bool operator==(const ProcessRecord&, const ProcessRecord&) = default;
+};
+
 /// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
 struct StepResult {
     std::string name;
@@ -81,6 +95,11 @@ struct StepResult {
     /// itself is taken to have crashed (qemu_killed_evidence)
     std::optional<std::string> evidence;
     std::optional<EmulatorRecord> emulator; ///< emulated steps that ran: which QEMU
+    /// timed_out: "timeout" (the step's wall-time limit) or "idle" (its idle_timeout)
+    std::optional<std::string> timeout_reason;
+    /// The step's process tree just before it was stopped (timed_out, interrupted), parents
+    /// first; empty otherwise
+    std::vector<ProcessRecord> processes;
     std::vector<Flag> flags;
     /// Every attempt, in order, when the step was retried (the step's own fields are the last
     /// one's); empty when it ran once. A step that passed after a failed attempt is flagged

@@ -26,8 +26,15 @@ namespace emurun {
 
 /// What the Runner tells its caller while it runs.
 struct RunEvent {
-    enum class Kind { started, finished, progress, flagged };
+    enum class Kind { started, finished, progress, flagged, heartbeat };
     Kind kind = Kind::progress;
+    /// heartbeat: a running step, how long it has run and how long since its last output
+    struct Activity {
+        std::string step;
+        double running = 0;      ///< seconds
+        double since_output = 0; ///< seconds (since its start when it printed nothing yet)
+    };
+    std::vector<Activity> activity; ///< heartbeat: every running step
     /// finished: the result (also of each attempt of a step that runs again, its message
     /// ending "retrying: attempt N of M"); started: partial (name, log)
     const StepResult* step = nullptr;
@@ -48,6 +55,9 @@ struct RunnerOptions {
     FlagRules rules;
     TimeoutMultiplier timeout_multiplier;
     std::chrono::milliseconds grace{10'000}; ///< between SIGTERM and SIGKILL
+    /// Emit a RunEvent::Kind::heartbeat this often while steps run (for CIs that kill jobs
+    /// that print nothing for a while); nullopt = never.
+    std::optional<std::chrono::milliseconds> heartbeat;
     bool fail_on_flag = false;
     std::filesystem::path log_dir = "emurun-logs";
     EmulatorSearch emulators;

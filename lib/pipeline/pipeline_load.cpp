@@ -242,6 +242,13 @@ Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
         auto r = EMURUN_TRY(get_retries(obj["retries"], at.key("retries")));
         into.retries = r;
     }
+    if (obj.contains("idle_timeout")) {
+        auto t = EMURUN_TRY(get_duration(obj["idle_timeout"], at.key("idle_timeout")));
+        if (t.count() <= 0) {
+            return at.key("idle_timeout").fail("must be above 0", "\"idle_timeout\": \"10m\"");
+        }
+        into.idle_timeout = t;
+    }
     if (obj.contains("cpu")) {
         auto cpu = EMURUN_TRY(get_cpu(obj["cpu"], at.key("cpu")));
         into.cpu = cpu;
@@ -307,10 +314,11 @@ Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
 
 Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defaults,
                       const fs::path& base) {
-    EMURUN_TRY(util::check_object(obj, at,
-                                  {"name", "kind", "argv", "shell", "cwd", "env", "arch",
-                                   "emulation", "sysroots", "shim_dirs", "timeout", "budget",
-                                   "needs", "tags", "retries", "root", "accelerate", "cpu"}));
+    EMURUN_TRY(
+        util::check_object(obj, at,
+                           {"name", "kind", "argv", "shell", "cwd", "env", "arch", "emulation",
+                            "sysroots", "shim_dirs", "timeout", "budget", "needs", "tags",
+                            "retries", "root", "accelerate", "cpu", "idle_timeout"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -326,6 +334,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.accelerate = merged.accelerate.value_or(false);
     step.cpu = merged.cpu;
     step.accelerate_tools = merged.accelerate_tools.value_or("");
+    step.idle_timeout = merged.idle_timeout;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
     // kernel allows it, else through the host's handlers (auto; README, Pipelines).
@@ -454,9 +463,10 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
         return d;
     }
     const Json& obj = root["defaults"];
-    EMURUN_TRY(util::check_object(obj, at.key("defaults"),
-                                  {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd",
-                                   "timeout", "retries", "root", "accelerate", "cpu"}));
+    EMURUN_TRY(
+        util::check_object(obj, at.key("defaults"),
+                           {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout",
+                            "retries", "root", "accelerate", "cpu", "idle_timeout"}));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;
 }

@@ -45,6 +45,8 @@ struct Child {
     std::function<void(Stream, std::string_view)> on_output;
     Stage stage = Stage::running;
     std::optional<Clock::time_point> deadline;
+    std::optional<std::chrono::milliseconds> idle_limit;
+    Clock::time_point last_output; ///< or the start: when the idle limit counts from
     std::chrono::milliseconds grace{0};
     Clock::time_point start;
     std::string report_buf;
@@ -53,6 +55,18 @@ struct Child {
     ChildResult result;
 
     [[nodiscard]] bool done() const { return !out.valid() && !err.valid() && !report.valid(); }
+    /// When the idle limit fires, while the command runs and has one.
+    [[nodiscard]] std::optional<Clock::time_point> idle_deadline() const {
+        if (!idle_limit || stage != Stage::running || finished_record) {
+            return std::nullopt;
+        }
+        return last_output + *idle_limit;
+    }
+    /// The earlier of the deadline and the idle deadline.
+    [[nodiscard]] std::optional<Clock::time_point> next_timer() const {
+        auto idle = idle_deadline();
+        return idle && (!deadline || *idle < *deadline) ? idle : deadline;
+    }
 };
 
 Result<std::pair<UniqueFd, UniqueFd>> make_pipe(bool socket) {
@@ -136,7 +150,8 @@ Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& op
     child->on_output = options.on_output;
     child->grace = options.grace;
     EMURUN_TRY(start_supervisor(*child, options));
-    child->start = Clock::now();
+    child->start = child->last_output = Clock::now();
+    child->idle_limit = options.idle_timeout;
     if (options.timeout) {
         child->deadline = child->start + *options.timeout;
     }
@@ -192,6 +207,7 @@ void SupervisorImpl::read_output(Child& child, Stream stream) {
             return;
         }
         count += static_cast<std::uint64_t>(n);
+        child.last_output = Clock::now();
         if (log && !detail::write_all(log->get(), m_buffer.data(), static_cast<std::size_t>(n)) &&
             !child.result.log_error) {
             // A full disk must not pass for a quiet step: the result says the log is short.
@@ -273,11 +289,16 @@ void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport&
 
 void SupervisorImpl::fire_timers(Clock::time_point now) {
     for (auto& child : m_children) {
-        if (!child->deadline || *child->deadline > now) {
+        auto timer = child->next_timer();
+        if (!timer || *timer > now) {
             continue;
         }
         if (child->stage == Stage::running) {
             child->result.timed_out = !child->result.stopped;
+            child->result.idle =
+                child->result.timed_out && (!child->deadline || *child->deadline > now);
+            // The picture is taken before the stop: what was stuck, and where.
+            child->result.snapshot = snapshot_process_tree(child->supervisor, false);
             send_control(*child, detail::k_control_term);
             child->stage = Stage::term_sent;
             child->deadline = now + child->grace;
@@ -308,8 +329,9 @@ void SupervisorImpl::stop_all() {
 std::optional<Clock::time_point> SupervisorImpl::next_deadline() const {
     std::optional<Clock::time_point> next;
     for (const auto& child : m_children) {
-        if (child->deadline && (!next || *child->deadline < *next)) {
-            next = child->deadline;
+        auto timer = child->next_timer();
+        if (timer && (!next || *timer < *next)) {
+            next = timer;
         }
     }
     return next;

@@ -1,5 +1,6 @@
 // The report model, its JSON form (schema_version 1) and atomic writes.
 #include "report/report_emulator.hpp"
+#include "report/report_processes.hpp"
 #include "util/file.hpp"
 #include "util/json.hpp"
 
@@ -64,13 +65,15 @@ Json step_json(const StepResult& s) {
            {"message", s.message},
            {"flags", flags_json(s.flags)},
            {"attempts", attempts_json(s.attempts)},
-           {"emulator", detail::emulator_json(s.emulator)}};
+           {"emulator", detail::emulator_json(s.emulator)},
+           {"processes", detail::processes_json(s.processes)}};
     auto put = [&](const char* key, const auto& opt) { j[key] = opt ? Json(*opt) : Json(nullptr); };
     put("exit_code", s.exit_code);
     put("signal", s.signal);
     put("budget", s.budget);
     put("baseline_wall", s.baseline_wall);
     put("evidence", s.evidence);
+    put("timeout_reason", s.timeout_reason);
     return j;
 }
 
@@ -248,6 +251,15 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     s.attempts = attempts;
     auto emulator = EMURUN_TRY(detail::emulator_from(j, at));
     s.emulator = emulator;
+    auto processes = EMURUN_TRY(detail::processes_from(j, at));
+    s.processes = processes;
+    auto reason =
+        EMURUN_TRY(optional_field<std::string>(j, "timeout_reason", at, util::get_string));
+    if (reason && *reason != "timeout" && *reason != "idle") {
+        return at.key("timeout_reason")
+            .fail("expected timeout, idle or null, got \"" + *reason + "\"");
+    }
+    s.timeout_reason = reason;
     return s;
 }
 

@@ -142,6 +142,7 @@ class Execution {
     void output(std::size_t i, Stream stream, std::string_view chunk);
     bool retry(std::size_t i, StepResult& r);
     void progress();
+    void heartbeat();
     void emit(RunEvent::Kind kind, const StepResult* step, const Flag* flag = nullptr);
     double elapsed() const { return seconds(m_commands.now() - m_t0); }
     double remaining_expected() const;
@@ -167,7 +168,9 @@ class Execution {
     std::map<std::size_t, std::vector<Attempt>> m_attempts; // earlier attempts of retried steps
     Report m_report;
     Clock::time_point m_t0;
-    std::optional<Clock::time_point> m_last_progress; // none yet: the first one is due
+    std::optional<Clock::time_point> m_last_progress;       // none yet: the first one is due
+    std::map<std::size_t, Clock::time_point> m_last_output; // running steps: their last output
+    Clock::time_point m_last_heartbeat = m_t0;
     bool m_stopping = false;
 };
 
@@ -304,10 +307,14 @@ void Execution::start(std::size_t i) {
     if (step.timeout) {
         so.timeout = scaled_timeout(*step.timeout, factor);
     }
+    if (step.idle_timeout) {
+        so.idle_timeout = scaled_timeout(*step.idle_timeout, factor);
+    }
+    m_last_output[i] = m_commands.now();
     if (step.emulated()) {
         m_scanners[i] = {};
     }
-    if (m_o.on_output || step.emulated()) {
+    if (m_o.on_output || step.emulated() || m_o.heartbeat) {
         so.on_output = [this, i](Stream s, std::string_view chunk) { output(i, s, chunk); };
     }
     auto id = cmd ? m_commands.spawn(*cmd, so) : std::unexpected(cmd.error());
@@ -343,6 +350,7 @@ void Execution::finish(std::size_t i, StepResult r) {
 
 // Every chunk of a step's output: QEMU's crash messages are looked for in its stderr.
 void Execution::output(std::size_t i, Stream stream, std::string_view chunk) {
+    m_last_output[i] = m_commands.now();
     if (auto it = m_scanners.find(i); it != m_scanners.end() && stream == Stream::err) {
         it->second.feed(chunk);
     }
@@ -368,8 +376,7 @@ void Execution::collect(const ChildResult& c) {
         r.exit_code.reset();
         r.signal.reset();
     } else if (c.timed_out) {
-        r.status = StepStatus::timed_out;
-        r.message = "timed out, process group stopped";
+        detail::note_timeout(m_p.steps[i], c, r);
     } else if (c.stopped || (m_stopping && !c.status.success())) {
         r.status = StepStatus::interrupted;
     } else {
@@ -381,6 +388,7 @@ void Execution::collect(const ChildResult& c) {
     if (scanner != m_scanners.end()) {
         m_scanners.erase(scanner);
     }
+    detail::record_processes(c.snapshot, r);
     if (c.log_error) {
         detail::note_log_error(r, *c.log_error);
     }
@@ -459,6 +467,27 @@ void Execution::progress() {
     emit(RunEvent::Kind::progress, nullptr);
 }
 
+// Every RunnerOptions::heartbeat: what runs, how long, how long since its last output.
+void Execution::heartbeat() {
+    if (!m_o.heartbeat || m_running.empty() ||
+        m_commands.now() - m_last_heartbeat < *m_o.heartbeat) {
+        return;
+    }
+    m_last_heartbeat = m_commands.now();
+    std::vector<RunEvent::Activity> activity;
+    for (const auto& [id, i] : m_running) {
+        activity.push_back({m_p.steps[i].name, seconds(m_commands.now() - m_started[i]),
+                            seconds(m_commands.now() - m_last_output[i])});
+    }
+    if (m_o.on_event) {
+        RunEvent e;
+        e.kind = RunEvent::Kind::heartbeat;
+        e.elapsed = elapsed();
+        e.activity = std::move(activity);
+        m_o.on_event(e);
+    }
+}
+
 Result<Report> Execution::run() {
     std::error_code ec;
     std::filesystem::create_directories(m_o.log_dir, ec);
@@ -485,6 +514,7 @@ Result<Report> Execution::run() {
             collect(c);
         }
         progress();
+        heartbeat();
     }
     interrupted(); // one that came after the last step ended: the report says so
     for (std::size_t i = 0; i < m_p.steps.size(); ++i) {

@@ -55,6 +55,14 @@ std::string log_file_name(std::string_view step);
 /// report names each log in JSON text). Before anything runs.
 Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::path& log_dir);
 
+/// A step that timed out: status timed_out, timeout_reason "idle" when its idle_timeout fired
+/// (no output for that long), else "timeout", and a message that says which.
+void note_timeout(const Step& step, const ChildResult& c, StepResult& result);
+
+/// The process tree taken before the step was stopped, into the result and the end of its log
+/// (a table: pid, ppid, state, wchan, cpu seconds, command line). Nothing when empty.
+void record_processes(const std::vector<ProcessSnapshot>& snapshot, StepResult& result);
+
 /// A step whose output did not all reach its log: it fails (a clean log cannot be shown), and
 /// its message says why.
 void note_log_error(StepResult& result, const Error& error);

@@ -92,6 +92,14 @@ Result<ChildId> FakeCommandRunner::spawn(const Command& cmd, const SpawnOptions&
         c.end = m_now + *options.timeout;
         c.result.status = ExitStatus::killed(SIGTERM);
         c.result.timed_out = true;
+        c.result.snapshot = o.snapshot;
+    }
+    // Its only output comes as it starts: the idle limit fires that long after the start.
+    if (!o.start_error && options.idle_timeout && c.end - m_now > *options.idle_timeout) {
+        c.end = m_now + *options.idle_timeout;
+        c.result.status = ExitStatus::killed(SIGTERM);
+        c.result.timed_out = c.result.idle = true;
+        c.result.snapshot = o.snapshot;
     }
     if (options.on_output && !o.stderr_output.empty()) {
         options.on_output(Stream::err, o.stderr_output);

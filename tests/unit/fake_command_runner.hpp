@@ -31,6 +31,8 @@ struct FakeOutcome {
     std::optional<std::string> start_error{}; ///< it ends at once with this start_error
     double cpu = 0.5;                         ///< share of `seconds` spent as user CPU
     std::string stderr_output{};              ///< written to stderr (on_output) as it starts
+    /// The process tree a timeout or idle timeout finds (ChildResult::snapshot).
+    std::vector<ProcessSnapshot> snapshot{};
 };
 
 class FakeCommandRunner final : public CommandRunner {

@@ -13,7 +13,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
         sandbox) echo "--arch --sysroot --env --qemu-dir --cpu" ;;
         run) echo "--jobs --shard --matrix --baseline --previous --threshold --job-limit
-                  --job-limit-share --timeout-multiplier --calibration --grace --report --junit
+                  --job-limit-share --timeout-multiplier --calibration --grace --heartbeat --report --junit
                   --markdown --log-dir --fail-on-flag --quiet" ;;
         calibrate) echo "--arch --output --native-program --emulated-program --json" ;;
         doctor) echo "--json --mount --no-probe" ;;

@@ -27,7 +27,7 @@ struct RunArgs {
     int jobs = 1;
     std::string shard, baseline, previous, job_limit, multiplier = "1", calibration;
     std::string report = "emurun-report.json", junit, markdown, log_dir = "emurun-logs";
-    std::string grace = "10s";
+    std::string grace = "10s", heartbeat;
     double threshold = 10, share = 80;
     int matrix = 0;
     bool matrix_given = false, fail_on_flag = false, quiet = false;
@@ -135,6 +135,14 @@ std::string event_text(const RunEvent& e, bool tty) {
         }
     } else if (e.kind == K::flagged) {
         text += "emurun: flag " + e.flag->rule + ": " + e.flag->message + "\n";
+    } else if (e.kind == K::heartbeat) {
+        text += "emurun: still running:";
+        for (const auto& a : e.activity) {
+            text += std::string(&a == e.activity.data() ? " " : "; ") + "step " + a.step + ", " +
+                    format_seconds(a.running) + ", last output " + format_seconds(a.since_output) +
+                    " ago";
+        }
+        text += "\n";
     }
     return text;
 }
@@ -178,6 +186,17 @@ RunnerOptions runner_options(const RunArgs& a) {
         a.multiplier,
         a.calibration.empty() ? default_calibration_file() : std::filesystem::path(a.calibration)));
     o.grace = unwrap(parse_duration(a.grace));
+    if (!a.heartbeat.empty()) {
+        // SECONDS as a plain number, or a duration ("5m").
+        const bool digits = a.heartbeat.find_first_not_of("0123456789") == std::string::npos;
+        auto every = parse_duration(digits ? a.heartbeat + "s" : a.heartbeat);
+        if (!every || every->count() <= 0) {
+            throw Failure(Error{"--heartbeat " + a.heartbeat,
+                                every ? "the interval must be above 0" : every.error().why,
+                                "give seconds or a duration, e.g. --heartbeat 60 or 5m"});
+        }
+        o.heartbeat = *every;
+    }
     o.fail_on_flag = a.fail_on_flag;
     o.log_dir = a.log_dir;
     return o;
@@ -238,7 +257,8 @@ int run_pipeline(const RunArgs& a) {
         if (!quiet && e.kind == RunEvent::Kind::finished) {
             printer->finished(e.step->name);
         }
-        if (!quiet || e.kind == RunEvent::Kind::flagged) {
+        // Heartbeats also under -q: they are for CIs that kill jobs that print nothing.
+        if (!quiet || e.kind == RunEvent::Kind::flagged || e.kind == RunEvent::Kind::heartbeat) {
             printer->err().write(event_text(e, tty));
         }
         if (!quiet && e.kind == RunEvent::Kind::started) {
@@ -283,6 +303,8 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_option("--timeout-multiplier", a->multiplier, "N, ARCH=N,..., or auto (calibrate)");
     sub->add_option("--calibration", a->calibration, "Calibration file for auto");
     sub->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL (default 10s)");
+    sub->add_option("--heartbeat", a->heartbeat,
+                    "Say which steps still run on stderr this often (seconds, or 5m)");
     sub->add_option("--report", a->report, "JSON report (default emurun-report.json)");
     sub->add_option("--junit", a->junit, "Also write JUnit XML here");
     sub->add_option("--markdown", a->markdown, "Also write a Markdown summary here");
