@@ -274,7 +274,8 @@ Result<void> check_create_spec(const RootCreateSpec& spec) {
                     "this host runs " + spec.arch->name +
                         " programs natively: emurun root is for foreign arches (its private "
                         "binfmt_misc would send the host's own programs to qemu)",
-                    "choose a foreign arch (aarch64, ppc64le or s390x); for a native root use mmdebstrap itself");
+                    "choose a foreign arch (aarch64, ppc64le or s390x); for a native root use "
+                    "mmdebstrap itself");
     }
     if (auto r = check_dir(spec.dir); !r) {
         return r;

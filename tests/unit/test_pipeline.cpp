@@ -149,7 +149,9 @@ TEST_CASE("pipeline: malformed files give exact messages") {
         {R"({"name": "p", "steps": [{"name": "a", "argv": ["x"], "needs": ["a"]}]})",
          "pipeline.json: steps[0].needs: cycle in needs: a -> a (remove one of these needs)"},
     };
-    for (const auto& [text, expected] : cases) {
+    for (const auto& entry : cases) { // (no structured binding: INFO captures it in a lambda)
+        const std::string& text = entry.first;
+        const std::string& expected = entry.second;
         INFO(text);
         std::string got = error_of(text);
         // Arch errors carry the list of known arches as their hint; compare up to it.

@@ -127,7 +127,9 @@ TEST_CASE("spawn: no descriptor of emurun leaks into the child") {
     REQUIRE(leaked >= 0);
     int high = ::fcntl(leaked, F_DUPFD, 100); // and one far above the launcher's error pipe
     REQUIRE(high >= 100);
-    auto [out, status] = run_piped(Command{.argv = {helper("list_fds").string()}});
+    const auto piped = run_piped(Command{.argv = {helper("list_fds").string()}});
+    const std::string& out = piped.first; // (not a structured binding: CHECK_MESSAGE captures it)
+    const int status = piped.second;
     ::close(leaked);
     ::close(high);
     CHECK(status == 0);

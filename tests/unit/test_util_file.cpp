@@ -72,9 +72,11 @@ TEST_CASE("util file: read_file refuses what is not a regular file, without bloc
     Watchdog watchdog; // a FIFO without a writer would block open() and read() forever
     const fs::path fifo = testdir("fifo") / "pipe";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    for (const auto& [path, kind] : {std::pair<fs::path, std::string>{fifo, "a FIFO"},
-                                     {testdir("adir"), "a directory"},
-                                     {"/dev/null", "a character device"}}) {
+    for (const auto& entry : {std::pair<fs::path, std::string>{fifo, "a FIFO"},
+                              {testdir("adir"), "a directory"},
+                              {"/dev/null", "a character device"}}) {
+        const fs::path& path = entry.first; // (no structured binding: CAPTURE's lambda takes it)
+        const std::string& kind = entry.second;
         CAPTURE(path);
         auto r = util::read_file(path);
         REQUIRE_FALSE(r.has_value());
