@@ -552,6 +552,7 @@ Result<Report> Runner::run(CommandRunner& commands) {
         return fail("run " + m_pipeline.name, "jobs must be at least 1");
     }
     EMURUN_TRY(detail::check_log_names(m_pipeline, m_options.log_dir));
+    EMURUN_TRY(detail::check_log_dir(m_options.log_dir));
     Pipeline selected = m_pipeline;
     if (m_options.shard) {
         History h = m_options.previous ? m_options.previous->history() : History{};

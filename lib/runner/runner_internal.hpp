@@ -63,6 +63,11 @@ void note_timeout(const Step& step, const ChildResult& c, StepResult& result);
 /// (a table: pid, ppid, state, wchan, cpu seconds, command line). Nothing when empty.
 void record_processes(const std::vector<ProcessSnapshot>& snapshot, StepResult& result);
 
+/// Error unless emurun can write in `log_dir`: it is a directory that takes new files, or it
+/// does not exist and its nearest existing ancestor is one (it will be created there). Before
+/// anything runs, so that a read-only or misplaced log directory does not fail every step.
+Result<void> check_log_dir(const std::filesystem::path& log_dir);
+
 /// A step whose output did not all reach its log: it fails (a clean log cannot be shown), and
 /// its message says why.
 void note_log_error(StepResult& result, const Error& error);

@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace emurun::detail {
 namespace {
@@ -64,6 +67,34 @@ Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::pa
     return {};
 }
 
+Result<void> check_log_dir(const std::filesystem::path& log_dir) {
+    const std::string what = "log directory " + log_dir.string();
+    const char* hint = "choose a log directory emurun can write to (option log_dir)";
+    // The directory itself, else the nearest existing ancestor it would be created in.
+    std::filesystem::path dir = log_dir;
+    struct stat st {};
+    while (::stat(dir.c_str(), &st) != 0) {
+        const std::filesystem::path up = dir.parent_path();
+        const bool top = dir == "." || up == dir; // "." or "/" gone: nothing above to look at
+        if ((errno != ENOENT && errno != ENOTDIR) || top) {
+            return fail(what, "stat " + dir.string() + " failed: " + std::strerror(errno), hint);
+        }
+        dir = up.empty() ? std::filesystem::path(".") : up;
+    }
+    const bool itself = dir == log_dir;
+    if (!S_ISDIR(st.st_mode)) {
+        return fail(what, (itself ? "it" : dir.string()) + " is not a directory", hint);
+    }
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+        return fail(
+            what,
+            (itself ? "cannot write in it: " : "cannot create it in " + dir.string() + ": ") +
+                std::strerror(errno),
+            hint);
+    }
+    return {};
+}
+
 void note_log_error(StepResult& result, const Error& error) {
     std::string why = "its log is incomplete: " + error.message();
     if (result.status == StepStatus::passed) {
@@ -79,6 +110,28 @@ namespace emurun {
 namespace {
 
 namespace fs = std::filesystem;
+
+// An output is written as a temporary file in its directory, renamed over it: that directory
+// must exist and take new files, checked before the run rather than found out after it.
+Result<void> check_output_dir(const fs::path& out, const char* hint) {
+    const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+        return fail("output " + out.string(),
+                    "its directory " + dir.string() +
+                        (errno == ENOENT ? " does not exist"
+                                         : " cannot be used: " + std::string(std::strerror(errno))),
+                    hint);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return fail("output " + out.string(), dir.string() + " is not a directory", hint);
+    }
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+        return fail("output " + out.string(),
+                    "cannot write in " + dir.string() + ": " + std::strerror(errno), hint);
+    }
+    return {};
+}
 
 // The same file: the same path once symlinks and ".." are resolved, or (existing files) the
 // same inode, which catches hard links too.
@@ -100,6 +153,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 Result<void> check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
                                std::span<const std::filesystem::path> outputs) {
     EMURUN_TRY(detail::check_log_names(pipeline, options.log_dir));
+    EMURUN_TRY(detail::check_log_dir(options.log_dir));
     const char* hint = "write the reports somewhere else";
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const fs::path& out = outputs[i];
@@ -120,6 +174,7 @@ Result<void> check_run_outputs(const Pipeline& pipeline, const RunnerOptions& op
                             hint);
             }
         }
+        EMURUN_TRY(check_output_dir(out, hint));
     }
     return {};
 }

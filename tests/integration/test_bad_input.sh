@@ -2,7 +2,7 @@
 # Hostile input through the real binary (issue 14): each part is one row group of README's
 # "Bad input" table. Every refusal is exit 125 with an error naming what, why and what to do;
 # nothing aborts (exit 134) and no run's results are lost.
-# ctest-parts: numbers utf8 merge logs fullfs multiplier sandbox_host small
+# ctest-parts: numbers utf8 merge logs fullfs outputs readonly late_write multiplier sandbox_host small
 . "$(dirname "$0")/lib/common.sh"
 
 cd "$T"
@@ -145,6 +145,79 @@ part_fullfs() {
     fi
 }
 
+# An output or log directory emurun could not write in was found out after every step had run
+# (the report lost, no JUnit, no table) or failed every step: now refused before anything runs.
+part_outputs() {
+    printf '{"name": "p", "steps": [{"name": "a", "argv": ["touch", "ran"]}]}\n' >p.json
+    expect_refusal "--report in a missing directory" \
+        "output $T/nonexistent/dir/r.json: its directory $T/nonexistent/dir does not exist" \
+        "$EMURUN" run p.json --report "$T/nonexistent/dir/r.json" --junit j.xml --markdown m.md
+    [ ! -e j.xml ] && [ ! -e m.md ] && ok "no other output written" || not_ok "an output was written"
+    echo text >file
+    expect_refusal "--junit below a regular file" "output file/j.xml: file is not a directory" \
+        "$EMURUN" run p.json --report r.json --junit file/j.xml
+    expect_refusal "--log-dir below a device" \
+        "log directory /dev/null/x: /dev/null is not a directory (choose a log directory emurun can write to (--log-dir))" \
+        "$EMURUN" run p.json --report r.json --log-dir /dev/null/x
+    expect_refusal "--log-dir below a regular file" "log directory file/logs/x: file is not a directory" \
+        "$EMURUN" run p.json --report r.json --log-dir file/logs/x
+    expect_refusal "--log-dir naming a regular file" "log directory file: it is not a directory" \
+        "$EMURUN" run p.json --report r.json --log-dir file
+    [ ! -e ran ] && [ ! -e r.json ] && ok "nothing ran, nothing written" ||
+        not_ok "a step ran or a report was written before the refusal"
+}
+
+# As root, access(2) grants writing in a mode 0555 directory; a read-only file system refuses
+# root too, and user namespaces give one without privileges.
+part_readonly() {
+    if ! command -v unshare >/dev/null || ! unshare -rm sh -c 'mount -t tmpfs -o ro t /mnt' 2>/dev/null; then
+        skip_part "no user namespace with mounts here (unshare -rm)"
+        return
+    fi
+    mkdir ro
+    printf '{"name": "p", "steps": [{"name": "a", "argv": ["touch", "%s/ran"]}]}\n' "$T" >p.json
+    inside_ro() { unshare -rm sh -c 'mount -t tmpfs -o ro t ro && exec "$@"' sh "$@"; }
+    expect_refusal "--log-dir on a read-only file system" \
+        "log directory ro: cannot write in it: Read-only file system" \
+        inside_ro "$EMURUN" run p.json --report r.json --log-dir ro
+    expect_refusal "--log-dir to create on a read-only file system" \
+        "log directory ro/logs: cannot create it in ro: Read-only file system" \
+        inside_ro "$EMURUN" run p.json --report r.json --log-dir ro/logs
+    expect_refusal "--markdown on a read-only file system" \
+        "output ro/m.md: cannot write in ro: Read-only file system" \
+        inside_ro "$EMURUN" run p.json --report r.json --log-dir logs --markdown ro/m.md
+    [ ! -e ran ] && [ ! -e r.json ] && ok "nothing ran, nothing written" ||
+        not_ok "a step ran or a report was written before the refusal"
+}
+
+# The report's file system fills up during the run: the other outputs and the table still come,
+# then exit 125 naming the report; no part of a report is left behind.
+part_late_write() {
+    if ! command -v unshare >/dev/null || ! unshare -rm sh -c 'mount -t tmpfs -o size=16k t /mnt' 2>/dev/null; then
+        skip_part "no user namespace with mounts here (unshare -rm)"
+        return
+    fi
+    mkdir full
+    cat >p.json <<'JSON'
+{"name": "p", "steps": [{"name": "fill", "argv": ["dd", "if=/dev/zero", "of=full/fill", "bs=1k",
+  "count=64", "status=none"]}, {"name": "ok", "argv": ["true"]}]}
+JSON
+    rc=0
+    # The tmpfs lives as long as the namespace: what is left in it is listed before it goes.
+    unshare -rm sh -c 'mount -t tmpfs -o size=16k t full || exit 99; "$@"; rc=$?
+        ls -A full >left.txt; exit $rc' sh \
+        "$EMURUN" run p.json -q --report full/r.json --junit j.xml --markdown m.md \
+        --log-dir logs >out.txt 2>err.txt || rc=$?
+    expect_eq "a report that cannot be written at the end: exit 125" 125 "$rc"
+    expect_contains "the error names the report" "$(cat err.txt)" "full/r.json"
+    expect_contains "the error says why" "$(cat err.txt)" "No space left on device"
+    expect_contains "the table is printed" "$(cat out.txt)" "fill"
+    [ -s j.xml ] && [ -s m.md ] && ok "JUnit and Markdown written" || not_ok "JUnit or Markdown missing"
+    expect_contains "the Markdown has the run" "$(cat m.md)" "fill"
+    expect_eq "no report line for a report not written" 0 "$(grep -c '^report:' out.txt || true)"
+    expect_eq "no part of a report left on the full file system" "fill" "$(cat left.txt)"
+}
+
 part_multiplier() {
     printf '{"name": "p", "steps": [{"name": "a", "argv": ["touch", "ran"]}]}\n' >p.json
     for m in 1e308 inf nan 0 -2; do
@@ -198,5 +271,5 @@ part_small() {
     expect_refusal "a newline in a step name" "contains a control character (U+000A)" "$EMURUN" run nl.json
 }
 
-run_parts numbers utf8 merge logs fullfs multiplier sandbox_host small
+run_parts numbers utf8 merge logs fullfs outputs readonly late_write multiplier sandbox_host small
 finish

@@ -320,6 +320,37 @@ TEST_CASE("bad input: a report that would overwrite the pipeline, a log or anoth
     CHECK(S_ISFIFO(st.st_mode));
 }
 
+TEST_CASE("bad input: outputs and a log directory emurun cannot write in are refused up front") {
+    // A report in a missing directory was found out after every step had run; a log directory
+    // below a file or on a read-only file system failed every step.
+    namespace fs = std::filesystem;
+    auto dir = emurun::test::testdir("unwritable");
+    auto file = emurun::test::write_file("unwritable/p.json", one_step(""));
+    auto p = Pipeline::load(file);
+    REQUIRE(p.has_value());
+    emurun::RunnerOptions o;
+    o.log_dir = dir / "logs" / "new"; // created by the run, in a directory that takes files
+    auto check = [&](std::vector<fs::path> outputs) {
+        auto r = emurun::check_run_outputs(*p, o, outputs);
+        return r ? std::string() : r.error().message();
+    };
+    CHECK(check({dir / "r.json"}).empty());
+    CHECK(check({"r.json"}).empty()); // the current directory
+    CHECK(contains(check({dir / "missing" / "r.json"}),
+                   "its directory " + (dir / "missing").string() + " does not exist"));
+    CHECK(contains(check({dir / "r.json", file / "j.xml"}), file.string() + " is not a directory"));
+    o.log_dir = file / "logs";
+    CHECK(contains(check({dir / "r.json"}), file.string() + " is not a directory"));
+    o.log_dir = file;
+    CHECK(contains(check({dir / "r.json"}),
+                   "log directory " + file.string() + ": it is not a directory"));
+    CHECK(emurun::detail::check_log_dir("/dev/null/x").error().message() ==
+          "log directory /dev/null/x: /dev/null is not a directory (choose a log directory emurun "
+          "can write to (option log_dir))");
+    CHECK(emurun::detail::check_log_dir(dir / "a" / "b").has_value());
+    CHECK(emurun::detail::check_log_dir("relative-logs").has_value());
+}
+
 TEST_CASE("bad input: --matrix counts that leave shards empty, flag thresholds that are NaN") {
     // Item 12: --matrix 0/-1 ran the pipeline, 100000 printed empty shards; --threshold nan/-1.
     auto p = Pipeline::parse(R"({"name": "p", "steps": [

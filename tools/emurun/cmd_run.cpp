@@ -202,13 +202,29 @@ RunnerOptions runner_options(const RunArgs& a) {
     return o;
 }
 
-void write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
-    unwrap(report.save(a.report));
+// What write_outputs() managed: whether the JSON report was written, and every output's error.
+struct Written {
+    bool report = false;
+    std::vector<Error> errors;
+};
+
+// Every output is attempted even when one cannot be written (a disk that filled up during the
+// run): the others still hold the run's results. Each write is atomic, so a failed one leaves no
+// part of a file behind.
+Written write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
+    Written w;
+    auto keep = [&w](Result<void> written) {
+        if (!written) {
+            w.errors.push_back(written.error());
+        }
+        return written.has_value();
+    };
+    w.report = keep(report.save(a.report));
     if (!a.junit.empty()) {
-        unwrap(save_junit(report, a.junit));
+        keep(save_junit(report, a.junit));
     }
     if (!a.markdown.empty()) {
-        unwrap(save_markdown(report, a.markdown));
+        keep(save_markdown(report, a.markdown));
     }
     if (auto appended = append_step_summary(report); !appended) {
         spdlog::warn("GITHUB_STEP_SUMMARY: {}", appended.error().message());
@@ -216,9 +232,30 @@ void write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
     for (const auto& line : ci_annotations(report, ci_log_from_env())) {
         out.write(line + '\n');
     }
+    return w;
 }
 
 constexpr std::chrono::milliseconds k_stall_limit{5000};
+
+// After the run: the outputs, the table, then emurun's exit code (125 when an output could not
+// be written, else the run's).
+int finish_run(const Report& report, const RunArgs& a, OutputPrinter& printer) {
+    const Written written = write_outputs(report, a, printer.out());
+    printer.out().write('\n' + to_table(report, stdout_color()) +
+                        (written.report ? "report: " + a.report + '\n' : std::string()));
+    // A reader that takes nothing for this long is not waited for: the report is written.
+    printer.out().drain(k_stall_limit);
+    printer.err().drain(k_stall_limit);
+    if (!written.errors.empty()) {
+        // The run's results are in the table and the outputs that were written; each output that
+        // was not is an error, and the last one ends emurun with 125.
+        for (std::size_t i = 0; i + 1 < written.errors.size(); ++i) {
+            spdlog::error("{}", cli_spelling(written.errors[i].message()));
+        }
+        throw Failure(written.errors.back());
+    }
+    return Runner::exit_code(report, a.fail_on_flag);
+}
 
 int run_pipeline(const RunArgs& a) {
     // A closed stdout (`emurun run ... | head -1`) must not kill the run: writes fail with EPIPE
@@ -274,12 +311,7 @@ int run_pipeline(const RunArgs& a) {
     if (tty) {
         printer->err().write("\r\033[K");
     }
-    write_outputs(report, a, printer->out());
-    printer->out().write('\n' + to_table(report, stdout_color()) + "report: " + a.report + '\n');
-    // A reader that takes nothing for this long is not waited for: the report is written.
-    printer->out().drain(k_stall_limit);
-    printer->err().drain(k_stall_limit);
-    return Runner::exit_code(report, a.fail_on_flag);
+    return finish_run(report, a, *printer);
 }
 
 } // namespace
