@@ -1,6 +1,6 @@
 // The step runner: schedules ready steps by priority on a CommandRunner (one Supervisor unless
-// the caller brings another), measures, flags, handles SIGINT/SIGTERM by stopping every step
-// and finishing the report. Scheduling is linear in steps + needs: a ready queue ordered by
+// the caller brings another), measures, flags, handles SIGINT/SIGTERM/SIGHUP by stopping every
+// step and finishing the report. Scheduling is linear in steps + needs: a ready queue ordered by
 // priority, a count of unfinished needs per step and reverse edges to wake or skip dependents.
 #include "runner/runner_internal.hpp"
 
@@ -10,6 +10,7 @@
 #include <cctype>
 #include <csignal>
 #include <ctime>
+#include <iterator>
 #include <set>
 #include <string_view>
 #include <system_error>
@@ -25,8 +26,11 @@ extern "C" void note_signal(int sig) {
     g_signal = sig;
 }
 
-// Blocks SIGINT/SIGTERM outside the CommandRunner's wait (ninja's pattern: the Supervisor unblocks
-// them in its ppoll); restores on exit.
+// The signals that stop a run: Ctrl-C, kill, and a closed terminal or SSH session.
+constexpr int k_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// Blocks the stop signals outside the CommandRunner's wait (ninja's pattern: the Supervisor
+// unblocks them in its ppoll); restores on exit.
 class SignalScope {
   public:
     SignalScope(bool enable, CommandRunner& commands) : m_enabled(enable) {
@@ -37,23 +41,25 @@ class SignalScope {
         struct sigaction sa {};
         sa.sa_handler = note_signal;
         sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGINT, &sa, &m_old_int);
-        ::sigaction(SIGTERM, &sa, &m_old_term);
         sigset_t block;
         sigemptyset(&block);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGTERM);
+        for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) {
+            ::sigaction(k_stop_signals[i], &sa, &m_old_actions[i]);
+            sigaddset(&block, k_stop_signals[i]);
+        }
         ::sigprocmask(SIG_BLOCK, &block, &m_old_mask);
         sigset_t wait_mask = m_old_mask;
-        sigdelset(&wait_mask, SIGINT);
-        sigdelset(&wait_mask, SIGTERM);
+        for (int sig : k_stop_signals) {
+            sigdelset(&wait_mask, sig);
+        }
         commands.set_wait_sigmask(wait_mask);
     }
     ~SignalScope() {
         if (m_enabled) {
             ::sigprocmask(SIG_SETMASK, &m_old_mask, nullptr);
-            ::sigaction(SIGINT, &m_old_int, nullptr);
-            ::sigaction(SIGTERM, &m_old_term, nullptr);
+            for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) {
+                ::sigaction(k_stop_signals[i], &m_old_actions[i], nullptr);
+            }
         }
     }
     SignalScope(const SignalScope&) = delete;
@@ -61,8 +67,7 @@ class SignalScope {
 
   private:
     bool m_enabled;
-    struct sigaction m_old_int {};
-    struct sigaction m_old_term {};
+    struct sigaction m_old_actions[std::size(k_stop_signals)]{};
     sigset_t m_old_mask{};
 };
 
@@ -95,9 +100,9 @@ class SupervisorRunner final : public CommandRunner {
     Supervisor m_supervisor;
 };
 
-// A SIGINT/SIGTERM taken so far. The signals are blocked outside the CommandRunner's wait, so
-// one that arrived meanwhile is pending: it is taken here, so that a long launch loop honours it
-// at once rather than at the next wait.
+// A stop signal (SIGINT, SIGTERM, SIGHUP) taken so far. The signals are blocked outside the
+// CommandRunner's wait, so one that arrived meanwhile is pending: it is taken here, so that a long
+// launch loop honours it at once rather than at the next wait.
 int take_signal(bool handling) {
     if (g_signal != 0 || !handling) {
         return g_signal;
@@ -105,7 +110,7 @@ int take_signal(bool handling) {
     sigset_t pending;
     sigemptyset(&pending);
     ::sigpending(&pending);
-    for (int sig : {SIGINT, SIGTERM}) {
+    for (int sig : k_stop_signals) {
         if (sigismember(&pending, sig) == 1) {
             sigset_t one;
             sigemptyset(&one);

@@ -2,8 +2,8 @@
 # emurun run against hostile conditions (issue 14 items 4, 5, 6): a step that kills its own
 # supervisor leaves nothing alive; stdout closed early (| head -1) or never read (a stalled FIFO)
 # loses neither later steps, timeouts nor the report; SIGTERM to a 5,000-step run is honoured at
-# once and leaves no step behind.
-# ctest-parts: supervisor_killed supervisor_stopped closed_stdout stalled_stdout sigterm_5000
+# once and leaves no step behind; SIGHUP (a closed terminal or SSH session) is taken as SIGTERM.
+# ctest-parts: supervisor_killed supervisor_stopped closed_stdout stalled_stdout sigterm_5000 sighup
 . "$(dirname "$0")/lib/common.sh"
 H=$EMURUN_HELPER_DIR
 [ -x "$H/sleep_for" ] || skip "helper programs not built ($H)"
@@ -213,5 +213,50 @@ print("#", dict(c))
 PY
 }
 
-run_parts supervisor_killed supervisor_stopped closed_stdout stalled_stdout sigterm_5000
+# SIGHUP killed emurun with no report (exit 129 from the default action): it now stops every
+# step, writes the reports and exits 128+1, as SIGTERM does.
+part_sighup() {
+    cp "$H/sleep_for" "$T/hupnap" # a name no other test uses: survivors are ours
+    cat >sig.json <<JSON
+{"name": "sig", "steps": [
+  {"name": "quick", "argv": ["true"]},
+  {"name": "a", "argv": ["$T/hupnap", "30"], "needs": ["quick"]},
+  {"name": "b", "argv": ["$T/hupnap", "30"], "needs": ["quick"]},
+  {"name": "c", "argv": ["$T/hupnap", "30"], "needs": ["quick"]},
+  {"name": "later", "argv": ["true"], "needs": ["a"]}
+]}
+JSON
+    "$EMURUN" run sig.json -j3 -q --grace 300ms --report rh.json --junit rh.xml >out.txt 2>err.txt &
+    local pid=$! rc i
+    for ((i = 0; i < 100; i++)); do # until the three sleepers run
+        [ "$(pgrep -fc "$T/hupnap" || true)" -ge 3 ] && break
+        sleep 0.1
+    done
+    kill -HUP "$pid"
+    set +e
+    wait "$pid"
+    rc=$?
+    set -e
+    expect_eq "exit code 129 on SIGHUP" 129 "$rc"
+    sleep 0.2
+    if pgrep -f "$T/hupnap" >/dev/null; then
+        not_ok "steps survived SIGHUP: $(pgrep -af "$T/hupnap" | head -3)"
+        pkill -9 -f "$T/hupnap" || true
+    else
+        ok "no step survived SIGHUP"
+    fi
+    [ -s rh.xml ] && ok "the JUnit report is written" || not_ok "no JUnit report after SIGHUP"
+    expect_contains "the table is printed" "$(cat out.txt)" "later"
+    python3 - <<'PY' && ok "report: interrupted by 1, sleepers interrupted, later not run" \
+        || not_ok "report of the run stopped by SIGHUP: $(head -c 600 rh.json 2>&1)"
+import json
+r = json.load(open("rh.json"))
+s = {x["name"]: x["status"] for x in r["steps"]}
+assert r["interrupted_by"] == 1, r.get("interrupted_by")
+assert s == {"quick": "passed", "a": "interrupted", "b": "interrupted", "c": "interrupted",
+             "later": "not_run"}, s
+PY
+}
+
+run_parts supervisor_killed supervisor_stopped closed_stdout stalled_stdout sigterm_5000 sighup
 finish

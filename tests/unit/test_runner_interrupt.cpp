@@ -62,6 +62,26 @@ TEST_CASE("runner: SIGTERM exits 143") {
     CHECK(Runner::exit_code(r, true) == 143);
 }
 
+TEST_CASE("runner: SIGHUP (a closed terminal or SSH session) stops the run as SIGTERM does") {
+    // SIGHUP killed `emurun run` with no report. A handler of the test's own keeps the test
+    // binary alive should the runner leave SIGHUP alone; the runner's replaces it for the run.
+    struct sigaction noted {
+    }, before{};
+    noted.sa_handler = [](int) {};
+    sigemptyset(&noted.sa_mask);
+    ::sigaction(SIGHUP, &noted, &before);
+    FakeCommandRunner fake;
+    Report r = interrupted_run(fake, SIGHUP);
+    struct sigaction after {};
+    ::sigaction(SIGHUP, &before, &after);
+    CHECK((after.sa_handler == noted.sa_handler)); // the caller's handler is back after the run
+    CHECK(fake.stop_all_calls() == 1);
+    CHECK(r.interrupted_by == SIGHUP);
+    CHECK(status_of(r, "long") == StepStatus::interrupted);
+    CHECK(status_of(r, "later") == StepStatus::not_run);
+    CHECK(Runner::exit_code(r, false) == 129);
+}
+
 TEST_CASE("runner: a step that ends badly while the run stops counts as interrupted") {
     FakeCommandRunner fake;
     // Ends by itself, failing, just after the interrupt: before its stop took effect.
@@ -78,8 +98,10 @@ TEST_CASE("runner: a step that ends badly while the run stops counts as interrup
 TEST_CASE("runner: signal handlers and mask are the caller's again after the run") {
     struct sigaction before_int {};
     struct sigaction before_term {};
+    struct sigaction before_hup {};
     ::sigaction(SIGINT, nullptr, &before_int);
     ::sigaction(SIGTERM, nullptr, &before_term);
+    ::sigaction(SIGHUP, nullptr, &before_hup);
     sigset_t before_mask;
     ::sigprocmask(SIG_SETMASK, nullptr, &before_mask);
 
@@ -92,10 +114,13 @@ TEST_CASE("runner: signal handlers and mask are the caller's again after the run
     CHECK((after.sa_handler == before_int.sa_handler));
     ::sigaction(SIGTERM, nullptr, &after);
     CHECK((after.sa_handler == before_term.sa_handler));
+    ::sigaction(SIGHUP, nullptr, &after);
+    CHECK((after.sa_handler == before_hup.sa_handler));
     sigset_t mask;
     ::sigprocmask(SIG_SETMASK, nullptr, &mask);
     CHECK(sigismember(&mask, SIGINT) == sigismember(&before_mask, SIGINT));
     CHECK(sigismember(&mask, SIGTERM) == sigismember(&before_mask, SIGTERM));
+    CHECK(sigismember(&mask, SIGHUP) == sigismember(&before_mask, SIGHUP));
 }
 
 TEST_CASE("runner: without handle_signals the run leaves signals alone") {

@@ -261,12 +261,13 @@ int run_pipeline(const RunArgs& a) {
     // A closed stdout (`emurun run ... | head -1`) must not kill the run: writes fail with EPIPE
     // instead and the output sinks stop printing. Steps start with default dispositions.
     std::signal(SIGPIPE, SIG_IGN);
-    // SIGINT/SIGTERM during loading (seconds for a big pipeline) stay pending, not fatal: the
-    // runner takes them before it starts a step, and the report says every step was not run.
+    // SIGINT/SIGTERM/SIGHUP during loading (seconds for a big pipeline) stay pending, not fatal:
+    // the runner takes them before it starts a step, and the report says every step was not run.
     sigset_t interrupts;
     sigemptyset(&interrupts);
-    sigaddset(&interrupts, SIGINT);
-    sigaddset(&interrupts, SIGTERM);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        sigaddset(&interrupts, sig);
+    }
     ::sigprocmask(SIG_BLOCK, &interrupts, nullptr);
     Pipeline pipeline = unwrap(Pipeline::load(a.pipeline));
     RunnerOptions o = runner_options(a);
