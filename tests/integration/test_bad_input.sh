@@ -252,6 +252,13 @@ part_small() {
     expect_refusal "--job-limit-share 0 names its flag and unit" \
         "flag rule job limit share: expected a fraction in (0, 1], got 0 (--job-limit-share, in percent" \
         "$EMURUN" run p.json --job-limit-share 0
+    expect_refusal "-j 0 names the option" "--jobs 0: must be at least 1" "$EMURUN" run p.json -j 0
+    expect_refusal "--jobs -3 names the option" "--jobs -3: must be at least 1" \
+        "$EMURUN" run p.json --jobs -3
+    expect_refusal "--grace -1s names the option" "--grace: expected a duration like \"90s\", got \"-1s\"" \
+        "$EMURUN" run p.json --grace -1s
+    expect_refusal "--job-limit 6x names the option" "--job-limit: expected a duration" \
+        "$EMURUN" run p.json --job-limit 6x
     [ ! -e ran ] && ok "nothing ran" || not_ok "a step ran"
     report both.json 1 ', "signal": 9'
     expect_refusal "exit_code and signal" "has both exit_code and signal" "$EMURUN" report show both.json

@@ -170,6 +170,17 @@ std::optional<Shard> shard_of(const RunArgs& a) {
     return *shard;
 }
 
+// A duration option's value; its error names the option ("--grace: expected a duration ...").
+Duration option_duration(std::string_view option, const std::string& text) {
+    auto parsed = parse_duration(text);
+    if (!parsed) {
+        Error e = parsed.error();
+        e.what = std::string(option);
+        throw Failure(e);
+    }
+    return *parsed;
+}
+
 RunnerOptions runner_options(const RunArgs& a) {
     RunnerOptions o;
     o.jobs = a.jobs;
@@ -177,7 +188,8 @@ RunnerOptions runner_options(const RunArgs& a) {
     o.baseline = load_report(a.baseline);
     o.previous = load_report(a.previous);
     if (!a.job_limit.empty()) {
-        o.job_limit = static_cast<double>(unwrap(parse_duration(a.job_limit)).count()) / 1e3;
+        o.job_limit =
+            static_cast<double>(option_duration("--job-limit", a.job_limit).count()) / 1e3;
     }
     o.rules.baseline_factor = a.threshold;
     o.rules.job_limit_share = a.share / 100;
@@ -185,7 +197,7 @@ RunnerOptions runner_options(const RunArgs& a) {
     o.timeout_multiplier = unwrap(parse_timeout_multiplier(
         a.multiplier,
         a.calibration.empty() ? default_calibration_file() : std::filesystem::path(a.calibration)));
-    o.grace = unwrap(parse_duration(a.grace));
+    o.grace = option_duration("--grace", a.grace);
     if (!a.heartbeat.empty()) {
         // SECONDS as a plain number, or a duration ("5m").
         const bool digits = a.heartbeat.find_first_not_of("0123456789") == std::string::npos;
@@ -261,6 +273,12 @@ int run_pipeline(const RunArgs& a) {
     // A closed stdout (`emurun run ... | head -1`) must not kill the run: writes fail with EPIPE
     // instead and the output sinks stop printing. Steps start with default dispositions.
     std::signal(SIGPIPE, SIG_IGN);
+    if (a.jobs < 1) {
+        // Checked here rather than by CLI11, whose range message named neither the option nor
+        // a sensible range, and exited 2 instead of 125.
+        throw Failure(Error{"--jobs " + std::to_string(a.jobs), "must be at least 1",
+                            "the number of steps to run at once, e.g. -j 4"});
+    }
     // SIGINT/SIGTERM/SIGHUP during loading (seconds for a big pipeline) stay pending, not fatal:
     // the runner takes them before it starts a step, and the report says every step was not run.
     sigset_t interrupts;
@@ -321,7 +339,7 @@ void add_run(CLI::App& root, Action& action) {
     auto* sub = root.add_subcommand("run", "Run a pipeline's steps with timing, flags and reports");
     auto a = std::make_shared<RunArgs>();
     sub->add_option("pipeline", a->pipeline, "Pipeline JSON file")->required();
-    sub->add_option("-j,--jobs", a->jobs, "Steps to run at once")->check(CLI::PositiveNumber);
+    sub->add_option("-j,--jobs", a->jobs, "Steps to run at once (at least 1)");
     sub->add_option("--shard", a->shard,
                     "Run shard K of N (K/N): test steps balanced by history (default: "
                     "CI_NODE_INDEX/CI_NODE_TOTAL when set)");
