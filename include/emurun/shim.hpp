@@ -63,7 +63,8 @@ struct ShimInfo {
                                                       const ShimSpec& spec,
                                                       const std::filesystem::path& launcher);
 
-/// Every shim in `dir`, sorted by name. A dir without shims gives an empty list.
+/// Every shim in `dir`, sorted by name. A dir without shims gives an empty list; a `dir` that
+/// does not exist or is no directory is an error.
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<ShimInfo>>
 list_shims(const std::filesystem::path& dir);
 

@@ -113,6 +113,14 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
 Result<std::vector<ShimInfo>> list_shims(const fs::path& dir) {
     std::vector<ShimInfo> shims;
     std::error_code ec;
+    // A dir that is not there is a mistyped path, not an empty shim dir.
+    if (const auto st = fs::status(dir, ec); !fs::is_directory(st)) {
+        const std::string why = st.type() == fs::file_type::not_found ? "no such directory"
+                                : fs::exists(st)                      ? "not a directory"
+                                                                      : ec.message();
+        return fail("shim dir " + dir.string(), why,
+                    "give the directory the shims were added to with 'emurun shim add'");
+    }
     fs::directory_iterator it(dir / k_shim_config_dir, ec);
     if (ec) {
         if (ec == std::errc::no_such_file_or_directory) {

@@ -260,6 +260,10 @@ part_small() {
     expect_refusal "--job-limit 6x names the option" "--job-limit: expected a duration" \
         "$EMURUN" run p.json --job-limit 6x
     [ ! -e ran ] && ok "nothing ran" || not_ok "a step ran"
+    expect_refusal "shim list of a dir that is not there" \
+        "shim dir $T/nonexistent: no such directory (" "$EMURUN" shim list --dir "$T/nonexistent"
+    expect_refusal "shim list --json of a dir that is not there" "no such directory" \
+        "$EMURUN" shim list --json --dir "$T/nonexistent"
     report both.json 1 ', "signal": 9'
     expect_refusal "exit_code and signal" "has both exit_code and signal" "$EMURUN" report show both.json
     mkfifo fifo

@@ -167,6 +167,21 @@ TEST_CASE("shim: paths inside the shim dir survive moving it" * test::may_skip()
     }
 }
 
+TEST_CASE("shim: listing a dir that is not there is an error, an empty dir lists nothing") {
+    // `shim list --dir /nonexistent` printed [] and exited 0: a mistyped dir looked empty.
+    const fs::path dir = testdir("list-empty");
+    auto empty = list_shims(dir);
+    REQUIRE(empty.has_value());
+    CHECK(empty->empty());
+    auto missing = list_shims(dir / "nonexistent");
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().message().starts_with("shim dir " + (dir / "nonexistent").string() +
+                                                ": no such directory ("));
+    auto file = write_file("list-file", "x");
+    REQUIRE_FALSE(list_shims(file).has_value());
+    CHECK(list_shims(file).error().why == "not a directory");
+}
+
 TEST_CASE("shim: shim_environment puts the shim dir first in PATH") {
     auto env = shim_environment("/opt/shims", {{"PATH", "/usr/bin:/bin"}, {"HOME", "/root"}});
     CHECK(env.at("PATH") == "/opt/shims:/usr/bin:/bin");
