@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace emurun {
 namespace {
@@ -306,10 +308,16 @@ std::string junit_reruns(const StepResult& s) {
     return out;
 }
 
+// "log: PATH" after `prefix`, or nothing for a step without a log (one that never started
+// because emurun was interrupted).
+std::string log_line(const StepResult& s, std::string_view prefix) {
+    return s.log.empty() ? std::string() : std::string(prefix) + "log: " + s.log.string();
+}
+
 // <failure> with the reason in its body (GitLab and Jenkins show the body), or <skipped>.
 std::string junit_outcome(const StepResult& s) {
     if (is_failure(s.status)) {
-        std::string body = "step " + s.name + ": " + outcome(s) + "\nlog: " + s.log.string();
+        std::string body = "step " + s.name + ": " + outcome(s) + log_line(s, "\n");
         for (const auto& f : s.flags) {
             body += "\nflag " + f.rule + ": " + f.message;
         }
@@ -330,15 +338,22 @@ std::string junit_result(const StepResult& s) {
 // The log path, flags, attempts, then the end of the log itself (GitLab shows system-out on its
 // page).
 std::string junit_system_out(const StepResult& s) {
-    std::string text = "log: " + s.log.string();
+    std::vector<std::string> lines;
+    if (!s.log.empty()) {
+        lines.push_back("log: " + s.log.string());
+    }
     for (const auto& f : s.flags) {
-        text += "\nflag " + f.rule + ": " + f.message;
+        lines.push_back("flag " + f.rule + ": " + f.message);
     }
     for (std::size_t i = 0; i < s.attempts.size(); ++i) {
-        text += "\n" + attempt_text(s, i);
+        lines.push_back(attempt_text(s, i));
     }
     if (std::string tail = log_tail(s.log); !tail.empty()) {
-        text += "\n" + tail;
+        lines.push_back(tail);
+    }
+    std::string text;
+    for (const auto& line : lines) {
+        text += (text.empty() ? "" : "\n") + line;
     }
     return text;
 }
@@ -419,10 +434,10 @@ std::vector<std::string> annotations(const Report& r) {
     for (const auto& s : r.steps) {
         std::string title = gh_escape("emurun: " + s.name, true);
         if (s.status != StepStatus::passed && s.status != StepStatus::skipped) {
-            errors.push_back(
-                "::error title=" + title + "::" +
-                gh_escape("step " + s.name + " " + outcome(s) + " (log: " + s.log.string() + ")",
-                          false));
+            errors.push_back("::error title=" + title + "::" +
+                             gh_escape("step " + s.name + " " + outcome(s) +
+                                           (s.log.empty() ? "" : " (log: " + s.log.string() + ")"),
+                                       false));
         }
         for (const auto& f : s.flags) {
             warnings.push_back(

@@ -273,6 +273,7 @@ void Execution::skip_dependents() {
             StepResult r = blank(d);
             r.status = StepStatus::skipped;
             r.message = blocked_by(d);
+            detail::write_reason_log(r);
             leave_pending(d);
             finish(d, std::move(r)); // queues d in m_unpassed: its dependents follow
         }
@@ -327,6 +328,7 @@ void Execution::start(std::size_t i) {
         m_scanners.erase(i);
         r.status = StepStatus::failed;
         r.message = id.error().message();
+        detail::write_reason_log(r);
         detail::close_attempts(std::move(m_attempts[i]), r); // a retry that could not start
         m_attempts.erase(i);
         finish(i, std::move(r));
@@ -526,6 +528,8 @@ Result<Report> Execution::run() {
         if (m_state[i] == State::pending) {
             StepResult r = blank(i);
             r.message = "not started: emurun was interrupted";
+            // No log: emurun is stopping, and thousands of files written now would hold it up.
+            r.log.clear();
             m_results[i] = std::move(r); // status not_run
         }
     }

@@ -68,6 +68,11 @@ void record_processes(const std::vector<ProcessSnapshot>& snapshot, StepResult& 
 /// anything runs, so that a read-only or misplaced log directory does not fail every step.
 Result<void> check_log_dir(const std::filesystem::path& log_dir);
 
+/// For a step that never ran (skipped, or its command could not be started): its log, the file
+/// the report names, is one line "<status>: <message>", so that the report never links a file
+/// that does not exist. When that cannot be written the log field is cleared instead.
+void write_reason_log(StepResult& result);
+
 /// A step whose output did not all reach its log: it fails (a clean log cannot be shown), and
 /// its message says why.
 void note_log_error(StepResult& result, const Error& error);

@@ -95,6 +95,15 @@ Result<void> check_log_dir(const std::filesystem::path& log_dir) {
     return {};
 }
 
+void write_reason_log(StepResult& result) {
+    std::error_code ec;
+    std::filesystem::remove(result.log, ec); // an earlier run's log of the step is not this one
+    const std::string line = std::string(to_string(result.status)) + ": " + result.message + "\n";
+    if (!util::append_file(result.log, line)) {
+        result.log.clear(); // the report names no log rather than a missing one
+    }
+}
+
 void note_log_error(StepResult& result, const Error& error) {
     std::string why = "its log is incomplete: " + error.message();
     if (result.status == StepStatus::passed) {

@@ -35,6 +35,8 @@ assert r["schema_version"] == 1
 assert s["build"]["status"] == "passed" and s["build"]["user"] > 0.1, s["build"]
 assert s["bad<&>"]["status"] == "failed" and s["bad<&>"]["exit_code"] == 3
 assert s["after"]["status"] == "skipped"
+# A skipped step's log, named in the report, exists and says why (it named a missing file).
+assert open(s["after"]["log"]).read() == "skipped: needs bad<&>, which did not pass\n", s["after"]
 assert os.path.getsize(s["out"]["log"]) == 1500
 rules = sorted(f["rule"] for f in s["slow"]["flags"])
 assert rules == ["baseline", "budget"], rules

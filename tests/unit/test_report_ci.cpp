@@ -181,6 +181,25 @@ TEST_CASE("report_ci: JUnit failure body, log tail in system-out, unsafe bytes d
     CHECK(xml.find('\xff') == std::string::npos);
 }
 
+TEST_CASE("report_ci: a step without a log (not run: emurun was interrupted) names none") {
+    StepResult s = failed_step("later", false);
+    s.status = StepStatus::not_run;
+    s.exit_code.reset();
+    s.log.clear();
+    s.message = "not started: emurun was interrupted";
+    StepResult f = failed_step("quiet", false);
+    f.log.clear();
+    Report r;
+    r.pipeline = "p";
+    r.steps = {s, f};
+    const std::string xml = emurun::to_junit(r);
+    CHECK(xml.find("log:") == std::string::npos);
+    for (const auto& line : emurun::annotations(r)) {
+        CHECK(line.find("log:") == std::string::npos);
+    }
+    CHECK(count_prefix(emurun::annotations(r), "::error") == 2);
+}
+
 TEST_CASE("report_ci: compare_json and the coloured table") {
     Report before, after;
     StepResult a = failed_step("a", false);

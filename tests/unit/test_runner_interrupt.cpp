@@ -48,6 +48,7 @@ TEST_CASE("runner: SIGINT stops every running step, reports the rest, exits 130"
     CHECK(r.find("other")->signal == SIGTERM);
     CHECK(status_of(r, "later") == StepStatus::not_run);
     CHECK(r.find("later")->message == "not started: emurun was interrupted");
+    CHECK(r.find("later")->log.empty()); // never started: no log, rather than a missing one
     REQUIRE(r.steps.size() == 4);
     CHECK(r.wall == doctest::Approx(2.8)); // stopped at once, ended after their grace
     CHECK(Runner::exit_code(r, false) == 130);

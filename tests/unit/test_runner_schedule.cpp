@@ -5,6 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,12 @@ namespace {
 
 const char* const k_four = R"([{"name": "a", "argv": ["a"]}, {"name": "b", "argv": ["b"]},
                                {"name": "c", "argv": ["c"]}, {"name": "d", "argv": ["d"]}])";
+
+std::string file_text(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE_MESSAGE(in.good(), path << " does not exist");
+    return {std::istreambuf_iterator<char>(in), {}};
+}
 
 Report run(FakeCommandRunner& fake, const std::string& steps, const RunnerOptions& o) {
     auto r = Runner(pipeline_of(steps), o).run(fake);
@@ -94,6 +103,9 @@ TEST_CASE("runner: a step whose need did not pass is skipped with the reason") {
     // Skipped steps never ran: no times, no exit status.
     CHECK(r.find("c")->wall == 0);
     CHECK_FALSE(r.find("c")->exit_code.has_value());
+    // The log the report names exists and says why (it named a file never created).
+    CHECK(file_text(r.find("b")->log) == "skipped: needs a, which did not pass\n");
+    CHECK(file_text(r.find("c")->log) == "skipped: needs b, which was skipped\n");
 }
 
 TEST_CASE("runner: a step that cannot start fails with why, and its dependents are skipped") {
@@ -110,6 +122,7 @@ TEST_CASE("runner: a step that cannot start fails with why, and its dependents a
     CHECK_FALSE(r.find("b")->exit_code.has_value());
     CHECK(status_of(r, "after") == StepStatus::skipped);
     CHECK(fake.started() == Names{"b"});
+    CHECK(file_text(r.find("a")->log) == "failed: start a: no such program\n");
 }
 
 TEST_CASE("runner: steps are reported in file order with their logs and measurements") {
