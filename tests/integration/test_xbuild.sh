@@ -6,7 +6,7 @@
 # PKG=VERSION; a merged loader prefix that must follow a sysroot gaining a package (xz).
 # Sysroots and the apt cache live in the build tree, so each is fetched once per CI run and
 # shared by the parts. No network: the parts that need the archive skip and say so.
-# ctest-parts: cmake_arm64 meson_arm64 cmake_s390x installed build_dep source stale_prefix errors
+# ctest-parts: cmake_arm64 meson_arm64 cmake_s390x installed build_dep source stale_prefix errors usage
 . "$(dirname "$0")/lib/common.sh"
 
 data=$EMURUN_SOURCE_DIR/tests/integration/data/pngdemo
@@ -271,6 +271,31 @@ part_errors() {
     [ "$rc" -eq 3 ] && { skip_part "the Debian archive cannot be reached"; return; }
     expect_eq "a package that does not exist fails" 1 "$rc"
     expect_contains "and is named" "$(cat "$T/sysroot.log")" "no-such-package-emurun"
+    rc=0; sysroot fetch --arch arm64 --dir "$T/x" libpng-devv || rc=$?
+    expect_eq "a misspelt package fails" 1 "$rc"
+    expect_contains "similar names are shown" "$(cat "$T/sysroot.log")" "no package libpng-devv in "
+    expect_contains "among them the right one" "$(cat "$T/sysroot.log")" "similar names: libpng-dev "
+    rc=0; sysroot fetch --arch arm64 --dir "$T/x" zlib1g=9.9 || rc=$?
+    expect_eq "a version the archive does not have fails" 1 "$rc"
+    expect_contains "the versions it has are shown" "$(cat "$T/sysroot.log")" "no version 9.9 of zlib1g in "
+    expect_contains "with their epoch" "$(cat "$T/sysroot.log")" "the archive has 1:1.2"
+    # build-dep that apt cannot satisfy: apt's unmet dependency, not just "held broken packages".
+    mkdir -p "$T/impossible/debian"
+    printf 'Source: impossible\nBuild-Depends: libc6-dev (>= 99), zlib1g-dev\n\nPackage: impossible\nArchitecture: any\n' \
+        >"$T/impossible/debian/control"
+    rc=0; sysroot build-dep --arch arm64 --dir "$T/x" "$T/impossible" || rc=$?
+    expect_eq "unsatisfiable build-dependencies fail" 1 "$rc"
+    expect_contains "the unmet dependency is named" "$(cat "$T/sysroot.log")" "unmet dependencies: builddeps:$T/impossible/:arm64 : Depends: libc6-dev:arm64 (>= 99)"
+    # The cause of a failed update: a suite the mirror does not have; an arch the suite lacks.
+    rc=0; "$sysroot_tool" fetch --cache "$T/c-suite" --arch arm64 --suite nosuch --dir "$T/x" zlib1g \
+        2>"$T/suite.log" || rc=$?
+    expect_eq "a suite the mirror does not have is exit 1, not 'unreachable'" 1 "$rc"
+    expect_contains "it says the suite does not exist there" "$(cat "$T/suite.log")" "suite 'nosuch' does not exist on "
+    rc=0; "$sysroot_tool" fetch --cache "$T/c-rv" --arch riscv64 --suite bookworm --dir "$T/x" zlib1g \
+        2>"$T/rv.log" || rc=$?
+    expect_eq "riscv64 on bookworm fails" 1 "$rc"
+    expect_contains "saying bookworm has none, and which suite has" "$(cat "$T/rv.log")" \
+        "bookworm has no riscv64 packages on $(sed -n 's/.*lists for riscv64 from \([^ ]*\) .*/\1/p' "$T/rv.log") (riscv64 is in Debian from trixie: --suite trixie)"
     # The toolchain file refuses a sysroot without a C library and suggests a command: run it.
     need_tools aarch64-linux-gnu-gcc cmake || return 0
     mkdir -p "$T/empty-sr"
@@ -307,6 +332,93 @@ part_errors() {
     rc=0; log=$("$EMURUN" exec --sysroot "$T/bare" -- "$sysroots/xz-arm64/usr/bin/xz" --version 2>&1) || rc=$?
     expect_eq "after it, the program runs" 0 "$rc"
     expect_contains "it is xz" "$log" "liblzma"
+    # A full disk while unpacking: one short error saying so, not tar's hundreds of lines.
+    mkdir -p "$T/full"
+    unshare -m true 2>/dev/null || { skip_part "no mount namespace for a small tmpfs (the full-disk case)"; return; }
+    rc=0; unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m tmpfs "$1" && shift && exec "$@"' - \
+        "$T/full" "$sysroot_tool" fetch --cache "$cache" --arch arm64 --dir "$T/full" xz-utils 2>"$T/full.log" || rc=$?
+    expect_eq "a full disk fails the fetch" 1 "$rc"
+    expect_contains "saying so" "$(cat "$T/full.log")" "no space left on device in $T/full (unpacking "
+    expect_contains "and what to do" "$(cat "$T/full.log")" "free space or choose another --dir"
+    [ "$(wc -l <"$T/full.log")" -le 3 ] && ok "in a few lines" || not_ok "$(wc -l <"$T/full.log") lines: $(head -n5 "$T/full.log")"
+}
+
+# tool ARGS...: emurun-sysroot with a cache of this part's own; stdout in $T/tool.out, stderr in
+# $T/tool.err; returns its code.
+tool() {
+    local rc=0
+    "$sysroot_tool" "$@" >"$T/tool.out" 2>"$T/tool.err" || rc=$?
+    return $rc
+}
+
+# usage_case LABEL CODE NEEDLE ARGS...: emurun-sysroot ARGS exits CODE saying NEEDLE on stderr.
+usage_case() {
+    local label=$1 want=$2 needle=$3 rc=0
+    shift 3
+    tool "$@" || rc=$?
+    expect_eq "$label: exit $want" "$want" "$rc"
+    expect_contains "$label: says why" "$(cat "$T/tool.err")" "$needle"
+}
+
+# The command line and --dir, checked before the archive is asked anything (no network).
+part_usage() {
+    local h rc
+    export EMURUN_CACHE_DIR=$T/emurun-cache # a regression must not fill the user's cache
+    for h in --help -h help "fetch --help"; do
+        rc=0; tool $h || rc=$?
+        expect_eq "emurun-sysroot $h exits 0" 0 "$rc"
+        expect_contains "emurun-sysroot $h prints the usage on stdout" "$(cat "$T/tool.out")" "emurun-sysroot fetch --arch ARCH --dir DIR"
+    done
+    usage_case "no arguments" 2 "no command given (fetch, source or build-dep)"
+    expect_contains "no arguments: points to --help" "$(cat "$T/tool.err")" "emurun-sysroot --help"
+    usage_case "an unknown command" 2 "unknown command 'bogus' (commands: fetch, source, build-dep)" bogus --dir "$T/x" z
+    local o
+    for o in --arch --dir --mirror --suite --cache --profiles; do
+        usage_case "$o without a value" 2 "$o needs a value" fetch "$o"
+    done
+    EMURUN_SYSROOT_LOCK_TIMEOUT=abc usage_case "a lock timeout that is no number" 2 \
+        "EMURUN_SYSROOT_LOCK_TIMEOUT='abc' is not a number of seconds" fetch --arch arm64 --dir "$T/x" zlib1g
+    usage_case "a package name starting with '-'" 2 "'-zlib' is not a package name" fetch --arch arm64 --dir "$T/x" -- -zlib
+    usage_case "an empty version" 2 "'zlib=' names no version" source --dir "$T/x" zlib=
+    : >"$T/afile"
+    usage_case "--dir under a file" 2 "cannot create the directory $T/afile/sub: $T/afile is not a directory" \
+        fetch --arch arm64 --dir "$T/afile/sub" zlib1g
+    # CMake's find modules and Meson's cross file cannot take such a sysroot path: refused up front.
+    local bad
+    for bad in "$T/a b" "$T/it's" "$T/semi;colon"; do
+        usage_case "a sysroot path with a space or quote ($bad)" 2 "the sysroot path '$bad' holds a space, quote" \
+            fetch --arch arm64 --dir "$bad" zlib1g
+        [ ! -e "$bad" ] && ok "and nothing was made" || not_ok "$bad was made"
+    done
+    (cd "$T" && mkdir -p "sp ace" && cd "sp ace" && tool fetch --arch arm64 --dir rel zlib1g) && rc=0 || rc=$?
+    expect_eq "a relative --dir under such a path too" 2 "$rc"
+    # A read-only --dir is refused before anything is downloaded.
+    mkdir -p "$T/ro"
+    if [ "$(id -u)" != 0 ]; then
+        chmod 555 "$T/ro"
+        rc=0; tool fetch --cache "$T/c" --arch arm64 --dir "$T/ro" zlib1g || rc=$?
+    elif unshare -m true 2>/dev/null; then
+        rc=0; unshare -m --propagation private sh -c 'mount --bind -o ro "$1" "$1" && shift && exec "$@"' - \
+            "$T/ro" "$sysroot_tool" fetch --cache "$T/c" --arch arm64 --dir "$T/ro" zlib1g \
+            >"$T/tool.out" 2>"$T/tool.err" || rc=$?
+    else
+        rc=skip
+    fi
+    if [ "$rc" = skip ]; then
+        skip_part "no way to make a read-only directory here (root without mount namespaces)"
+    else
+        expect_eq "a read-only --dir fails" 1 "$rc"
+        expect_contains "naming it" "$(cat "$T/tool.err")" "emurun-sysroot: error: cannot write into $T/ro:"
+    fi
+    # An unreachable mirror is exit 3 (skip), even when the cache holds another mirror's lists.
+    mkdir -p "$T/c/arm64/lists"
+    : >"$T/c/arm64/lists/deb.debian.org_debian_dists_bookworm_main_binary-arm64_Packages"
+    rc=0; env -u http_proxy -u HTTP_PROXY "$sysroot_tool" fetch --cache "$T/c" --arch arm64 --suite bookworm \
+        --mirror http://127.0.0.1:9/debian --dir "$T/x" zlib1g >/dev/null 2>"$T/tool.err" || rc=$?
+    expect_eq "an unreachable mirror is exit 3" 3 "$rc"
+    expect_contains "it says so, with the connection failure" "$(cat "$T/tool.err")" \
+        "the Debian archive http://127.0.0.1:9/debian cannot be reached: Could not connect to 127.0.0.1:9"
+    unset EMURUN_CACHE_DIR
 }
 
 # run_suggestion "emurun-sysroot ...": runs a suggested command with this tree's emurun-sysroot
@@ -318,5 +430,5 @@ run_suggestion() {
     "$sysroot_tool" "${words[@]:1}" --cache "$cache" >"$T/suggestion.log" 2>&1 || { cat "$T/suggestion.log"; return 1; }
 }
 
-run_parts cmake_arm64 meson_arm64 cmake_s390x installed build_dep source stale_prefix errors
+run_parts cmake_arm64 meson_arm64 cmake_s390x installed build_dep source stale_prefix errors usage
 finish
