@@ -3,25 +3,41 @@
 
 #include "util/cache.hpp"
 
+#include <algorithm>
+#include <array>
+#include <string_view>
+
 namespace emurun {
 namespace fs = std::filesystem;
 
 namespace {
 
-/// The Debian name of an arch emurun knows, or an error listing the ones Debian builds.
+/// The Debian arches the emurun-sysroot tool makes sysroots for (its debian_arch()).
+constexpr std::array<std::string_view, 7> k_tool_arches{"arm64", "ppc64el", "s390x", "riscv64",
+                                                        "armhf", "i386",    "amd64"};
+
+bool tool_serves(std::string_view debian) {
+    return std::ranges::find(k_tool_arches, debian) != k_tool_arches.end();
+}
+
+/// The Debian name of an arch emurun knows and the tool serves, or an error listing those.
 Result<std::string> debian_arch(const std::string& name) {
     auto arch = find_arch(name);
-    if (arch && !(*arch)->debian.empty()) {
+    const bool served = arch && tool_serves((*arch)->debian);
+    if (served) {
         return (*arch)->debian;
     }
     std::string known;
     for (const auto& a : all_arches()) {
-        if (!a.debian.empty()) {
+        if (tool_serves(a.debian)) {
             known += (known.empty() ? "" : ", ") + a.name + " (" + a.debian + ")";
         }
     }
-    const std::string why =
-        arch ? "Debian has no port for " + (*arch)->name : "not an architecture emurun knows";
+    const std::string why = !arch ? "not an architecture emurun knows"
+                            : (*arch)->debian.empty()
+                                ? "Debian has no port for " + (*arch)->name
+                                : "emurun-sysroot makes no sysroots for " + (*arch)->name + " (" +
+                                      (*arch)->debian + ")";
     return fail("architecture " + name, why, "use one of " + known + " (option arch)");
 }
 

@@ -56,6 +56,38 @@ expect_eq "an unknown arch is emurun's failure" 125 "$rc"
 expect_contains "it names the arch" "$out" "vax"
 expect_contains "and why" "$out" "not an architecture emurun knows"
 
+# emurun-sysroot only serves some of the arches Debian has: refused before it runs.
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot fetch --arch mips64el --dir D zlib1g-dev 2>&1) || rc=$?
+expect_eq "an arch emurun-sysroot does not serve is bad input" 125 "$rc"
+expect_contains "it says so" "$out" "emurun-sysroot makes no sysroots for mips64el"
+expect_contains "and lists the ones it does" "$out" "riscv64 (riscv64)"
+case $out in *beside:*) not_ok "the script ran for mips64el" ;; *) ok "the script did not run" ;; esac
+
+# A missing package names what goes there, with an example (a usage error, like a missing option).
+for op in fetch build-dep; do
+    rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot $op --arch arm64 --dir D 2>&1) || rc=$?
+    expect_eq "$op without a package is a usage error" 2 "$rc"
+    expect_contains "$op: it says what is missing" "$out" "sysroot $op: no "
+    expect_contains "$op: with an example" "$out" "e.g. emurun sysroot $op --arch arm64 --dir "
+done
+rc=0; out=$(PATH=$P "$T/bin/emurun" sysroot source --dir S 2>&1) || rc=$?
+expect_eq "source without a package is a usage error" 2 "$rc"
+expect_contains "source: it says what is missing, with an example" "$out" \
+    "sysroot source: no source package named (give it after the options, e.g. emurun sysroot source --dir ./src zlib)"
+
+# The script's usage error (2) is a value emurun passed on that it refused: bad input, 125, and
+# its message comes through.
+mkdir -p "$T/bin2"
+cp "$EMURUN" "$T/bin2/emurun"
+cat >"$T/bin2/emurun-sysroot" <<'SH'
+#!/bin/sh
+echo "emurun-sysroot: error: refused" >&2; exit 2
+SH
+chmod +x "$T/bin2/emurun-sysroot"
+rc=0; out=$(PATH=$P "$T/bin2/emurun" sysroot fetch --arch arm64 --dir D -- -x 2>&1) || rc=$?
+expect_eq "the script's usage error is emurun's bad input" 125 "$rc"
+expect_contains "the script's message comes through" "$out" "emurun-sysroot: error: refused"
+
 out=$("$T/bin/emurun" sysroot fetch --help)
 for o in --arch --dir --mirror --suite --cache --refresh; do
     expect_contains "fetch --help lists $o" "$out" "$o"
@@ -84,5 +116,21 @@ expect_eq "and exits 0 when it resolves" 0 "$rc"
 rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/empty" "$EMURUN") || rc=$?
 expect_contains "a sysroot without FILE's libraries: FILE is reported" "$out" "$EMURUN: "
 expect_eq "and check exits 1" 1 "$rc"
+
+# check: a sysroot that is not there, a file, or a directory without programs is bad input.
+: >"$T/afile"
+for sr in "$T/nonexistent:no such directory" "$T/afile:not a directory" \
+    "$T/empty:no usr/lib and no programs in usr/bin or bin"; do
+    rc=0; out=$("$EMURUN" sysroot check --sysroot "${sr%%:*}" 2>&1) || rc=$?
+    expect_eq "check --sysroot ${sr%%:*} fails as bad input" 125 "$rc"
+    expect_contains "it names the directory and why" "$out" "sysroot ${sr%%:*}: ${sr#*:}"
+    expect_contains "and how to make one" "$out" "emurun sysroot fetch --arch ARCH --dir ${sr%%:*}"
+done
+mkdir -p "$T/libsonly/usr/lib"
+rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/libsonly" 2>&1) || rc=$?
+expect_eq "a sysroot with libraries but no programs: name the programs" 125 "$rc"
+expect_contains "it says to name them" "$out" "$T/libsonly: no programs in usr/bin or bin (name the programs to check"
+rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/nonexistent" "$EMURUN" 2>&1) || rc=$?
+expect_eq "a missing sysroot with a program named fails too" 125 "$rc"
 
 finish

@@ -365,6 +365,13 @@ TEST_CASE("sysroot tool: bad requests name the culprit and the fix") {
     e = sysroot_tool_argv(r, "t");
     REQUIRE_FALSE(e.has_value());
     CHECK(e.error().message().find("Debian has no port for aarch64_be") != std::string::npos);
+    r.arch = "mips64el"; // a Debian port the emurun-sysroot tool makes no sysroots for
+    e = sysroot_tool_argv(r, "t");
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().message().find("emurun-sysroot makes no sysroots for mips64el") !=
+          std::string::npos);
+    CHECK(e.error().hint.find("mips64el") == std::string::npos); // not offered as one to use
+    CHECK(e.error().message().find("riscv64 (riscv64)") != std::string::npos);
     r.arch = "arm64";
     r.dir = test::write_file("tool-file", "x");
     e = sysroot_tool_argv(r, "t");

@@ -5,7 +5,6 @@
 #include <emurun/process.hpp>
 #include <emurun/sysroot.hpp>
 
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -19,21 +18,69 @@ struct SysrootArgs {
     std::vector<std::string> files;
 };
 
+constexpr const char* k_fetch_one = "make one with emurun sysroot fetch --arch ARCH --dir ";
+
+/// A --sysroot that is no directory is bad input, not a sysroot without libraries.
+void check_sysroot_dir(const fs::path& root) {
+    std::error_code ec;
+    const auto st = fs::status(root, ec);
+    if (st.type() == fs::file_type::directory) {
+        return;
+    }
+    const std::string why = st.type() == fs::file_type::not_found ? "no such directory"
+                            : ec                                  ? ec.message()
+                                                                  : "not a directory";
+    throw Failure(Error{"sysroot " + root.string(), why,
+                        "name a sysroot directory, or " + std::string(k_fetch_one) + root.string() +
+                            " libc6 PACKAGE..."});
+}
+
+/// Every ELF program in ROOT/usr/bin and ROOT/bin.
+std::vector<fs::path> sysroot_programs(const fs::path& root) {
+    std::vector<fs::path> programs;
+    for (const char* sub : {"usr/bin", "bin"}) {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(root / sub, ec)) {
+            if (e.is_regular_file() && looks_like_elf(e.path())) {
+                programs.push_back(e.path());
+            }
+        }
+    }
+    return programs;
+}
+
+/// The files to check: those named, else the sysroots' programs (none found: bad input).
+std::vector<fs::path> files_to_check(const SysrootArgs& a, const std::vector<fs::path>& roots) {
+    if (!a.files.empty()) {
+        return to_paths(a.files);
+    }
+    std::vector<fs::path> files;
+    for (const auto& root : roots) {
+        auto programs = sysroot_programs(root);
+        files.insert(files.end(), programs.begin(), programs.end());
+    }
+    if (files.empty()) {
+        const std::string first = roots.front().string();
+        std::error_code ec;
+        const bool libs = fs::is_directory(roots.front() / "usr/lib", ec);
+        throw Failure(Error{"sysroot " + first,
+                            std::string(libs ? "" : "no usr/lib and ") +
+                                "no programs in usr/bin or bin" +
+                                (roots.size() > 1 ? " (nor in the other sysroots)" : ""),
+                            "name the programs to check after the options, or " +
+                                std::string(k_fetch_one) + first + " PACKAGE..."});
+    }
+    return files;
+}
+
 /// `emurun sysroot check`: foreign ldd of each file (or every ELF program in SYSROOT/usr/bin
 /// and SYSROOT/bin) against the sysroots; exit 1 when something is missing.
 int sysroot_check(const SysrootArgs& a) {
     const auto roots = to_paths(a.sysroots);
-    std::vector<fs::path> files = to_paths(a.files);
     for (const auto& root : roots) {
-        for (const char* sub : {"usr/bin", "bin"}) {
-            std::error_code ec;
-            for (const auto& e : fs::directory_iterator(root / sub, ec)) {
-                if (a.files.empty() && e.is_regular_file() && looks_like_elf(e.path())) {
-                    files.push_back(e.path());
-                }
-            }
-        }
+        check_sysroot_dir(root);
     }
+    const std::vector<fs::path> files = files_to_check(a, roots);
     int missing = 0;
     for (const auto& f : files) {
         const ElfInfo elf = unwrap(read_elf(f));
@@ -48,14 +95,41 @@ int sysroot_check(const SysrootArgs& a) {
     return missing == 0 ? 0 : 1;
 }
 
-/// `emurun sysroot fetch|source|build-dep` become the emurun-sysroot script (apt and dpkg do
-/// the work), so its exit code is emurun's.
+constexpr const char* k_op_names[] = {"fetch", "source", "build-dep"};
+
+/// No package named is a command line that does not parse (2): say what goes there.
+void check_packages_named(const SysrootRequest& r) {
+    if (!r.packages.empty()) {
+        return;
+    }
+    const std::string op = k_op_names[static_cast<int>(r.op)];
+    const char* example =
+        r.op == SysrootOp::fetch ? "fetch --arch arm64 --dir ./sysroot-arm64 libpng-dev libc6-dev"
+        : r.op == SysrootOp::source ? "source --dir ./src zlib"
+                                    : "build-dep --arch arm64 --dir ./sysroot-arm64 libpng1.6";
+    const char* what = r.op == SysrootOp::fetch    ? "no package named"
+                       : r.op == SysrootOp::source ? "no source package named"
+                                                   : "no source package or source directory named";
+    throw Failure(Error{"sysroot " + op, what,
+                        std::string("give it after the options, e.g. emurun sysroot ") + example},
+                  k_exit_usage);
+}
+
+/// `emurun sysroot fetch|source|build-dep` run the emurun-sysroot script (apt and dpkg do the
+/// work); its exit code is emurun's, except its usage error (2): emurun built that command line
+/// from what it was given, so a value the script refused is bad input (125; it said why).
 int sysroot_script_run(const SysrootRequest& request) {
+    check_packages_named(request);
     auto argv = unwrap(sysroot_tool_argv(request, sysroot_script()));
     const std::string script = argv.front();
-    const auto failure = exec_replace(Command{.argv = std::move(argv)});
-    throw Failure(Error{"exec " + script, std::strerror(failure.err),
-                        "install emurun-sysroot (tools/emurun-sysroot) next to emurun or in PATH"});
+    const auto status = run_foreground(Command{.argv = std::move(argv)});
+    if (!status) {
+        throw Failure(Error{"exec " + script, status.error().why,
+                            "install emurun-sysroot (tools/emurun-sysroot) next to emurun or in "
+                            "PATH"});
+    }
+    const int code = status->shell_code();
+    return code == k_exit_usage ? k_exit_failure : code;
 }
 
 /// The options every script action takes.
@@ -86,7 +160,8 @@ CLI::App* add_script_action(CLI::App& sysroot, Action& action, SysrootOp op, con
     const char* what = op == SysrootOp::fetch    ? "Debian binary packages, e.g. zlib1g-dev"
                        : op == SysrootOp::source ? "Debian source package, e.g. zlib or zlib=VER"
                                                  : "Source package name or a source directory";
-    auto* packages = sub->add_option("packages", r->packages, what)->required();
+    // Not required() here: check_packages_named says what is missing, with an example.
+    auto* packages = sub->add_option("packages", r->packages, what);
     if (op != SysrootOp::fetch) {
         packages->expected(1);
     }
