@@ -1,9 +1,10 @@
 #!/bin/bash
-# `emurun sysroot fetch|source|build-dep` parse their options and become the emurun-sysroot script (exec in
-# place, so its exit code is emurun's): the one beside the emurun binary when executable, else the
-# one found by emurun's PATH rule; neither: a clear error naming the script. `sysroot check
-# --sysroot DIR FILE` checks FILE, not DIR/usr/bin. A fake script records what it was given, so
-# this needs no network.
+# `emurun sysroot fetch|source|build-dep` parse their options and run the emurun-sysroot script
+# (its exit code is emurun's, except its usage error 2, which becomes 125): the one beside the
+# emurun binary when executable, else the one found by emurun's PATH rule; neither: a clear
+# error naming the script. `sysroot check --sysroot DIR FILE` checks FILE, not DIR/usr/bin; a
+# sysroot that is missing, a file or holds no programs is bad input. A fake script records what
+# it was given, so this needs no network.
 . "$(dirname "$0")/lib/common.sh"
 
 mkdir -p "$T/bin" "$T/path" "$T/empty"
