@@ -61,7 +61,7 @@ struct RunnerOptions {
     bool fail_on_flag = false;
     std::filesystem::path log_dir = "emurun-logs";
     EmulatorSearch emulators;
-    /// Install SIGINT/SIGTERM handlers for the run: stop every step, finish the report.
+    /// Install SIGINT/SIGTERM/SIGHUP handlers for the run: stop every step, finish the report.
     bool handle_signals = true;
     std::function<void(const RunEvent&)> on_event;
     /// Every chunk of every step's output (the log already has it).
@@ -89,8 +89,8 @@ class EMURUN_EXPORT CommandRunner {
     /// The run was interrupted: stop every running command. wait_any() still reports them,
     /// with ChildResult::stopped set.
     virtual void stop_all() = 0;
-    /// With RunnerOptions::handle_signals, SIGINT and SIGTERM are blocked while the run goes
-    /// on, and wait_any() must wait with this mask installed (as ppoll does) for a signal to
+    /// With RunnerOptions::handle_signals, SIGINT, SIGTERM and SIGHUP are blocked while the run
+    /// goes on, and wait_any() must wait with this mask installed (as ppoll does) for a signal to
     /// reach the run's handler.
     virtual void set_wait_sigmask(const sigset_t& mask) = 0;
     /// The clock of the run: elapsed time, ETA, the progress interval, the report's wall.
@@ -101,8 +101,9 @@ class EMURUN_EXPORT CommandRunner {
 
 /// Before a run: an error when a file the caller will write afterwards (`outputs`: the report,
 /// JUnit, Markdown) is the pipeline file, a step's log, or another of `outputs` (symlinks and
-/// hard links count); when two steps would share a log file; or when the log directory's name is
-/// not UTF-8 (the report could not name the logs). Nothing is written.
+/// hard links count); when an output's directory is missing or cannot be written in; when two
+/// steps would share a log file; when the log directory cannot be written in or created; or
+/// when its name is not UTF-8 (the report could not name the logs). Nothing is written.
 [[nodiscard]] EMURUN_EXPORT Result<void>
 check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
                   std::span<const std::filesystem::path> outputs);
