@@ -51,10 +51,10 @@ Result<void> farm_version(const RootPlan& plan, const fs::path& host_ver, const 
         return r;
     }
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(host_ver, ec)) {
-        const std::string f = e.path().filename().string();
+    for (const auto& e : list_dir(host_ver)) {
+        const std::string f = e.filename().string();
         const fs::path native = fs::path("/usr/lib/gcc") / t / v / f;
-        const bool host = is_host_elf(e.path()) || !fs::exists(plan.dir / native.relative_path());
+        const bool host = is_host_elf(e) || !fs::exists(plan.dir / native.relative_path(), ec);
         if (auto r = link(host ? fs::path(k_hidden) / t / v / f : native, dir / f); !r) {
             return r;
         }
@@ -71,9 +71,8 @@ Result<void> gcc_cross_farm(const RootPlan& plan) {
     if (auto r = tmpfs_at(farm); !r) {
         return r;
     }
-    std::error_code ec;
-    for (const auto& v : fs::directory_iterator(host, ec)) {
-        if (auto r = farm_version(plan, v.path(), farm / v.path().filename()); !r) {
+    for (const auto& v : list_dir(host)) {
+        if (auto r = farm_version(plan, v, farm / v.filename()); !r) {
             return r;
         }
     }
@@ -81,9 +80,8 @@ Result<void> gcc_cross_farm(const RootPlan& plan) {
 }
 
 Result<void> link_entries(const fs::path& root, const fs::path& from, const fs::path& into) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root / from.relative_path(), ec)) {
-        const fs::path name = e.path().filename();
+    for (const auto& e : list_dir(root / from.relative_path())) {
+        const fs::path name = e.filename();
         if (auto r = link(from / name, into / name); !r) {
             return r;
         }
@@ -104,9 +102,8 @@ Result<void> header_farm(const RootPlan& plan) {
     if (auto r = link_entries(plan.dir, "/usr/local/include", farm); !r) {
         return r;
     }
-    std::error_code ec;
-    for (const auto& v : fs::directory_iterator(plan.dir / "usr/include/c++", ec)) {
-        const std::string ver = v.path().filename().string();
+    for (const auto& v : list_dir(plan.dir / "usr/include/c++")) {
+        const std::string ver = v.filename().string();
         const fs::path dir = farm / "c++" / ver;
         if (auto r = make_dirs(dir); !r) {
             return r;
@@ -139,7 +136,7 @@ Result<void> mount_acceleration(const RootPlan& plan) {
         }
     }
     // Tool dir: as/ld... as relative symlinks to ../../bin/TRIPLET-* (bound below or emulated).
-    if (fs::is_directory("/usr/" + t + "/bin")) {
+    if (std::error_code ec; fs::is_directory("/usr/" + t + "/bin", ec)) {
         if (auto r = bind_into(plan.dir, "/usr/" + t + "/bin", "/usr/" + t + "/bin", true); !r) {
             return r;
         }

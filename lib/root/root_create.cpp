@@ -15,8 +15,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace emurun {
@@ -191,13 +193,64 @@ Result<void> check_tools() {
     return {};
 }
 
+/// mkdir `dir` and the parents it lacks, then remove what was made: `dir` can be created.
+Result<void> probe_create(const fs::path& dir) {
+    std::vector<fs::path> missing;
+    struct stat st {};
+    for (fs::path p = dir; ::lstat(p.c_str(), &st) != 0 && errno == ENOENT; p = p.parent_path()) {
+        missing.push_back(p);
+        if (p == p.parent_path()) {
+            break;
+        }
+    }
+    std::vector<fs::path> made;
+    int err = 0;
+    fs::path failed;
+    for (auto it = missing.rbegin(); it != missing.rend() && err == 0; ++it) {
+        if (::mkdir(it->c_str(), 0755) == 0) {
+            made.push_back(*it);
+        } else {
+            err = errno;
+            failed = *it;
+        }
+    }
+    for (auto it = made.rbegin(); it != made.rend(); ++it) {
+        ::rmdir(it->c_str());
+    }
+    if (err != 0) {
+        return fail("create the root's directory " + dir.string(),
+                    "mkdir " + failed.string() + ": " + std::strerror(err),
+                    "choose a directory in a place you can write to");
+    }
+    return {};
+}
+
+/// The new root's directory, checked before anything is downloaded: a path, absent (and
+/// creatable) or an empty directory that can be written.
 Result<void> check_dir(const fs::path& dir) {
+    if (dir.empty()) {
+        return fail("create a root", "no directory given (an empty path)",
+                    "name the new root's directory, e.g. roots/arm64");
+    }
     std::error_code ec;
-    if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec))) {
+    const fs::path abs = fs::absolute(dir, ec);
+    if (ec) {
+        return fail("create a root in " + dir.string(), ec.message());
+    }
+    struct stat st {};
+    if (::lstat(abs.c_str(), &st) != 0) {
+        const int err = errno;
+        if (err == ENOENT) {
+            return probe_create(abs);
+        }
+        return std::unexpected(
+            system_error("create a root in " + dir.string(), err, "choose another directory"));
+    }
+    if (!S_ISDIR(st.st_mode) || !fs::is_empty(abs, ec) || ec) {
         return fail("create a root in " + dir.string(), "it exists and is not an empty directory",
                     "choose a new directory, or remove this one");
     }
-    return {};
+    return probe_create(abs / (".emurun-probe-" + std::to_string(::getpid())));
 }
 
 /// The tarball for the spec: from the cache, else built (under a lock: one build per spec).
@@ -213,7 +266,8 @@ Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& e
         spec.arch->debian + "-" + spec.suite + "-" + root_cache_key(spec, mirror);
     const fs::path tarball = roots / (name + ".tar");
     const auto lock = EMURUN_TRY(util::FileLock::acquire(roots / (name + ".lock"), false));
-    from_cache = fs::exists(tarball);
+    std::error_code ec;
+    from_cache = fs::exists(tarball, ec);
     if (from_cache) {
         return tarball;
     }
@@ -227,7 +281,6 @@ Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& e
     if (auto r = build_tarball(spec, entry, mirror, cache, partial); !r) {
         return std::unexpected(r.error());
     }
-    std::error_code ec;
     fs::rename(partial, tarball, ec);
     if (ec) {
         return fail("rename " + partial.string(), ec.message());
@@ -270,12 +323,8 @@ Result<void> check_create_spec(const RootCreateSpec& spec) {
                     "e.g. bookworm, trixie or sid (option suite)");
     }
     if (runs_natively(*spec.arch)) {
-        return fail("create an " + spec.arch->name + " root",
-                    "this host runs " + spec.arch->name +
-                        " programs natively: emurun root is for foreign arches (its private "
-                        "binfmt_misc would send the host's own programs to qemu)",
-                    "choose a foreign arch (aarch64, ppc64le or s390x); for a native root use "
-                    "mmdebstrap itself");
+        return std::unexpected(
+            native_root_error("create " + with_article(spec.arch->name) + " root", *spec.arch));
     }
     if (auto r = check_dir(spec.dir); !r) {
         return r;
@@ -323,11 +372,12 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
         return std::unexpected(tarball.error());
     }
     made.tarball = *tarball;
-    const fs::path dir = fs::absolute(spec.dir);
+    std::error_code ec;
+    const fs::path dir = fs::absolute(spec.dir, ec); // check_dir made sure it can be
     if (auto r = check_space(dir, *tarball); !r) {
         return std::unexpected(r.error());
     }
-    const bool existed = fs::exists(dir);
+    const bool existed = fs::exists(dir, ec);
     if (auto r = make_dirs(dir); !r) {
         return std::unexpected(r.error());
     }

@@ -139,6 +139,9 @@ Result<void> enter_root(const RootPlan& plan) {
         }
     }
     for (const auto& b : plan.binds) {
+        if (auto r = check_bind(plan.dir, b); !r) { // again, right before: the root may change
+            return r;
+        }
         if (auto r = bind_into(plan.dir, b.source, b.target, b.read_only); !r) {
             return r;
         }

@@ -23,6 +23,22 @@ namespace emurun::root_detail {
 /// mkdir -p that reports the path and errno.
 [[nodiscard]] Result<void> make_dirs(const std::filesystem::path& dir);
 
+/// The entries of `dir` (none when it cannot be read): never throws.
+[[nodiscard]] std::vector<std::filesystem::path> list_dir(const std::filesystem::path& dir);
+
+/// "a ppc64le", "an aarch64", "an s390x": the arch's name with its article.
+[[nodiscard]] std::string with_article(const std::string& arch_name);
+
+/// Why a root of `arch` (one the host runs natively) is refused, for `what` ("create an
+/// x86_64 root", "use DIR as a root").
+[[nodiscard]] Error native_root_error(const std::string& what, const Arch& arch);
+
+/// A user's bind checked against the root at `root` (absolute): a source that is no empty
+/// path and exists; a target that is absolute, has no '..', is not '/', crosses no symlink of
+/// the root on its way and, where it exists, is a directory for a directory source and no
+/// directory for a file source.
+[[nodiscard]] Result<void> check_bind(const std::filesystem::path& root, const RootBind& bind);
+
 /// Bind `source` onto `root`/`target`, creating the mount point (a directory, or an empty file
 /// for a file source); optionally read-only.
 [[nodiscard]] Result<void> bind_into(const std::filesystem::path& root,

@@ -126,7 +126,8 @@ Result<void> check_reachable(const std::string& url) {
     const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
     const std::string rest = scheme_end == std::string::npos ? url : url.substr(scheme_end + 3);
     if (scheme == "file") {
-        return fs::is_directory(rest)
+        std::error_code ec;
+        return fs::is_directory(rest, ec)
                    ? Result<void>{}
                    : fail("use the mirror " + url, "no such directory",
                           "name an existing directory or another mirror (option mirror)");

@@ -115,8 +115,8 @@ std::string root_gcc_major(const fs::path& dir, const std::string& triplet) {
         return link.filename().string().substr(prefix.size());
     }
     std::string best;
-    for (const auto& e : fs::directory_iterator(dir / "usr/bin", ec)) {
-        const std::string n = e.path().filename().string();
+    for (const auto& e : list_dir(dir / "usr/bin")) {
+        const std::string n = e.filename().string();
         if (n.starts_with(prefix) && n.size() > prefix.size() &&
             std::all_of(n.begin() + static_cast<long>(prefix.size()), n.end(),
                         [](char c) { return c >= '0' && c <= '9'; })) {
@@ -232,8 +232,9 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
                             " gcc g++, or run with --accelerate=none");
         }
         const fs::path driver = "/usr/bin/" + t + "-gcc-" + plan.gcc_major;
+        std::error_code ec;
         if (!is_file(driver) ||
-            !fs::is_directory("/usr/lib/gcc-cross/" + t + "/" + plan.gcc_major)) {
+            !fs::is_directory("/usr/lib/gcc-cross/" + t + "/" + plan.gcc_major, ec)) {
             return std::unexpected(missing_cross(*plan.arch, plan.gcc_major, driver));
         }
         if (auto r = check_versions(plan, driver.string()); !r) {
@@ -313,6 +314,11 @@ Result<const Arch*> root_arch(const fs::path& dir) {
         return fail("use " + dir.string() + " as a root", "it does not exist",
                     "create one: emurun root create --arch ARCH " + dir.string());
     }
+    if (!fs::is_directory(dir, ec)) {
+        return fail("use " + dir.string() + " as a root",
+                    "it is not a directory (a root is a Debian root's directory)",
+                    "create one: emurun root create --arch ARCH DIR");
+    }
     if (!fs::is_directory(dir / "var/lib/dpkg", ec) || !fs::exists(dir / "bin/sh", ec)) {
         return fail("use " + dir.string() + " as a root",
                     "not a Debian root (no var/lib/dpkg or bin/sh in it)",
@@ -336,21 +342,53 @@ Result<const Arch*> root_arch(const fs::path& dir) {
     return info->arch;
 }
 
+namespace {
+
+/// The root's directory, absolute: never empty, never the host's /.
+Result<fs::path> root_dir(const fs::path& dir) {
+    if (dir.empty()) {
+        return fail("use a root", "no directory given (an empty path)",
+                    "name the root's directory, one emurun root create made");
+    }
+    std::error_code ec;
+    const fs::path abs = fs::absolute(dir, ec).lexically_normal();
+    if (ec) {
+        return fail("use " + dir.string() + " as a root", ec.message());
+    }
+    if (abs == "/") {
+        return fail("use / as a root",
+                    "it is the host's own root directory, not a foreign-arch Debian root",
+                    "create one: emurun root create --arch ARCH DIR");
+    }
+    return abs;
+}
+
+/// The root's arch: the expected one (if any), and foreign to this host.
+Result<const Arch*> checked_arch(const RootSpec& spec, const fs::path& dir) {
+    const Arch* arch = EMURUN_TRY(root_arch(dir));
+    if (spec.arch != nullptr && arch != spec.arch) {
+        return fail(
+            "use " + dir.string() + " as " + with_article(spec.arch->name) + " root",
+            "it is " + with_article(arch->name) + " root (var/lib/dpkg/arch: " + arch->debian + ")",
+            "pass --arch " + arch->name + ", or create " + with_article(spec.arch->name) + " root");
+    }
+    if (runs_natively(*arch)) {
+        return std::unexpected(native_root_error("use " + dir.string() + " as a root", *arch));
+    }
+    return arch;
+}
+
+} // namespace
+
 Result<RootPlan> plan_root(const RootSpec& spec) {
     RootPlan plan;
-    std::error_code ec;
-    plan.dir = fs::absolute(spec.dir, ec).lexically_normal();
-    auto arch = root_arch(plan.dir);
-    if (!arch) {
-        return std::unexpected(arch.error());
+    plan.dir = EMURUN_TRY(root_dir(spec.dir));
+    plan.arch = EMURUN_TRY(checked_arch(spec, plan.dir));
+    for (const auto& b : spec.binds) {
+        if (auto r = check_bind(plan.dir, b); !r) {
+            return std::unexpected(r.error());
+        }
     }
-    if (spec.arch != nullptr && *arch != spec.arch) {
-        return fail("use " + plan.dir.string() + " as a " + spec.arch->name + " root",
-                    "it is a " + (*arch)->name + " root (var/lib/dpkg/arch: " + (*arch)->debian +
-                        ")",
-                    "pass --arch " + (*arch)->name + ", or create a " + spec.arch->name + " root");
-    }
-    plan.arch = *arch;
     auto entry = private_binfmt_entry(*plan.arch, spec.emulators);
     if (!entry) {
         return std::unexpected(entry.error());

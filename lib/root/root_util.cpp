@@ -4,6 +4,7 @@
 #include "util/env.hpp"
 #include "util/file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <map>
@@ -26,10 +27,119 @@ bool is_host_elf(const fs::path& p) {
 Result<void> make_dirs(const fs::path& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec && !fs::is_directory(dir)) {
+    if (ec && !fs::is_directory(dir, ec)) {
         return fail("mkdir -p " + dir.string(), ec.message());
     }
     return {};
+}
+
+std::vector<fs::path> list_dir(const fs::path& dir) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        out.push_back(it->path());
+    }
+    return out;
+}
+
+std::string with_article(const std::string& arch_name) {
+    const bool vowel_sound =
+        !arch_name.empty() &&
+        (std::string_view("aeiox").find(arch_name.front()) != std::string::npos ||
+         arch_name.starts_with("s390"));
+    return (vowel_sound ? "an " : "a ") + arch_name;
+}
+
+Error native_root_error(const std::string& what, const Arch& arch) {
+    return Error{what,
+                 "this host runs " + arch.name +
+                     " programs natively: emurun root is for foreign arches (its private "
+                     "binfmt_misc would send the host's own programs to qemu)",
+                 "choose a foreign arch (aarch64, ppc64le or s390x); for a native root use "
+                 "mmdebstrap itself"};
+}
+
+namespace {
+
+bool is_dir(const struct stat& st) {
+    return S_ISDIR(st.st_mode);
+}
+
+Result<void> check_bind_paths(const RootBind& b) {
+    const std::string what = "bind " + b.source.string() + " to " + b.target.string();
+    if (b.source.empty() || b.target.empty()) {
+        return fail(what,
+                    std::string(b.source.empty() ? "the source" : "the destination") +
+                        " is an empty path",
+                    "give both: the source on the host and the destination inside the root");
+    }
+    if (!b.target.is_absolute()) {
+        return fail(what, "the destination is not an absolute path",
+                    "give the path inside the root from its /, e.g. /src");
+    }
+    if (std::ranges::any_of(b.target, [](const fs::path& c) { return c == ".."; })) {
+        return fail(what, "the destination has a '..' component: it could leave the root",
+                    "give the path inside the root without '..'");
+    }
+    if (b.target.relative_path().lexically_normal().empty() || b.target.lexically_normal() == "/") {
+        return fail(what, "the destination is the root's / itself: it would hide the whole root",
+                    "bind onto a directory inside the root, e.g. /src");
+    }
+    return {};
+}
+
+/// Where `b` goes inside `root`: no symlink of the root on the way, a type that fits the source.
+Result<void> check_bind_target(const fs::path& root, const RootBind& b) {
+    const std::string what = "bind " + b.source.string() + " to " + b.target.string();
+    struct stat src {};
+    if (::stat(b.source.c_str(), &src) != 0) {
+        return std::unexpected(system_error(what + ": the source on the host", errno));
+    }
+    std::vector<fs::path> parts;
+    for (const auto& c : b.target.relative_path()) {
+        if (!c.empty() && c != ".") {
+            parts.push_back(c);
+        }
+    }
+    fs::path p = root;
+    fs::path inside = "/";
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        p /= parts[i];
+        inside /= parts[i];
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0) {
+            return {}; // the rest is made as fresh directories
+        }
+        if (S_ISLNK(st.st_mode)) {
+            return fail(what,
+                        inside.string() + " is a symlink in the root: emurun follows no symlink "
+                                          "of the root for a bind's mount point",
+                        "bind onto the path it points to inside the root");
+        }
+        const bool last = i + 1 == parts.size();
+        if (!last && !is_dir(st)) {
+            return fail(what, inside.string() + " is not a directory in the root");
+        }
+        if (last && is_dir(src) != is_dir(st)) {
+            return fail(
+                what,
+                is_dir(src)
+                    ? "the source is a directory but " + inside.string() + " is a file in the root"
+                    : "the source is a file but " + inside.string() + " is a directory in the root",
+                "bind a directory onto a directory and a file onto a file, or choose "
+                "another destination");
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+Result<void> check_bind(const fs::path& root, const RootBind& bind) {
+    if (auto r = check_bind_paths(bind); !r) {
+        return r;
+    }
+    return check_bind_target(root, bind);
 }
 
 namespace {

@@ -27,20 +27,45 @@ expect_refused "create into a non-empty dir" "not an empty directory" \
 touch "$T/a-file"
 expect_refused "create over a file" "not an empty directory" \
     "$EMURUN" root create --arch aarch64 "$T/a-file"
-expect_refused "run in a file" "not a Debian root" "$EMURUN" root run "$T/a-file" -- true
+expect_refused "run in a file" "not a directory" "$EMURUN" root run "$T/a-file" -- true
 expect_refused "run in a missing dir" "it does not exist" "$EMURUN" root run "$T/missing" -- true
 expect_refused "a root of the host's own arch" "natively" \
     "$EMURUN" root create --arch "$(uname -m)" "$T/native"
 expect_refused "a suite that is no name" "not a Debian suite name" \
     "$EMURUN" root create --arch aarch64 --suite 'x;y' "$T/suite"
+# The target directory is checked before anything is downloaded (an empty path aborted; a
+# place where no directory can be made ran mmdebstrap for minutes first).
+expect_refused "create into an empty path" "empty path" \
+    env XDG_CACHE_HOME="$T/cache" "$EMURUN" root create --arch aarch64 ''
+expect_refused "create where no directory can be made" "/proc/nonexist" \
+    env XDG_CACHE_HOME="$T/cache" timeout 30 "$EMURUN" root create --arch aarch64 /proc/nonexist/x
+expect_refused "create under a file" "Not a directory" \
+    env XDG_CACHE_HOME="$T/cache" timeout 30 "$EMURUN" root create --arch aarch64 "$T/a-file/x"
 [ ! -e "$T/native" ] && [ ! -e "$T/suite" ] && ok "refused creates made nothing" ||
     not_ok "a refused create made its directory"
 [ -d "$T/full/x" ] && ok "the non-empty dir is left as it was" || not_ok "non-empty dir changed"
+# A root of the host's own arch, and the host's / itself, are refused as create refuses them.
+mkdir -p "$T/amd64/var/lib/dpkg" "$T/amd64/bin"
+echo amd64 >"$T/amd64/var/lib/dpkg/arch"
+touch "$T/amd64/bin/sh"
+expect_refused "run in a root of the host's arch" "natively" "$EMURUN" root run "$T/amd64" -- true
+expect_refused "run in the host's /" "the host's own root directory" "$EMURUN" root run / -- true
+expect_refused "run in an empty path" "empty path" "$EMURUN" root run '' -- true
+# No command, with or without the --.
+expect_refused "no command" "no command given" "$EMURUN" root run "$T/empty"
+expect_refused "no command after --" "no command given" "$EMURUN" root run "$T/empty" --
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-    # An unprivileged user without /etc/subuid ranges: the fix is named.
+    # An unprivileged user without /etc/subuid ranges: the fix is named (in a directory that
+    # user can write: the directory is checked first, and $T is root's alone).
+    nobody_dir=$(mktemp -d /tmp/emurun-nobody.XXXXXX)
+    chmod 1777 "$nobody_dir"
     expect_refused "no subordinate ids" "usermod --add-subuids" \
         setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent \
+        "$EMURUN" root create --arch aarch64 "$nobody_dir/root"
+    expect_refused "a directory the user cannot make" "Permission denied" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent \
         "$EMURUN" root create --arch aarch64 "$T/nobody-root"
+    rm -rf "$nobody_dir"
 fi
 
 root_probe aarch64
@@ -54,13 +79,37 @@ echo arm64 >"$T/nogcc/var/lib/dpkg/arch"
 touch "$T/nogcc/bin/sh"
 expect_refused "accelerating a root without gcc" "emurun root install" \
     "$EMURUN" root run --accelerate "$T/nogcc" -- true
-expect_refused "root of another arch" "it is a aarch64 root" \
+expect_refused "root of another arch" "it is an aarch64 root" \
     "$EMURUN" root run --arch s390x "$T/nogcc" -- true
 expect_refused "no mirror reachable" "no mirror reachable" \
     env -u http_proxy XDG_CACHE_HOME="$T/cache" "$EMURUN" root create --arch aarch64 \
     --mirror http://127.0.0.1:9/debian "$T/unreachable"
 [ ! -e "$T/unreachable" ] && ok "a failed create leaves no directory" ||
     not_ok "a failed create left $T/unreachable"
+
+# Binds: empty parts, a destination that leaves the root ('..', the root's own symlinks), a
+# directory onto a file and a file onto a directory are refused before anything is mounted.
+mkdir -p "$T/work"
+ln -s /tmp "$T/nogcc/evil"
+escape=/tmp/emurun-escape-$$
+expect_refused "bind of an empty path" "empty path" "$EMURUN" root run --bind '' "$T/nogcc" -- true
+expect_refused "bind ':'" "empty path" "$EMURUN" root run --bind : "$T/nogcc" -- true
+expect_refused "bind to an empty destination" "empty path" \
+    "$EMURUN" root run --bind "$T/work:" "$T/nogcc" -- true
+expect_refused "bind with '..' in the destination" "'..'" \
+    "$EMURUN" root run --bind "$T/work:/../../..$escape" "$T/nogcc" -- true
+expect_refused "bind to a relative destination" "not an absolute path" \
+    "$EMURUN" root run --bind "$T/work:w" "$T/nogcc" -- true
+expect_refused "bind through a symlink of the root" "/evil is a symlink in the root" \
+    "$EMURUN" root run --bind "$T/work:/evil/${escape#/tmp/}" "$T/nogcc" -- true
+[ ! -e "$escape" ] && ok "no bind made a directory on the host" || not_ok "$escape was made"
+rm -rf "$escape"
+expect_refused "bind a directory onto a file" "is a file in the root" \
+    "$EMURUN" root run --bind "$T/work:/bin/sh" "$T/nogcc" -- true
+expect_refused "bind a file onto a directory" "is a directory in the root" \
+    "$EMURUN" root run --bind "$T/a-file:/var/lib/dpkg" "$T/nogcc" -- true
+expect_refused "bind of a missing source" "No such file" \
+    "$EMURUN" root run --bind "$T/missing:/m" "$T/nogcc" -- true
 
 R=$T/arm64
 make_root aarch64 "$R"

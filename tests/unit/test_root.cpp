@@ -256,3 +256,81 @@ TEST_CASE("root: pipeline steps in a root") {
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().message().find("needs a root") != std::string::npos);
 }
+
+TEST_CASE("root: binds that are refused, and why") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-binds-" + std::to_string(::getpid()));
+    const fs::path src = d / "src";
+    fs::create_directories(src);
+    write(d / "file", "x");
+    write(d / "root/bin/sh", "");
+    fs::create_directories(d / "root/var/lib/dpkg");
+    fs::create_symlink("/tmp", d / "root/evil");
+    const auto why = [&](const RootBind& b) {
+        auto r = root_detail::check_bind(d / "root", b);
+        return r ? std::string("accepted") : r.error().why;
+    };
+    CHECK(why({src, "/w", false}) == "accepted");
+    CHECK(why({src, "/var/lib/x", false}) == "accepted");
+    CHECK(why({"", "/w", false}) == "the source is an empty path");
+    CHECK(why({src, "", false}) == "the destination is an empty path");
+    CHECK(why({src, "w", false}) == "the destination is not an absolute path");
+    CHECK(why({src, "/../../tmp/x", false}).find("'..'") != std::string::npos);
+    CHECK(why({src, "/a/../../x", false}).find("'..'") != std::string::npos);
+    CHECK(why({src, "/", false}).find("hide the whole root") != std::string::npos);
+    CHECK(why({src, "/evil/x", false}).find("/evil is a symlink in the root") != std::string::npos);
+    CHECK(why({src, "/bin/sh", false}).find("is a file in the root") != std::string::npos);
+    CHECK(why({src, "/bin/sh/x", false}).find("/bin/sh is not a directory") != std::string::npos);
+    CHECK(why({d / "file", "/bin", false}).find("is a directory in the root") != std::string::npos);
+    CHECK(why({d / "missing", "/m", false}).find("No such file") != std::string::npos);
+    fs::remove_all(d);
+}
+
+TEST_CASE("root: roots that are refused before anything starts") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-roots-" + std::to_string(::getpid()));
+    write(d / "native/var/lib/dpkg/arch", std::string(host_arch()->debian) + "\n");
+    write(d / "native/bin/sh", "");
+    write(d / "file", "");
+    const auto why = [](const fs::path& dir) {
+        RootSpec spec;
+        spec.dir = dir;
+        auto plan = plan_root(spec);
+        return plan ? std::string("accepted") : plan.error().why;
+    };
+    CHECK(why("").find("empty path") != std::string::npos);
+    CHECK(why("/").find("the host's own root directory") != std::string::npos);
+    CHECK(why("/.").find("the host's own root directory") != std::string::npos);
+    CHECK(why(d / "file").find("not a directory") != std::string::npos);
+    CHECK(why(d / "native").find("natively") != std::string::npos);
+    fs::remove_all(d);
+}
+
+TEST_CASE("root: a create's directory is checked before anything is downloaded") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-create-" + std::to_string(::getpid()));
+    write(d / "file", "");
+    write(d / "full/x", "");
+    const auto why = [&](const fs::path& dir) {
+        RootCreateSpec spec;
+        spec.arch = test::known_arch("aarch64");
+        spec.dir = dir;
+        spec.mirror = "http://127.0.0.1:9/debian"; // never reached: the dir is refused first
+        spec.cache_dir = d / "cache";
+        auto made = create_root(spec);
+        return made ? std::string("created") : made.error().message();
+    };
+    CHECK(why("").find("empty path") != std::string::npos);
+    CHECK(why("/proc/nonexist/x").find("/proc/nonexist/x") != std::string::npos);
+    CHECK(why(d / "file/x").find("Not a directory") != std::string::npos);
+    CHECK(why(d / "file").find("not an empty directory") != std::string::npos);
+    CHECK(why(d / "full").find("not an empty directory") != std::string::npos);
+    CHECK_FALSE(fs::exists("/proc/nonexist"));
+    CHECK_FALSE(fs::exists(d / "cache")); // refused before the cache was touched
+    fs::remove_all(d);
+}
+
+TEST_CASE("root: arch names with their article") {
+    CHECK(root_detail::with_article("aarch64") == "an aarch64");
+    CHECK(root_detail::with_article("x86_64") == "an x86_64");
+    CHECK(root_detail::with_article("s390x") == "an s390x");
+    CHECK(root_detail::with_article("ppc64le") == "a ppc64le");
+    CHECK(root_detail::with_article("riscv64") == "a riscv64");
+}

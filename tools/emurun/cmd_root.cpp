@@ -27,11 +27,16 @@ const Arch* arch_or_null(const std::string& name) {
     return name.empty() ? nullptr : unwrap(find_arch(name));
 }
 
-/// "SRC" or "SRC:DST" (DST inside the root; SRC made absolute).
+/// "SRC" or "SRC:DST" (DST inside the root; SRC made absolute). An empty part stays empty:
+/// plan_root refuses it with the reason.
 RootBind parse_bind(const std::string& item, bool read_only) {
     const auto colon = item.find(':');
     const std::filesystem::path src = item.substr(0, colon);
-    const std::filesystem::path abs = std::filesystem::absolute(src);
+    std::error_code ec;
+    std::filesystem::path abs = src.empty() ? src : std::filesystem::absolute(src, ec);
+    if (ec) {
+        abs = src;
+    }
     return RootBind{
         abs, colon == std::string::npos ? abs : std::filesystem::path(item.substr(colon + 1)),
         read_only};
@@ -117,7 +122,7 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
                   "--accelerate (all it has), --accelerate=gcc,g++,as,ld, --accelerate=none; "
                   "--accelerate=toolchain,shell adds sh, make, sed, grep, awk and coreutils");
     sub->add_option("dir", a->dir, "The root")->required();
-    sub->add_option("command", a->rest, "CMD ARGS... (after --)")->required();
+    sub->add_option("command", a->rest, "CMD ARGS... (after --)");
     sub->positionals_at_end();
     sub->footer("Example: emurun root run --accelerate --bind $PWD:/src --cwd /src ROOT -- make\n"
                 "Exit status: CMD's (128+N if a signal N killed it); 125 if the root could not "
@@ -128,11 +133,12 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
             if (!cmd.empty() && cmd.front() == "--") { // CLI11 keeps it in a nested subcommand
                 cmd.erase(cmd.begin());
             }
-            const RootSpec spec = make_spec(*a);
-            for (const auto& note : unwrap(plan_root(spec)).notes) {
-                std::cerr << "emurun: note: " << note << "\n";
+            if (cmd.empty()) {
+                throw Failure(Error{"emurun root run", "no command given",
+                                    "emurun root run DIR -- CMD ARGS"});
             }
-            return unwrap(exec_in_root(spec, cmd)).shell_code();
+            // The plan's notes (a differing gcc revision) are printed with -v.
+            return unwrap(exec_in_root(make_spec(*a), cmd)).shell_code();
         };
     });
 }
