@@ -104,8 +104,10 @@ Result<Command> undecided_auto_command(const Step& step, const Arch* arch,
 }
 
 /// `emurun root run` of the step inside its root: the step's cwd bound at the same path and
-/// used as the cwd; only the step's own env (the root's environment is clean).
-Result<Command> root_command(const Step& step, const Arch* arch, Command cmd) {
+/// used as the cwd; only emurun's variables and the step's own env (the root's environment is
+/// clean). Planned here, so that a root that cannot be entered fails the step with the reason.
+Result<Command> root_command(const Step& step, const Arch* arch, double timeout_factor,
+                             Command cmd) {
     auto exe = find_emurun_exe(SandboxSpec{});
     if (!exe) {
         return std::unexpected(exe.error());
@@ -115,9 +117,17 @@ Result<Command> root_command(const Step& step, const Arch* arch, Command cmd) {
     spec.arch = arch;
     spec.binds.push_back(RootBind{step.cwd, step.cwd, false});
     spec.cwd = step.cwd;
-    spec.env.assign(step.env.begin(), step.env.end());
+    std::map<std::string, std::string> env;
+    add_emurun_variables(step, timeout_factor, env);
+    for (const auto& [k, v] : step.env) {
+        env[k] = v;
+    }
+    spec.env.assign(env.begin(), env.end());
     if (step.accelerate) {
         spec.accelerate = EMURUN_TRY(parse_acceleration(step.accelerate_tools));
+    }
+    if (auto plan = plan_root(spec); !plan) {
+        return std::unexpected(plan.error());
     }
     cmd.argv = EMURUN_TRY(root_argv(*exe, spec, step.argv));
     cmd.cwd.reset();
@@ -145,7 +155,7 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
     case Emulation::automatic:
         return undecided_auto_command(step, arch, emulators, std::move(cmd));
     case Emulation::root:
-        return root_command(step, arch, std::move(cmd));
+        return root_command(step, arch, timeout_factor, std::move(cmd));
     case Emulation::native:
     case Emulation::host:
         break;

@@ -164,5 +164,33 @@ for o in hello probe; do
 done
 expect_contains "the accelerated object is aarch64" "$(file -b "$T/work/hello-default.o")" "aarch64"
 
+# Pipeline root steps: emurun's variables in their environment; a step whose root cannot be
+# entered fails with the reason in the report's message (not only "exit code 125").
+mkdir -p "$T/pipe"
+cat >"$T/pipe/pipeline.json" <<EOF
+{"name": "root-steps", "defaults": {"arch": "aarch64", "emulation": "root", "root": "$R"},
+ "steps": [
+  {"name": "vars", "shell": true,
+   "argv": "echo \$EMURUN_ARCH \$EMURUN_EMULATED \$EMURUN_TIMEOUT_MULTIPLIER >vars"},
+  {"name": "no-root", "argv": ["true"], "root": "$T/missing-root"},
+  {"name": "host-arch-root", "argv": ["true"], "root": "$T/amd64"}
+ ]}
+EOF
+rc=0
+(cd "$T/pipe" && "$EMURUN" run pipeline.json --report report.json >"$T/pipe.out" 2>&1) || rc=$?
+expect_eq "a pipeline with unusable roots fails" 1 "$rc"
+read -r v_arch v_emulated v_factor <"$T/pipe/vars" || true
+expect_eq "root step: EMURUN_ARCH" aarch64 "${v_arch:-}"
+expect_eq "root step: EMURUN_EMULATED" 1 "${v_emulated:-}"
+[ -n "${v_factor:-}" ] && ok "root step: EMURUN_TIMEOUT_MULTIPLIER=$v_factor" ||
+    not_ok "root step: no EMURUN_TIMEOUT_MULTIPLIER"
+msg() {
+    python3 -c 'import json, sys
+print([s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv[2]][0]["message"])' \
+        "$T/pipe/report.json" "$1"
+}
+expect_contains "missing root: the reason in the message" "$(msg no-root)" "does not exist"
+expect_contains "host-arch root: the reason in the message" "$(msg host-arch-root)" "it is an x86_64 root"
+
 expect_eq "host binfmt_misc unchanged" "$before" "$(host_binfmt)"
 finish
