@@ -127,10 +127,7 @@ JSON
 }
 
 part_fullfs() {
-    if ! command -v unshare >/dev/null || ! unshare -rm sh -c 'mount -t tmpfs -o size=16k t /mnt' 2>/dev/null; then
-        skip_part "no user namespace with mounts here (unshare -rm)"
-        return
-    fi
+    need_userns_mount size=16k || return 0
     mkdir full
     printf '{"name": "p", "steps": [{"name": "big", "argv": ["%s", "200000"]}]}\n' \
         "$EMURUN_HELPER_DIR/print_bytes" >p.json
@@ -167,13 +164,19 @@ part_outputs() {
         not_ok "a step ran or a report was written before the refusal"
 }
 
+# need_userns_mount OPTS: a tmpfs with OPTS can be mounted in a user namespace (unshare -rm),
+# else the part skips (false).
+need_userns_mount() {
+    command -v unshare >/dev/null && unshare -rm sh -c "mount -t tmpfs -o $1 t /mnt" 2>/dev/null &&
+        return 0
+    skip_part "no user namespace with mounts here (unshare -rm)"
+    return 1
+}
+
 # As root, access(2) grants writing in a mode 0555 directory; a read-only file system refuses
 # root too, and user namespaces give one without privileges.
 part_readonly() {
-    if ! command -v unshare >/dev/null || ! unshare -rm sh -c 'mount -t tmpfs -o ro t /mnt' 2>/dev/null; then
-        skip_part "no user namespace with mounts here (unshare -rm)"
-        return
-    fi
+    need_userns_mount ro || return 0
     mkdir ro
     printf '{"name": "p", "steps": [{"name": "a", "argv": ["touch", "%s/ran"]}]}\n' "$T" >p.json
     inside_ro() { unshare -rm sh -c 'mount -t tmpfs -o ro t ro && exec "$@"' sh "$@"; }
@@ -193,10 +196,7 @@ part_readonly() {
 # The report's file system fills up during the run: the other outputs and the table still come,
 # then exit 125 naming the report; no part of a report is left behind.
 part_late_write() {
-    if ! command -v unshare >/dev/null || ! unshare -rm sh -c 'mount -t tmpfs -o size=16k t /mnt' 2>/dev/null; then
-        skip_part "no user namespace with mounts here (unshare -rm)"
-        return
-    fi
+    need_userns_mount size=16k || return 0
     mkdir full
     cat >p.json <<'JSON'
 {"name": "p", "steps": [{"name": "fill", "argv": ["dd", "if=/dev/zero", "of=full/fill", "bs=1k",

@@ -104,14 +104,5 @@ part_bad_input() {
     expect_contains "idle_timeout 0: names the key" "$(cat "$T/zero.err")" "steps[0].idle_timeout"
 }
 
-# validate REPORT PIPELINE: both against their schemas (when valijson was built).
-validate() {
-    local v=$EMURUN_BUILD_DIR/tests/validate_json schema=$EMURUN_SOURCE_DIR/cmake/schema
-    [ -x "$v" ] || return 0
-    "$v" "$schema/report.schema.json" "$1" >/dev/null &&
-        "$v" "$schema/pipeline.schema.json" "$2" >/dev/null &&
-        ok "the report and pipeline validate against their schemas" || not_ok "schemas"
-}
-
 run_parts idle busy timeout heartbeat bad_input
 finish

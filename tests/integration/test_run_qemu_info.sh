@@ -122,14 +122,5 @@ part_sandbox_cli() {
         "$("$EMURUN" sandbox --arch aarch64 --cpu cortex-a72 -- "$probe" env QEMU_CPU)"
 }
 
-# validate REPORT PIPELINE: both against their schemas (when valijson was built).
-validate() {
-    local v=$EMURUN_BUILD_DIR/tests/validate_json schema=$EMURUN_SOURCE_DIR/cmake/schema
-    [ -x "$v" ] || return 0
-    "$v" "$schema/report.schema.json" "$1" >/dev/null &&
-        "$v" "$schema/pipeline.schema.json" "$2" >/dev/null &&
-        ok "the report and pipeline validate against their schemas" || not_ok "schemas"
-}
-
 run_parts exec sandbox compare sandbox_cli
 finish

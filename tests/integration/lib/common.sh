@@ -94,3 +94,12 @@ finish() {
     [ "$fails" -eq 0 ] || return 1
     [ "$skipped" -eq 0 ] || { skip_exit=1; return 125; }
 }
+
+# validate REPORT PIPELINE: both against their schemas (when valijson was built).
+validate() {
+    local v=$EMURUN_BUILD_DIR/tests/validate_json schema=$EMURUN_SOURCE_DIR/cmake/schema
+    [ -x "$v" ] || return 0
+    "$v" "$schema/report.schema.json" "$1" >/dev/null &&
+        "$v" "$schema/pipeline.schema.json" "$2" >/dev/null &&
+        ok "the report and pipeline validate against their schemas" || not_ok "schemas"
+}
