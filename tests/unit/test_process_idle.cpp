@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <unistd.h>
 
 using namespace emurun;
@@ -76,7 +77,11 @@ TEST_CASE("process: the tree snapshot of this process lists it with its command 
     REQUIRE_FALSE(tree.empty());
     CHECK(tree[0].pid == ::getpid());
     CHECK(tree[0].ppid == ::getppid());
-    CHECK(tree[0].state == 'R');
+    // Under qemu-user (the dogfood runs these tests emulated, EMURUN_EMULATED=1) a process's
+    // own /proc/self/stat is QEMU's synthetic one, whose state field is not the kernel's.
+    if (std::getenv("EMURUN_EMULATED") == nullptr) {
+        CHECK(tree[0].state == 'R');
+    }
     CHECK(tree[0].cmdline.find("emurun_unit_tests") != std::string::npos);
     CHECK(snapshot_process_tree(0x7ffffff0, true).empty()); // no such process
 }
