@@ -92,24 +92,20 @@ expect_refused "no mirror reachable" "no mirror reachable" \
 mkdir -p "$T/work"
 ln -s /tmp "$T/nogcc/evil"
 escape=/tmp/emurun-escape-$$
-expect_refused "bind of an empty path" "empty path" "$EMURUN" root run --bind '' "$T/nogcc" -- true
-expect_refused "bind ':'" "empty path" "$EMURUN" root run --bind : "$T/nogcc" -- true
-expect_refused "bind to an empty destination" "empty path" \
-    "$EMURUN" root run --bind "$T/work:" "$T/nogcc" -- true
-expect_refused "bind with '..' in the destination" "'..'" \
-    "$EMURUN" root run --bind "$T/work:/../../..$escape" "$T/nogcc" -- true
-expect_refused "bind to a relative destination" "not an absolute path" \
-    "$EMURUN" root run --bind "$T/work:w" "$T/nogcc" -- true
-expect_refused "bind through a symlink of the root" "/evil is a symlink in the root" \
-    "$EMURUN" root run --bind "$T/work:/evil/${escape#/tmp/}" "$T/nogcc" -- true
+# refused_bind NAME EXPECTED SPEC: `root run --bind SPEC` of the root without gcc is refused,
+# naming EXPECTED.
+refused_bind() { expect_refused "$1" "$2" "$EMURUN" root run --bind "$3" "$T/nogcc" -- true; }
+refused_bind "bind of an empty path" "empty path" ''
+refused_bind "bind ':'" "empty path" :
+refused_bind "bind to an empty destination" "empty path" "$T/work:"
+refused_bind "bind with '..' in the destination" "'..'" "$T/work:/../../..$escape"
+refused_bind "bind to a relative destination" "not an absolute path" "$T/work:w"
+refused_bind "bind through a symlink of the root" "/evil is a symlink in the root" "$T/work:/evil/${escape#/tmp/}"
 [ ! -e "$escape" ] && ok "no bind made a directory on the host" || not_ok "$escape was made"
 rm -rf "$escape"
-expect_refused "bind a directory onto a file" "is a file in the root" \
-    "$EMURUN" root run --bind "$T/work:/bin/sh" "$T/nogcc" -- true
-expect_refused "bind a file onto a directory" "is a directory in the root" \
-    "$EMURUN" root run --bind "$T/a-file:/var/lib/dpkg" "$T/nogcc" -- true
-expect_refused "bind of a missing source" "No such file" \
-    "$EMURUN" root run --bind "$T/missing:/m" "$T/nogcc" -- true
+refused_bind "bind a directory onto a file" "is a file in the root" "$T/work:/bin/sh"
+refused_bind "bind a file onto a directory" "is a directory in the root" "$T/a-file:/var/lib/dpkg"
+refused_bind "bind of a missing source" "No such file" "$T/missing:/m"
 
 R=$T/arm64
 make_root aarch64 "$R"
