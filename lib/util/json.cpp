@@ -21,48 +21,93 @@ std::string line_col(std::string_view text, std::size_t offset) {
     return std::to_string(line) + ":" + std::to_string(col);
 }
 
-// Follows the parser's events to name the place of the first duplicate key: nlohmann keeps the
-// last value silently, so "timeout" given twice would lose one without a word.
-class DuplicateKeys {
+// Builds the document from the parser's SAX events and names the place of the first duplicate
+// key: nlohmann keeps the last value silently, so "timeout" given twice would lose one without a
+// word. (nlohmann's callback parser rescans the parent container after every object, quadratic in
+// a 100,000-step pipeline; this builder does constant work per event.)
+class CheckedBuilder {
   public:
-    explicit DuplicateKeys(std::string source) : m_source(std::move(source)) {}
-    bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
-        using E = Json::parse_event_t;
-        if (depth > k_max_depth) {
-            // Deeper than any emurun document: copying such a value recurses once per level
-            // (a stack overflow at 100,000), so it is discarded here and refused after parsing.
-            m_too_deep = true;
-            return false;
+    using string_t = Json::string_t;
+    static constexpr std::size_t k_max_depth = 64;
+
+    explicit CheckedBuilder(std::string source) : m_source(std::move(source)) {}
+
+    bool null() { return value(nullptr); }
+    bool boolean(bool v) { return value(v); }
+    bool number_integer(Json::number_integer_t v) { return value(v); }
+    bool number_unsigned(Json::number_unsigned_t v) { return value(v); }
+    bool number_float(Json::number_float_t v, const string_t& /*text*/) { return value(v); }
+    bool string(string_t& v) { return value(std::move(v)); }
+    bool binary(Json::binary_t& v) { return value(std::move(v)); }
+    bool start_object(std::size_t /*size*/) { return open(Json::value_t::object, false); }
+    bool start_array(std::size_t /*size*/) { return open(Json::value_t::array, true); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+    bool key(string_t& k) {
+        Frame& top = m_stack.back();
+        top.key = k;
+        if (!top.keys.insert(k).second && !m_duplicate) {
+            m_duplicate = place();
         }
-        if (event == E::object_start || event == E::array_start) {
-            m_stack.push_back(Frame{event == E::array_start, 0, {}, {}});
-        } else if (event == E::key) {
-            Frame& top = m_stack.back();
-            top.key = parsed.get<std::string>();
-            if (!top.keys.insert(top.key).second && !m_duplicate) {
-                m_duplicate = place();
-            }
-        } else {
-            if (event != E::value) {
-                m_stack.pop_back();
-            }
-            if (!m_stack.empty() && m_stack.back().array) {
-                ++m_stack.back().index;
-            }
-        }
+        m_slot = &(*top.node)[k];
         return true;
     }
+    template <class Exception>
+    bool parse_error(std::size_t /*at*/, const std::string& /*token*/, const Exception& e) {
+        throw e;
+    }
+
+    [[nodiscard]] Json& root() { return m_root; }
     [[nodiscard]] const std::optional<Place>& duplicate() const { return m_duplicate; }
     [[nodiscard]] bool too_deep() const { return m_too_deep; }
-    static constexpr int k_max_depth = 64;
 
   private:
     struct Frame {
+        Json* node;
         bool array;
         std::size_t index;
         std::set<std::string, std::less<>> keys;
         std::string key;
     };
+    // Where the next value goes: the root, the end of the open array, or the slot of the last key.
+    template <class V> Json* place_value(V&& v) {
+        if (m_stack.empty()) {
+            m_root = Json(std::forward<V>(v));
+            return &m_root;
+        }
+        Frame& top = m_stack.back();
+        if (top.array) {
+            top.node->push_back(Json(std::forward<V>(v)));
+            return &top.node->back();
+        }
+        *m_slot = Json(std::forward<V>(v));
+        return m_slot;
+    }
+    template <class V> bool value(V&& v) {
+        place_value(std::forward<V>(v));
+        return advance();
+    }
+    // Deeper than any emurun document: such a value stops the parse (copying and destroying it
+    // recurse once per level, a stack overflow at 100,000) and is refused afterwards.
+    bool open(Json::value_t kind, bool array) {
+        if (m_stack.size() >= k_max_depth) {
+            m_too_deep = true;
+            return false;
+        }
+        Json* node = place_value(kind);
+        m_stack.push_back(Frame{node, array, 0, {}, {}});
+        return true;
+    }
+    bool close() {
+        m_stack.pop_back();
+        return advance();
+    }
+    bool advance() {
+        if (!m_stack.empty() && m_stack.back().array) {
+            ++m_stack.back().index;
+        }
+        return true;
+    }
     [[nodiscard]] Place place() const {
         Place at(m_source);
         for (const auto& f : m_stack) {
@@ -71,7 +116,9 @@ class DuplicateKeys {
         return at;
     }
     std::string m_source;
+    Json m_root;
     std::vector<Frame> m_stack;
+    Json* m_slot = nullptr;
     std::optional<Place> m_duplicate;
     bool m_too_deep = false;
 };
@@ -88,22 +135,19 @@ std::string quoted_token(std::string_view what) {
 } // namespace
 
 Result<Json> parse_json_text(std::string_view text, const std::string& source) {
-    DuplicateKeys keys(source);
-    Json::parser_callback_t callback = [&keys](int depth, Json::parse_event_t event, Json& parsed) {
-        return keys(depth, event, parsed);
-    };
+    CheckedBuilder keys(source);
     try {
-        Json j = Json::parse(text.begin(), text.end(), callback);
+        Json::sax_parse(text.begin(), text.end(), &keys);
         if (keys.too_deep()) {
             return fail(source,
                         "invalid JSON: nested deeper than " +
-                            std::to_string(DuplicateKeys::k_max_depth) + " levels",
+                            std::to_string(CheckedBuilder::k_max_depth) + " levels",
                         "emurun's documents nest a few levels; this is not one of them");
         }
         if (keys.duplicate()) {
             return keys.duplicate()->fail("duplicate key (each key may appear once)");
         }
-        return j;
+        return std::move(keys.root());
     } catch (const Json::parse_error& e) {
         std::string why = e.what();
         if (auto p = why.find("syntax error"); p != std::string::npos) {
