@@ -91,7 +91,7 @@ include(EmurunManPages)
 
 # A static libemurun needs its own dependencies on every link line (Libs); a shared one
 # brings them itself (Libs.private, for --static only).
-set(_emurun_pc_deps " -lspdlog -lfmt -pthread")
+set(_emurun_pc_deps " -pthread")
 if(NOT BUILD_SHARED_LIBS)
   set(EMURUN_PC_CFLAGS " -DEMURUN_STATIC_DEFINE")
   set(EMURUN_PC_LIBS "${_emurun_pc_deps}")

@@ -26,7 +26,7 @@ set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME emurun)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION devel)
-# dpkg-shlibdeps computes Depends from the binaries (libc6, libstdc++6, libspdlog, libfmt).
+# dpkg-shlibdeps computes Depends from the binaries (libc6 only: spdlog and fmt are compiled in, libstdc++ linked statically).
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "qemu-user-static")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "qemu-user, apt, dpkg-dev")
@@ -43,7 +43,7 @@ emulation with per-step timing, slow-step flags and JUnit/Markdown reports.")
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME libemurun-dev)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS
-    "emurun (= ${EMURUN_DEB_VERSION}), nlohmann-json3-dev, libspdlog-dev, libfmt-dev")
+    "emurun (= ${EMURUN_DEB_VERSION}), nlohmann-json3-dev")
 set(CPACK_COMPONENT_DEVELOPMENT_DESCRIPTION
     "QEMU user-mode emulation orchestrator - development files
 emurun makes foreign-architecture Linux programs run on the build host under

@@ -34,7 +34,13 @@ expect_eq "emurun package name" emurun "$(dpkg-deb -f "$emurun_deb" Package)"
 expect_eq "emurun version" "$version" "$(dpkg-deb -f "$emurun_deb" Version)"
 depends=$(dpkg-deb -f "$emurun_deb" Depends)
 expect_contains "emurun Depends from shlibdeps: libc6" "$depends" "libc6"
-expect_contains "emurun Depends from shlibdeps: libstdc++6" "$depends" "libstdc++6"
+# emurun links libstdc++ statically and compiles spdlog/fmt in (start-up, issue 15): libc only.
+case "$depends" in
+*libstdc++*|*libspdlog*|*libfmt*) not_ok "emurun Depends on C++ runtime libraries: $depends" ;;
+*) ok "emurun Depends on no C++ runtime library: $depends" ;;
+esac
+expect_eq "libemurun-dev Depends: only emurun and nlohmann-json3-dev" \
+    "emurun (= $version), nlohmann-json3-dev" "$(dpkg-deb -f "$dev_deb" Depends)"
 expect_contains "emurun Recommends qemu-user-static" "$(dpkg-deb -f "$emurun_deb" Recommends)" "qemu-user-static"
 expect_contains "libemurun-dev Depends on emurun of its version" "$(dpkg-deb -f "$dev_deb" Depends)" "emurun (= $version)"
 expect_eq "libemurun-dev section" libdevel "$(dpkg-deb -f "$dev_deb" Section)"
