@@ -91,6 +91,9 @@ struct Step {
     std::optional<std::string> cpu;
     /// With accelerate: the --accelerate list ("toolchain,shell", tool names); "" = the default.
     std::string accelerate_tools;
+    /// JUnit XML files the step writes, as paths or glob patterns ("Testing/*.xml") relative
+    /// to cwd: after the step their test cases go into its report (StepResult::tests)
+    std::vector<std::string> junit;
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }

@@ -276,6 +276,19 @@ Result<std::vector<std::string>> get_argv(const Json& obj, const Place& at, bool
     return list;
 }
 
+// "junit": ["Testing/*.xml", "meson-logs/testlog.junit.xml"]: files or glob patterns.
+Result<std::vector<std::string>> get_junit(const Json& value, const Place& at) {
+    auto list = EMURUN_TRY(util::get_string_list(value, at));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        if (list[i].empty()) {
+            return at.index(i).fail("must not be empty",
+                                    "name the JUnit file the step writes, relative to its cwd: "
+                                    "\"junit\": [\"Testing/junit.xml\"]");
+        }
+    }
+    return list;
+}
+
 Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
     auto name = EMURUN_TRY(obj.contains("name") ? util::get_string(obj["name"], at.key("name"))
                                                 : at.fail("missing required key \"name\""));
@@ -309,6 +322,10 @@ Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
             *list = l;
         }
     }
+    if (obj.contains("junit")) {
+        auto junit = EMURUN_TRY(get_junit(obj["junit"], at.key("junit")));
+        step.junit = junit;
+    }
     return {};
 }
 
@@ -318,7 +335,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
         util::check_object(obj, at,
                            {"name", "kind", "argv", "shell", "cwd", "env", "arch", "emulation",
                             "sysroots", "shim_dirs", "timeout", "budget", "needs", "tags",
-                            "retries", "root", "accelerate", "cpu", "idle_timeout"}));
+                            "retries", "root", "accelerate", "cpu", "idle_timeout", "junit"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
