@@ -75,6 +75,38 @@ struct ProcessRecord {
     friend bool operator==(const ProcessRecord&, const ProcessRecord&) = default;
 };
 
+/// What became of one test case inside a step, as its JUnit file says.
+enum class TestStatus {
+    passed,
+    failed,  ///< <failure>: an assertion did not hold
+    error,   ///< <error>: the test could not run to its end (a crash, a timeout in ctest)
+    skipped, ///< <skipped> (or ctest's status="notrun"/"disabled")
+};
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(TestStatus status);
+[[nodiscard]] EMURUN_EXPORT std::optional<TestStatus> test_status_from(std::string_view text);
+
+/// One test case of a step, read from the JUnit XML files the step wrote (Step::junit).
+struct TestResult {
+    std::string name;
+    std::string classname; ///< the class or suite attribute; empty when the file gives none
+    double time = 0;       ///< seconds, as the file gives it
+    TestStatus status = TestStatus::passed;
+    /// failed, error, skipped: the element's message (or its text's first line), at most
+    /// k_test_message_max bytes; empty otherwise
+    std::string message;
+    std::optional<double> baseline_time; ///< the same test's time in the --baseline report
+    /// "slow", "emulation_only_failure", "native_only_failure" (README "Per-test results")
+    std::vector<Flag> flags;
+
+    /// time / baseline time, when a baseline time is known and non-zero.
+    [[nodiscard]] EMURUN_EXPORT std::optional<double> baseline_factor() const;
+    [[nodiscard]] bool failing() const {
+        return status == TestStatus::failed || status == TestStatus::error;
+    }
+    friend bool operator==(const TestResult&, const TestResult&) = default;
+};
+inline constexpr std::size_t k_test_message_max = 512;
+
 /// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
 struct StepResult {
     std::string name;
@@ -105,6 +137,9 @@ struct StepResult {
     /// one's); empty when it ran once. A step that passed after a failed attempt is flagged
     /// `flaky`.
     std::vector<Attempt> attempts;
+    /// The test cases of the JUnit files the step names (Step::junit), in file order; why some
+    /// are missing (no file matched, a stale or malformed file) is said in `message`.
+    std::vector<TestResult> tests;
 
     [[nodiscard]] double cpu() const { return user + sys; }
     /// wall / baseline wall, when a baseline is known and non-zero.
@@ -128,7 +163,7 @@ struct Report {
     [[nodiscard]] EMURUN_EXPORT const StepResult* find(std::string_view step) const;
     /// Every step passed (skipped steps count as not passing, flags do not count).
     [[nodiscard]] EMURUN_EXPORT bool succeeded() const;
-    /// Any flag on the run or a step.
+    /// Any flag on the run, a step or a step's test.
     [[nodiscard]] EMURUN_EXPORT bool flagged() const;
     /// Expected durations for scheduling and sharding: each finished step's wall.
     [[nodiscard]] EMURUN_EXPORT History history() const;
@@ -152,16 +187,27 @@ struct FlagRules {
     double regression_relative = 0.2; ///< (c) slower than previous by more than 20 % ...
     double regression_absolute = 5;   ///< ... and by more than 5 s
     double job_limit_share = 0.8;     ///< (d) projected total over 80 % of the job limit
+    /// (e) a test is flagged slow over baseline_factor x its baseline time, unless that
+    /// baseline time is below this many seconds (timer noise)
+    double test_min_baseline = 0.05;
 };
 
 /// Error unless every threshold is a finite number in its range: baseline_factor > 0,
 /// regression margins >= 0, 0 < job_limit_share <= 1 (NaN and -1 would silence a rule).
 [[nodiscard]] EMURUN_EXPORT Result<void> check_rules(const FlagRules& rules);
 
-/// Rules (a)-(c) for one step; `baseline`/`previous` may be null. Appends to result.flags and
-/// sets result.baseline_wall.
+/// Rules (a)-(c) for one step, and (e) for its tests (flag_tests); `baseline`/`previous` may
+/// be null. Appends to result.flags and sets result.baseline_wall.
 EMURUN_EXPORT void flag_step(StepResult& result, const FlagRules& rules, const Report* baseline,
                              const Report* previous);
+
+/// Rule (e), per test: each test of `result` is matched with the test of the same classname and
+/// name in `baseline` (the same step of the baseline report; may be null), gets its
+/// baseline_time, and is flagged "slow" (over rules.baseline_factor x a baseline time of at
+/// least rules.test_min_baseline), "emulation_only_failure" (failing here, passed there) or
+/// "native_only_failure" (passed here, failing there).
+EMURUN_EXPORT void flag_tests(StepResult& result, const FlagRules& rules,
+                              const StepResult* baseline);
 
 /// Rule (d): the projected total of a run at `elapsed` seconds, with `remaining` expected
 /// seconds of work not yet done, spread over `jobs` parallel slots.
@@ -173,6 +219,22 @@ EMURUN_EXPORT void flag_step(StepResult& result, const FlagRules& rules, const R
 /// Apply rules (a)-(c) to every step and (d) to the finished run.
 EMURUN_EXPORT void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
                                const Report* previous);
+
+/// Bounds of the JUnit reader: a larger file is refused, and a step keeps at most this many
+/// test cases (the rest are counted in its message).
+inline constexpr std::size_t k_junit_max_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t k_junit_max_tests = 20000;
+
+/// The test cases of a JUnit XML document as ctest --output-junit, meson test, pytest
+/// --junitxml and doctest -r=junit write it: <testcase name classname time> inside
+/// <testsuite>/<testsuites>, with <failure>, <error> or <skipped> (ctest also status="fail" /
+/// "notrun"). Output elements are ignored; no DTD or entity other than XML's own is expanded.
+/// Errors name `source`, the line and the problem ("t.xml: line 4: <testcase> is not closed").
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<TestResult>> parse_junit(std::string_view xml,
+                                                                        const std::string& source);
+/// parse_junit on a file: a regular file of at most k_junit_max_bytes.
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<TestResult>>
+read_junit(const std::filesystem::path& file);
 
 /// JUnit XML: one testsuite per pipeline, one testcase per step, failure/skipped elements,
 /// times. A failure's body says why (exit code, signal, timeout, message, flags); system-out

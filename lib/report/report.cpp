@@ -50,6 +50,20 @@ Json attempts_json(const std::vector<Attempt>& attempts) {
     return out;
 }
 
+Json tests_json(const std::vector<TestResult>& tests) {
+    Json out = Json::array();
+    for (const auto& t : tests) {
+        out.push_back({{"name", t.name},
+                       {"classname", t.classname},
+                       {"time", t.time},
+                       {"status", to_string(t.status)},
+                       {"message", t.message},
+                       {"baseline_time", t.baseline_time ? Json(*t.baseline_time) : Json(nullptr)},
+                       {"flags", flags_json(t.flags)}});
+    }
+    return out;
+}
+
 Json step_json(const StepResult& s) {
     Json j{{"name", s.name},
            {"kind", to_string(s.kind)},
@@ -65,6 +79,7 @@ Json step_json(const StepResult& s) {
            {"message", s.message},
            {"flags", flags_json(s.flags)},
            {"attempts", attempts_json(s.attempts)},
+           {"tests", tests_json(s.tests)},
            {"emulator", detail::emulator_json(s.emulator)},
            {"processes", detail::processes_json(s.processes)}};
     auto put = [&](const char* key, const auto& opt) { j[key] = opt ? Json(*opt) : Json(nullptr); };
@@ -188,6 +203,52 @@ Result<std::vector<Attempt>> attempts_from(const Json& obj, const Place& at) {
     return out;
 }
 
+Result<TestResult> test_from(const Json& j, const Place& at) {
+    EMURUN_TRY(util::check_object(
+        j, at, {"name", "classname", "time", "status", "message", "baseline_time", "flags"}));
+    TestResult t;
+    auto name = EMURUN_TRY(util::get_string(j.value("name", Json()), at.key("name")));
+    if (name.empty()) {
+        return at.key("name").fail("must not be empty");
+    }
+    auto classname =
+        EMURUN_TRY(util::get_string(j.value("classname", Json("")), at.key("classname")));
+    auto time = EMURUN_TRY(get_seconds(j.value("time", Json()), at.key("time")));
+    auto status = EMURUN_TRY(util::get_string(j.value("status", Json()), at.key("status")));
+    auto st = test_status_from(status);
+    if (!st) {
+        return at.key("status").fail("expected passed, failed, error or skipped, got \"" +
+                                     status + "\"");
+    }
+    auto message = EMURUN_TRY(util::get_string(j.value("message", Json("")), at.key("message")));
+    auto base = EMURUN_TRY(optional_field<double>(j, "baseline_time", at, get_seconds));
+    auto flags = EMURUN_TRY(flags_from(j, at));
+    t.name = name;
+    t.classname = classname;
+    t.time = time;
+    t.status = *st;
+    t.message = message;
+    t.baseline_time = base;
+    t.flags = flags;
+    return t;
+}
+
+Result<std::vector<TestResult>> tests_from(const Json& obj, const Place& at) {
+    std::vector<TestResult> out;
+    if (!obj.contains("tests")) {
+        return out;
+    }
+    const Json& list = obj["tests"];
+    if (!list.is_array()) {
+        return at.key("tests").fail("expected an array, got " + util::describe(list));
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        auto t = EMURUN_TRY(test_from(list[i], at.key("tests").index(i)));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
 Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
     auto status = EMURUN_TRY(status_from(j, at));
     s.status = status;
@@ -249,6 +310,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     s.flags = flags;
     auto attempts = EMURUN_TRY(attempts_from(j, at));
     s.attempts = attempts;
+    auto tests = EMURUN_TRY(tests_from(j, at));
+    s.tests = tests;
     auto emulator = EMURUN_TRY(detail::emulator_from(j, at));
     s.emulator = emulator;
     auto processes = EMURUN_TRY(detail::processes_from(j, at));
@@ -347,8 +410,10 @@ bool Report::succeeded() const {
 }
 
 bool Report::flagged() const {
-    return !flags.empty() ||
-           std::ranges::any_of(steps, [](const StepResult& s) { return !s.flags.empty(); });
+    auto test_flagged = [](const TestResult& t) { return !t.flags.empty(); };
+    return !flags.empty() || std::ranges::any_of(steps, [&](const StepResult& s) {
+               return !s.flags.empty() || std::ranges::any_of(s.tests, test_flagged);
+           });
 }
 
 History Report::history() const {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace emurun {
 namespace {
@@ -53,7 +54,52 @@ void add_unique(std::vector<Flag>& into, const Flag& flag) {
     }
 }
 
+// Tests by (classname, name): a step's JUnit files may list thousands.
+using TestIndex = std::map<std::pair<std::string_view, std::string_view>, const TestResult*>;
+
+TestIndex index_tests(const StepResult& step) {
+    TestIndex index;
+    for (const auto& t : step.tests) {
+        index.emplace(std::pair<std::string_view, std::string_view>(t.classname, t.name), &t);
+    }
+    return index;
+}
+
+void flag_test(TestResult& t, const TestResult& base, const FlagRules& rules) {
+    t.baseline_time = base.time;
+    auto factor = t.baseline_factor();
+    if (factor && *factor > rules.baseline_factor && base.time >= rules.test_min_baseline &&
+        t.status != TestStatus::skipped) {
+        add_unique(t.flags, {"slow", printf_string("%.1fx the baseline (%s -> %s), over %gx",
+                                                   *factor, format_seconds(base.time).c_str(),
+                                                   format_seconds(t.time).c_str(),
+                                                   rules.baseline_factor)});
+    }
+    if (t.failing() && base.status == TestStatus::passed) {
+        add_unique(t.flags, {"emulation_only_failure",
+                             std::string(to_string(t.status)) + " here, passed in the baseline"});
+    }
+    if (t.status == TestStatus::passed && base.failing()) {
+        add_unique(t.flags, {"native_only_failure",
+                             "passed here, " + std::string(to_string(base.status)) +
+                                 " in the baseline"});
+    }
+}
+
 } // namespace
+
+void flag_tests(StepResult& result, const FlagRules& rules, const StepResult* baseline) {
+    if (!baseline || result.tests.empty()) {
+        return;
+    }
+    const TestIndex index = index_tests(*baseline);
+    for (auto& t : result.tests) {
+        auto it = index.find({t.classname, t.name});
+        if (it != index.end()) {
+            flag_test(t, *it->second, rules);
+        }
+    }
+}
 
 Result<void> check_rules(const FlagRules& rules) {
     auto in = [](double v, double lo, bool lo_open, double hi) {
@@ -75,6 +121,8 @@ Result<void> check_rules(const FlagRules& rules) {
          in(rules.regression_absolute, 0, false, 1e12), "a number >= 0", ""},
         {"job limit share", rules.job_limit_share, in(rules.job_limit_share, 0, true, 1),
          "a fraction in (0, 1]", "option job_limit_share"},
+        {"test minimum baseline", rules.test_min_baseline,
+         in(rules.test_min_baseline, 0, false, 1e12), "a number >= 0", ""},
     };
     for (const auto& c : checks) {
         if (!c.ok) {
@@ -107,6 +155,7 @@ void flag_step(StepResult& result, const FlagRules& rules, const Report* baselin
                                       format_seconds(base->wall).c_str(), rules.baseline_factor)});
         }
     }
+    flag_tests(result, rules, baseline ? baseline->find(result.name) : nullptr);
     if (const StepResult* prev = measured(previous, result.name)) {
         double delta = result.wall - prev->wall;
         if (delta > rules.regression_absolute && delta > rules.regression_relative * prev->wall) {
