@@ -1,5 +1,7 @@
 // Report renderings: JUnit XML, Markdown, GitHub annotations, terminal tables.
 #include "report/report_emulator.hpp"
+#include "report/report_tests.hpp"
+#include "report/report_text.hpp"
 
 #include <emurun/report.hpp>
 
@@ -14,117 +16,10 @@
 namespace emurun {
 namespace {
 
-// Length of the valid UTF-8 sequence at text[i] (no overlongs, surrogates or U+FFFE/FFFF, which
-// XML 1.0 cannot hold), or 0.
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-    const unsigned char c = b(0);
-    const std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    if (n == 0 || c > 0xf4 || i + n > text.size()) {
-        return 0;
-    }
-    std::uint32_t cp = c & (0x7f >> n);
-    for (std::size_t k = 1; k < n; ++k) {
-        if ((b(k) & 0xc0) != 0x80) {
-            return 0;
-        }
-        cp = (cp << 6) | (b(k) & 0x3f);
-    }
-    const std::uint32_t min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
-    const bool ok = cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) &&
-                    cp != 0xfffe && cp != 0xffff;
-    return ok ? n : 0;
-}
-
-// End of an ANSI escape sequence starting at text[i] == ESC (CSI "ESC [ ... final" or ESC X).
-std::size_t ansi_end(std::string_view text, std::size_t i) {
-    if (i + 1 < text.size() && text[i + 1] == '[') {
-        std::size_t j = i + 2;
-        while (j < text.size() && !(text[j] >= 0x40 && text[j] <= 0x7e)) {
-            ++j;
-        }
-        return std::min(j + 1, text.size());
-    }
-    return std::min(i + 2, text.size());
-}
-
-const char* xml_entity(char c) {
-    switch (c) {
-    case '&':
-        return "&amp;";
-    case '<':
-        return "&lt;";
-    case '>':
-        return "&gt;";
-    case '"':
-        return "&quot;";
-    case '\'':
-        return "&apos;";
-    default:
-        return nullptr;
-    }
-}
-
-// Escaped for XML text and attributes; what XML 1.0 cannot hold (control characters other than
-// tab and newlines, ANSI colour codes from logs, invalid UTF-8) is dropped.
-std::string xml_escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        const auto u = static_cast<unsigned char>(text[i]);
-        if (u == 0x1b) {
-            i = ansi_end(text, i);
-        } else if (u >= 0x80) {
-            const std::size_t n = utf8_length(text, i);
-            out.append(text.substr(i, n));
-            i += n == 0 ? 1 : n;
-        } else if (const char* entity = xml_entity(text[i])) {
-            out += entity;
-            ++i;
-        } else {
-            if (u >= 0x20 || u == '\t' || u == '\n' || u == '\r') {
-                out += text[i];
-            }
-            ++i;
-        }
-    }
-    return out;
-}
-
-// Text from a report as a terminal or a Markdown page may show it: control characters (ESC, NUL,
-// newlines) and bidi overrides as \xHH / \uHHHH, so a report cannot recolour the terminal,
-// forge a line or read backwards.
-std::string printable(std::string_view text) {
-    std::string out;
-    char buf[16];
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        auto c = static_cast<unsigned char>(text[i]);
-        bool bidi = c == 0xe2 && i + 2 < text.size() &&
-                    ((text[i + 1] == '\x80' && (text[i + 2] & 0xff) >= 0xaa &&
-                      (text[i + 2] & 0xff) <= 0xae) ||
-                     (text[i + 1] == '\x81' && (text[i + 2] & 0xff) >= 0xa6 &&
-                      (text[i + 2] & 0xff) <= 0xa9));
-        if (c < 0x20 || c == 0x7f) {
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else if (bidi) {
-            auto cp = 0x2000U | (static_cast<unsigned>(text[i + 1] & 0x0f) << 6) |
-                      static_cast<unsigned>(text[i + 2] & 0x3f);
-            std::snprintf(buf, sizeof buf, "\\u%04x", cp);
-            out += buf;
-            i += 2;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out;
-}
-
-std::string number(double v, const char* format = "%.3f") {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
+using detail::md_cell;
+using detail::number;
+using detail::printable;
+using detail::xml_escape;
 
 std::string rss_text(std::int64_t kib) {
     if (kib <= 0) {
@@ -226,34 +121,6 @@ std::string padded_table(const std::vector<std::vector<std::string>>& rows) {
         }
         line.erase(line.find_last_not_of(' ') + 1);
         out += line + "\n";
-    }
-    return out;
-}
-
-// A Markdown table cell: no raw HTML (a report could otherwise inject tags into a step
-// summary), no '|' that splits the cell, nothing unprintable.
-std::string md_cell(std::string_view text) {
-    std::string out;
-    for (char c : printable(text)) {
-        switch (c) {
-        case '|':
-            out += "\\|";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '&':
-            out += "&amp;";
-            break;
-        case '`':
-            out += "\\`";
-            break;
-        default:
-            out += c;
-        }
     }
     return out;
 }
@@ -373,11 +240,19 @@ std::string to_junit(const Report& r) {
     auto failures = count_status(r, {StepStatus::failed, StepStatus::emulator_crash,
                                      StepStatus::timed_out, StepStatus::interrupted});
     auto skipped = count_status(r, {StepStatus::skipped, StepStatus::not_run});
-    std::string counts = " tests=\"" + std::to_string(r.steps.size()) + "\" failures=\"" +
-                         std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
-                         std::to_string(skipped) + "\" time=\"" + number(r.wall) + "\"";
+    auto counts_of = [&](std::size_t tests, std::size_t fails, std::size_t errors,
+                         std::size_t skips) {
+        return " tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(fails) +
+               "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skips) +
+               "\" time=\"" + number(r.wall) + "\"";
+    };
+    std::string counts = counts_of(r.steps.size(), failures, 0, skipped);
+    const auto t = detail::test_totals(r); // the steps' own tests are counted at the top too
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += "<testsuites name=\"emurun\"" + counts + ">\n";
+    out += "<testsuites name=\"emurun\"" +
+           counts_of(r.steps.size() + t.tests, failures + t.failures, t.errors,
+                     skipped + t.skipped) +
+           ">\n";
     out += "  <testsuite name=\"" + xml_escape(r.pipeline) + "\"" + counts + " timestamp=\"" +
            xml_escape(r.started) + "\">\n";
     for (const auto& s : r.steps) {
@@ -388,7 +263,7 @@ std::string to_junit(const Report& r) {
         out += "      <system-out>" + xml_escape(junit_system_out(s)) + "</system-out>\n";
         out += "    </testcase>\n";
     }
-    out += "  </testsuite>\n</testsuites>\n";
+    out += "  </testsuite>\n" + detail::tests_junit(r) + "</testsuites>\n";
     return out;
 }
 
@@ -426,7 +301,7 @@ std::string to_markdown(const Report& r) {
             out += "\n- " + md_cell(s.name) + " " + md_cell(f.rule) + ": " + md_cell(f.message);
         }
     }
-    return out + "\n";
+    return out + "\n" + detail::tests_markdown(r);
 }
 
 std::vector<std::string> annotations(const Report& r) {
@@ -443,6 +318,14 @@ std::vector<std::string> annotations(const Report& r) {
             warnings.push_back(
                 "::warning title=" + title + "::" +
                 gh_escape("step " + s.name + " flagged " + f.rule + ": " + f.message, false));
+        }
+        for (const auto& t : s.tests) {
+            for (const auto& f : t.flags) {
+                warnings.push_back("::warning title=" + title + "::" +
+                                   gh_escape("test " + t.name + " of step " + s.name + " flagged " +
+                                                 f.rule + ": " + f.message,
+                                             false));
+            }
         }
     }
     for (const auto& f : r.flags) {
@@ -487,7 +370,7 @@ std::string to_table(const Report& r, bool color) {
     for (const auto& f : r.flags) {
         out += "flag " + printable(f.rule) + ": " + printable(f.message) + "\n";
     }
-    return out;
+    return out + detail::tests_table(r);
 }
 
 std::string compare_table(const Report& before, const Report& after) {
@@ -516,7 +399,7 @@ std::string compare_table(const Report& before, const Report& after) {
     for (const auto& change : emulator_changes(before, after)) {
         text += "emulator changed: " + printable(change.describe()) + "\n";
     }
-    return text;
+    return text + detail::compare_tests_text(before, after);
 }
 
 nlohmann::json compare_json(const Report& before, const Report& after) {
@@ -549,6 +432,7 @@ nlohmann::json compare_json(const Report& before, const Report& after) {
                            {"after", detail::emulator_json(c.after)}});
     }
     return {{"steps", steps},
+            {"tests", detail::compare_tests_json(before, after)},
             {"emulator_changes", changes},
             {"total",
              {{"before", before.wall},
