@@ -167,6 +167,7 @@ class Execution {
     double m_pending_expected = 0;       // sum of m_expected over pending steps
     std::vector<State> m_state;
     std::vector<Clock::time_point> m_started;
+    std::vector<std::filesystem::file_time_type> m_started_file; // for JUnit files' times
     std::map<ChildId, std::size_t> m_running;
     std::map<std::size_t, StepResult> m_results;
     std::map<std::size_t, QemuCrashScanner> m_scanners;     // running emulated steps' stderr
@@ -217,6 +218,7 @@ Execution::Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& c
     }
     m_state.assign(n, State::pending);
     m_started.resize(n);
+    m_started_file.resize(n);
 }
 
 StepResult Execution::blank(std::size_t i) const {
@@ -303,6 +305,7 @@ void Execution::start(std::size_t i) {
     }
     m_state[i] = State::running;
     m_started[i] = m_commands.now();
+    m_started_file[i] = std::filesystem::file_time_type::clock::now();
     std::error_code ec;
     std::filesystem::remove(r.log, ec);
     double factor = step.emulated() ? m_o.timeout_multiplier.for_arch(r.arch) : 1.0;
@@ -403,6 +406,7 @@ void Execution::collect(const ChildResult& c) {
         r.message += (r.message.empty() ? "" : "; ") + std::to_string(c.leftovers_killed) +
                      " leftover process(es) killed";
     }
+    detail::collect_tests(m_p.steps[i], m_started_file[i], r);
     if (!retry(i, r)) {
         finish(i, std::move(r));
     }

@@ -73,6 +73,12 @@ Result<void> check_log_dir(const std::filesystem::path& log_dir);
 /// that does not exist. When that cannot be written the log field is cleared instead.
 void write_reason_log(StepResult& result);
 
+/// After `step` ended (its last attempt started at `started`): the test cases of the JUnit files
+/// its `junit` names into result.tests. A pattern that matched nothing, a file older than the
+/// step (a leftover), one that cannot be read or parsed, and test cases past k_junit_max_tests
+/// are each a note in result.message and at the end of its log, never a failure of the step.
+void collect_tests(const Step& step, std::filesystem::file_time_type started, StepResult& result);
+
 /// A step whose output did not all reach its log: it fails (a clean log cannot be shown), and
 /// its message says why.
 void note_log_error(StepResult& result, const Error& error);

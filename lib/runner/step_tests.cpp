@@ -1,0 +1,104 @@
+// A step's own test results: the JUnit XML files its `junit` names, read after it ended, their
+// test cases into its report; what could not be read is said in its message and log.
+#include "runner/runner_internal.hpp"
+#include "util/file.hpp"
+
+#include <glob.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace emurun::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file's time may trail the clock a step's start was read from (file systems stamp with a
+// coarse clock, NFS servers with their own): only a file older than this is someone else's.
+constexpr auto k_stale_margin = std::chrono::seconds(1);
+
+// `dir` as a glob(3) pattern that matches itself: its metacharacters escaped.
+std::string glob_escaped(const std::string& dir) {
+    std::string out;
+    for (char c : dir) {
+        if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+            out += '\\';
+        }
+        out += c;
+    }
+    return out;
+}
+
+// The files `pattern` matches, relative to `cwd`, sorted (glob's order); none when none match.
+std::vector<fs::path> matches(const fs::path& cwd, const std::string& pattern) {
+    std::string full =
+        fs::path(pattern).is_absolute() ? pattern : glob_escaped(cwd.string()) + "/" + pattern;
+    glob_t g{};
+    std::vector<fs::path> out;
+    if (::glob(full.c_str(), 0, nullptr, &g) == 0) {
+        for (std::size_t k = 0; k < g.gl_pathc; ++k) {
+            out.emplace_back(g.gl_pathv[k]);
+        }
+    }
+    ::globfree(&g);
+    return out;
+}
+
+void add_note(std::vector<std::string>& notes, std::string note) {
+    notes.push_back("junit: " + std::move(note));
+}
+
+// The test cases of one file into `into` (up to k_junit_max_tests), or a note why not.
+void read_one(const fs::path& file, fs::file_time_type started, std::vector<TestResult>& into,
+              std::vector<std::string>& notes, std::size_t& dropped) {
+    std::error_code ec;
+    auto mtime = fs::last_write_time(file, ec);
+    if (!ec && mtime + k_stale_margin < started) {
+        add_note(notes, file.string() + " is older than the step (left from an earlier run?): "
+                                        "not read");
+        return;
+    }
+    auto tests = read_junit(file);
+    if (!tests) {
+        add_note(notes, "not read: " + tests.error().message());
+        return;
+    }
+    for (auto& t : *tests) {
+        if (into.size() < k_junit_max_tests) {
+            into.push_back(std::move(t));
+        } else {
+            ++dropped;
+        }
+    }
+}
+
+} // namespace
+
+void collect_tests(const Step& step, fs::file_time_type started, StepResult& result) {
+    std::vector<std::string> notes;
+    std::size_t dropped = 0;
+    for (const auto& pattern : step.junit) {
+        auto files = matches(step.cwd, pattern);
+        if (files.empty()) {
+            add_note(notes, "no file matched " + pattern + " (in " + step.cwd.string() + ")");
+        }
+        for (const auto& file : files) {
+            read_one(file, started, result.tests, notes, dropped);
+        }
+    }
+    if (dropped > 0) {
+        add_note(notes, std::to_string(dropped) + " more test cases left out (a step keeps " +
+                            std::to_string(k_junit_max_tests) + ")");
+    }
+    std::string text;
+    for (const auto& note : notes) {
+        result.message += (result.message.empty() ? "" : "; ") + note;
+        text += "emurun: " + note + "\n";
+    }
+    if (!text.empty() && !result.log.empty()) {
+        (void)util::append_file(result.log, "\n" + text); // the report says it too
+    }
+}
+
+} // namespace emurun::detail

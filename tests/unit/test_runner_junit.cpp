@@ -1,0 +1,83 @@
+// The runner reads the JUnit files a step names after it ends: test cases into the report, and
+// a note (never a failure) for a pattern that matched nothing, a leftover file or a broken one.
+#include "fake_command_runner.hpp"
+#include "testdir.hpp"
+
+#include <emurun/report.hpp>
+#include <emurun/runner.hpp>
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace emurun;
+using test::FakeCommandRunner;
+using test::pipeline_of;
+using test::runner_options;
+
+namespace {
+
+const char* const k_two_tests = R"(<testsuite name="s">
+  <testcase name="a" classname="s" time="0.5"/>
+  <testcase name="b" classname="s" time="1.5"><failure message="no"/></testcase>
+</testsuite>)";
+
+// Runs one step "unit" whose pipeline line is `step_json` (cwd: `dir`, relative to testdir).
+Report run_unit(const std::string& dir, const std::string& junit_json) {
+    FakeCommandRunner fake;
+    auto p = pipeline_of(R"([{"name": "unit", "argv": ["unit"], "cwd": ")" + dir +
+                         R"(", "junit": )" + junit_json + "}]");
+    auto r = Runner(p, runner_options("junit-" + dir)).run(fake);
+    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message()));
+    return *r;
+}
+
+std::string log_of(const Report& r) {
+    std::ifstream in(r.steps[0].log);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+} // namespace
+
+TEST_CASE("runner: a step's JUnit files, by glob, become its tests") {
+    auto dir = test::testdir("jglob");
+    test::write_file("jglob/Testing/one.xml", k_two_tests);
+    test::write_file("jglob/Testing/two.xml", R"(<testcase name="c" time="0.25"/>)");
+    Report r = run_unit("jglob", R"(["Testing/*.xml"])");
+    REQUIRE(r.steps[0].tests.size() == 3);
+    CHECK(r.steps[0].tests[1].name == "b");
+    CHECK(r.steps[0].tests[1].status == TestStatus::failed);
+    CHECK(r.steps[0].tests[2].name == "c");         // two.xml after one.xml
+    CHECK(r.steps[0].status == StepStatus::passed); // the step's own exit decides its status
+    CHECK(r.steps[0].message.empty());
+}
+
+TEST_CASE("runner: no matching file, a leftover file and a broken file are notes, not failures") {
+    test::testdir("jnotes");
+    auto old = test::write_file("jnotes/old.xml", k_two_tests);
+    std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() -
+                                              std::chrono::hours(1));
+    test::write_file("jnotes/broken.xml", "<testsuite><testcase name=\"a\">");
+    Report r = run_unit("jnotes", R"(["missing/*.xml", "old.xml", "broken.xml"])");
+    const auto& s = r.steps[0];
+    CHECK(s.status == StepStatus::passed);
+    CHECK(s.tests.empty());
+    CHECK(s.message.find("junit: no file matched missing/*.xml") != std::string::npos);
+    CHECK(s.message.find("old.xml is older than the step") != std::string::npos);
+    CHECK(s.message.find("broken.xml: line 1: <testcase> is not closed") != std::string::npos);
+    std::string log = log_of(r);
+    CHECK(log.find("emurun: junit: no file matched missing/*.xml") != std::string::npos);
+}
+
+TEST_CASE("runner: a cwd with glob characters in its name is matched as it is") {
+    test::testdir("j[1]*");
+    test::write_file("j[1]*/t.xml", k_two_tests);
+    Report r = run_unit("j[1]*", R"(["t.xml"])");
+    CHECK(r.steps[0].tests.size() == 2);
+}
