@@ -94,6 +94,10 @@ struct Step {
     /// JUnit XML files the step writes, as paths or glob patterns ("Testing/*.xml") relative
     /// to cwd: after the step their test cases go into its report (StepResult::tests)
     std::vector<std::string> junit;
+    /// What the step produces, as written: paths or glob patterns relative to `cwd`, each
+    /// inside the pipeline's directory (checked on load). A build job packs them for test jobs
+    /// (pack_artifacts, artifacts.hpp).
+    std::vector<std::string> outputs;
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }
@@ -103,6 +107,11 @@ struct Step {
 struct Pipeline {
     std::string name;
     std::string source; ///< the file name used in error messages ("pipeline.json")
+    /// The directory relative paths resolve against (the file's own); absolute.
+    std::filesystem::path dir;
+    /// A hash of the whole document (keys sorted, whitespace ignored): the same file gives the
+    /// same digest on every machine, so an artifact archive is matched to its pipeline.
+    std::string digest;
     StepDefaults defaults;
     std::vector<Step> steps;
 
@@ -151,6 +160,10 @@ struct ShardPlan {
 /// that need (directly or not) a test step of another shard.
 [[nodiscard]] EMURUN_EXPORT Pipeline select_shard(const Pipeline& pipeline, Shard shard,
                                                   const History& history);
+
+/// The pipeline reduced to its build job's part: every step but the test steps and those that
+/// need one (directly or not). What `emurun run --pack` runs before it packs the outputs.
+[[nodiscard]] EMURUN_EXPORT Pipeline select_build(const Pipeline& pipeline);
 
 /// A CI matrix for `count` shards as JSON text: {"include":[{"shard":"1/4","steps":[...],
 /// "expected_seconds":...},...]}, ready for GitHub Actions' `fromJSON`. Error when `count` is

@@ -1,8 +1,10 @@
 // Loading a pipeline from JSON: every error names the file, the place and the problem.
 #include "util/file.hpp"
+#include "util/hash.hpp"
 #include "util/json.hpp"
 
 #include <emurun/arch.hpp>
+#include <emurun/json.hpp>
 #include <emurun/pipeline.hpp>
 
 #include <algorithm>
@@ -329,13 +331,58 @@ Result<void> get_step_fields(const Json& obj, const Place& at, Step& step) {
     return {};
 }
 
+// True when `path` (lexically normal) lies strictly below `dir`.
+bool is_below(const fs::path& path, const fs::path& dir) {
+    auto rel = path.lexically_relative(dir);
+    return !rel.empty() && rel != "." && *rel.begin() != "..";
+}
+
+// One of "outputs": relative to the step's cwd, staying inside it and inside the pipeline's
+// directory (archives hold paths relative to that), printable (tar lists names one a line).
+Result<std::string> get_output(const Json& value, const Place& at, const Step& step,
+                               const fs::path& base) {
+    auto text = EMURUN_TRY(util::get_string(value, at));
+    const char* hint = "an output is a file, directory or glob below the step's cwd, e.g. "
+                       "\"bin/tool\" or \"lib/*.so\"";
+    if (text.empty() || text.front() == '/') {
+        return at.fail(text.empty() ? "is empty" : "is absolute: \"" + text + "\"", hint);
+    }
+    if (std::ranges::any_of(text, [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+        return at.fail("contains a control character", hint);
+    }
+    const fs::path full = (step.cwd / text).lexically_normal();
+    if (!is_below(full, step.cwd)) {
+        return at.fail("\"" + text + "\" is not below the step's cwd " + step.cwd.string(), hint);
+    }
+    if (!is_below(full, base)) {
+        return at.fail("\"" + text + "\" (" + full.string() +
+                           ") is not below the pipeline's directory " + base.string(),
+                       "archives hold outputs relative to the pipeline's directory: set the "
+                       "step's cwd inside it");
+    }
+    return text;
+}
+
+Result<void> get_outputs(const Json& obj, const Place& at, const fs::path& base, Step& step) {
+    if (!obj.contains("outputs")) {
+        return {};
+    }
+    const Json& list = obj["outputs"];
+    EMURUN_TRY(util::get_string_list(list, at.key("outputs")));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        auto out = EMURUN_TRY(get_output(list[i], at.key("outputs").index(i), step, base));
+        step.outputs.push_back(std::move(out));
+    }
+    return {};
+}
+
 Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defaults,
                       const fs::path& base) {
-    EMURUN_TRY(
-        util::check_object(obj, at,
-                           {"name", "kind", "argv", "shell", "cwd", "env", "arch", "emulation",
-                            "sysroots", "shim_dirs", "timeout", "budget", "needs", "tags",
-                            "retries", "root", "accelerate", "cpu", "idle_timeout", "junit"}));
+    EMURUN_TRY(util::check_object(
+        obj, at,
+        {"name", "kind", "argv", "shell", "cwd", "env", "arch", "emulation", "sysroots", "shim_dirs",
+         "timeout", "budget", "needs", "tags", "retries", "root", "accelerate", "cpu",
+         "idle_timeout", "junit", "outputs"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -365,6 +412,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     if (step.emulation == Emulation::root && !step.root) {
         return at.fail("emulation \"root\" needs a root", "set \"root\": DIR (emurun root create)");
     }
+    EMURUN_TRY(get_outputs(obj, at, base, step));
     return step;
 }
 
@@ -497,6 +545,11 @@ Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
     EMURUN_TRY(util::check_object(root, at, {"name", "description", "defaults", "steps"}));
     Pipeline p;
     p.source = source;
+    p.dir = base_dir.lexically_normal();
+    if (!p.dir.has_filename() && p.dir.has_relative_path()) {
+        p.dir = p.dir.parent_path(); // "/src/" -> "/src": one spelling for comparisons
+    }
+    p.digest = util::fnv1a64_hex(json_text(root, -1));
     auto name = EMURUN_TRY(root.contains("name") ? util::get_string(root["name"], at.key("name"))
                                                  : at.fail("missing required key \"name\""));
     if (name.empty()) {
@@ -504,7 +557,7 @@ Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
     }
     EMURUN_TRY(check_name(name, at.key("name")));
     p.name = name;
-    auto defaults = EMURUN_TRY(get_defaults(root, at, base_dir));
+    auto defaults = EMURUN_TRY(get_defaults(root, at, p.dir));
     p.defaults = defaults;
     if (!root.contains("steps")) {
         return at.fail("missing required key \"steps\"");
@@ -515,7 +568,7 @@ Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
                                     util::describe(steps));
     }
     for (std::size_t i = 0; i < steps.size(); ++i) {
-        auto step = EMURUN_TRY(get_step(steps[i], at.key("steps").index(i), p.defaults, base_dir));
+        auto step = EMURUN_TRY(get_step(steps[i], at.key("steps").index(i), p.defaults, p.dir));
         p.steps.push_back(std::move(step));
     }
     EMURUN_TRY(check_names(p, at.key("steps")));

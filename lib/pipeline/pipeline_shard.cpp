@@ -111,10 +111,10 @@ ShardPlan plan_shards(const Pipeline& pipeline, int count, const History& histor
     return plan;
 }
 
-Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& history) {
-    ShardPlan plan = plan_shards(pipeline, shard.count, history);
-    const auto& tests = plan.tests[static_cast<std::size_t>(shard.index - 1)];
-    const std::set<std::string_view> mine(tests.begin(), tests.end());
+namespace {
+
+// The pipeline without the steps `drop` selects and whatever needs one of those, transitively.
+Pipeline drop_with_dependents(const Pipeline& pipeline, const std::vector<bool>& drop) {
     const auto index = name_index(pipeline);
     const auto& steps = pipeline.steps;
     std::vector<std::vector<std::size_t>> dependents(steps.size());
@@ -125,13 +125,10 @@ Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& hist
             }
         }
     }
-    // Other shards' tests go, and so does whatever needs a step that went (transitively): a
-    // non-test step that needs a test step of another shard runs in that shard only.
-    std::vector<bool> dropped(steps.size(), false);
+    std::vector<bool> dropped = drop;
     std::vector<std::size_t> work;
     for (std::size_t i = 0; i < steps.size(); ++i) {
-        if (steps[i].kind == StepKind::test && !mine.contains(steps[i].name)) {
-            dropped[i] = true;
+        if (dropped[i]) {
             work.push_back(i);
         }
     }
@@ -153,6 +150,30 @@ Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& hist
         }
     }
     return out;
+}
+
+} // namespace
+
+Pipeline select_shard(const Pipeline& pipeline, Shard shard, const History& history) {
+    ShardPlan plan = plan_shards(pipeline, shard.count, history);
+    const auto& tests = plan.tests[static_cast<std::size_t>(shard.index - 1)];
+    const std::set<std::string_view> mine(tests.begin(), tests.end());
+    // Other shards' tests go, and so does whatever needs one: a non-test step that needs a test
+    // step of another shard runs in that shard only.
+    std::vector<bool> drop(pipeline.steps.size(), false);
+    for (std::size_t i = 0; i < pipeline.steps.size(); ++i) {
+        const Step& s = pipeline.steps[i];
+        drop[i] = s.kind == StepKind::test && !mine.contains(s.name);
+    }
+    return drop_with_dependents(pipeline, drop);
+}
+
+Pipeline select_build(const Pipeline& pipeline) {
+    std::vector<bool> drop(pipeline.steps.size(), false);
+    for (std::size_t i = 0; i < pipeline.steps.size(); ++i) {
+        drop[i] = pipeline.steps[i].kind == StepKind::test;
+    }
+    return drop_with_dependents(pipeline, drop);
 }
 
 Result<std::string> ci_matrix_json(const Pipeline& pipeline, int count, const History& history) {

@@ -1,13 +1,13 @@
 // Step log files: one per step, never shared, and a step whose log could not be written fails.
 #include "runner/runner_internal.hpp"
 #include "util/file.hpp"
+#include "util/hash.hpp"
 
 #include <emurun/json.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -23,15 +23,6 @@ bool safe_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
 }
 
-// FNV-1a, 64 bits: stable across machines and runs, so a log's name is predictable.
-std::uint64_t name_hash(std::string_view text) {
-    std::uint64_t h = 14695981039346656037ULL;
-    for (char c : text) {
-        h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    }
-    return h;
-}
-
 } // namespace
 
 std::string log_file_name(std::string_view step) {
@@ -44,9 +35,8 @@ std::string log_file_name(std::string_view step) {
     for (char c : step.substr(0, k_max_stem)) {
         out += safe_char(c) ? c : '_';
     }
-    char hash[24];
-    std::snprintf(hash, sizeof hash, "-%016" PRIx64, name_hash(step));
-    return out + hash + ".log";
+    // A stable hash, so a log's name is predictable.
+    return out + "-" + util::fnv1a64_hex(step) + ".log";
 }
 
 Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::path& log_dir) {

@@ -315,3 +315,60 @@ TEST_CASE("pipeline: cpu on defaults and steps; a model with spaces or none is r
     REQUIRE_FALSE(e.has_value());
     CHECK(e.error().hint.find("-cpu help") != std::string::npos);
 }
+
+TEST_CASE("pipeline: outputs stay below the step's cwd and the pipeline's directory") {
+    auto p = Pipeline::parse(one_step(R"(, "cwd": "build", "outputs": ["bin/tool", "lib/*.so"])"),
+                             "pipeline.json", "/base");
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().message()));
+    CHECK(p->steps[0].outputs == std::vector<std::string>{"bin/tool", "lib/*.so"});
+    CHECK(p->dir == "/base");
+    CHECK(p->digest.size() == 16);
+    const std::pair<const char*, const char*> bad[] = {
+        {R"(, "outputs": ["/etc/passwd"])", "steps[0].outputs[0]: is absolute"},
+        {R"(, "outputs": ["../x"])", "is not below the step's cwd"},
+        {R"(, "outputs": ["a/../../x"])", "is not below the step's cwd"},
+        {R"(, "outputs": ["."])", "is not below the step's cwd"},
+        {R"(, "outputs": [""])", "outputs[0]: is empty"},
+        {R"(, "outputs": ["a\nb"])", "control character"},
+        {R"(, "outputs": "bin")", "steps[0].outputs: expected"},
+        {R"(, "cwd": "..", "outputs": ["x"])", "is not below the pipeline's directory"},
+    };
+    for (auto [extra, why] : bad) {
+        CAPTURE(extra);
+        CHECK_MESSAGE(error_of(one_step(extra)).find(why) != std::string::npos,
+                      error_of(one_step(extra)));
+    }
+    CHECK(error_of(R"({"name": "p", "defaults": {"outputs": ["x"]},
+                       "steps": [{"name": "a", "argv": ["true"]}]})")
+              .find("defaults.outputs: unknown key") != std::string::npos);
+}
+
+TEST_CASE("pipeline: the digest follows the document, not its spelling") {
+    auto digest = [](const std::string& text, const std::string& dir) {
+        auto p = Pipeline::parse(text, "pipeline.json", dir);
+        REQUIRE(p.has_value());
+        return p->digest;
+    };
+    const std::string a = R"({"name": "p", "steps": [{"name": "a", "argv": ["true"]}]})";
+    const std::string spaced = "{ \"steps\" : [ {\"argv\":[\"true\"], \"name\":\"a\"} ],\n"
+                               "  \"name\" : \"p\" }";
+    const std::string changed = R"({"name": "p", "steps": [{"name": "a", "argv": ["false"]}]})";
+    CHECK(digest(a, "/one") == digest(spaced, "/two")); // another checkout, another layout
+    CHECK(digest(a, "/one") != digest(changed, "/one"));
+}
+
+TEST_CASE("pipeline: the build job's part leaves out tests and what needs them") {
+    auto p = Pipeline::parse(R"({"name": "p", "steps": [
+        {"name": "configure", "kind": "configure", "argv": ["c"]},
+        {"name": "build", "kind": "build", "argv": ["b"], "needs": ["configure"]},
+        {"name": "t1", "kind": "test", "argv": ["t"], "needs": ["build"]},
+        {"name": "report", "argv": ["r"], "needs": ["t1"]},
+        {"name": "docs", "argv": ["d"]}]})",
+                             "pipeline.json", "/base");
+    REQUIRE(p.has_value());
+    std::vector<std::string> names;
+    for (const auto& s : emurun::select_build(*p).steps) {
+        names.push_back(s.name);
+    }
+    CHECK(names == std::vector<std::string>{"configure", "build", "docs"});
+}
