@@ -27,9 +27,16 @@ enum class StepStatus {
     skipped,     ///< not started because a step it needs did not pass
     interrupted, ///< running when emurun was interrupted; stopped
     not_run,     ///< never started because emurun was interrupted first
+    /// not run here: it passed in the build job whose artifacts this run unpacked; its figures
+    /// are the build job's (RunnerOptions::reused)
+    reused,
 };
 [[nodiscard]] EMURUN_EXPORT std::string_view to_string(StepStatus status);
 [[nodiscard]] EMURUN_EXPORT std::optional<StepStatus> step_status_from(std::string_view text);
+/// passed, or reused (it passed in the build job): what a step that `needs` it waits for.
+[[nodiscard]] inline bool counts_as_passed(StepStatus status) {
+    return status == StepStatus::passed || status == StepStatus::reused;
+}
 
 /// A slow-step flag: which rule fired and a sentence for humans.
 struct Flag {
@@ -147,6 +154,13 @@ struct StepResult {
     friend bool operator==(const StepResult&, const StepResult&) = default;
 };
 
+/// The artifact archive a run packed (the build job) or unpacked (a test job), by its id.
+struct ArtifactLink {
+    std::string id;      ///< the archive's id (its manifest's), 16 hex digits
+    bool packed = false; ///< true: this run packed it; false: this run reused its steps
+    friend bool operator==(const ArtifactLink&, const ArtifactLink&) = default;
+};
+
 /// A pipeline run. JSON field names and meanings are documented in README.md (schema_version 1).
 struct Report {
     static constexpr int k_schema_version = 1;
@@ -155,8 +169,9 @@ struct Report {
     double wall = 0;     ///< whole run, seconds
     std::string host_arch;
     int shard_index = 1, shard_count = 1;
-    std::optional<double> job_limit;   ///< seconds, from --job-limit
-    std::optional<int> interrupted_by; ///< the signal that stopped the run
+    std::optional<double> job_limit;       ///< seconds, from --job-limit
+    std::optional<int> interrupted_by;     ///< the signal that stopped the run
+    std::optional<ArtifactLink> artifacts; ///< --pack / --unpack: which archive
     std::vector<StepResult> steps;
     std::vector<Flag> flags; ///< pipeline-wide (job_limit)
 
@@ -297,7 +312,11 @@ enum class CiLog { plain, github, gitlab };
                                                  std::int64_t unix_time);
 
 /// Join shard reports into one: steps in order of first appearance; a step in several reports
-/// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines.
+/// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines,
+/// and unless every shard 1/N..N/N is there exactly once. A report that packed artifacts (the
+/// build job's) may join them: it is not a shard, its steps come first and stand for the
+/// shards' `reused` ones, its wall adds to theirs; then every shard must have reused that very
+/// archive, and a shard that reused one needs its build report.
 [[nodiscard]] EMURUN_EXPORT Result<Report> merge_reports(std::span<const Report> reports);
 
 /// Write to_junit(report) to `file` atomically, as Report::save does: a temporary file in the

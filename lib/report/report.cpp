@@ -22,7 +22,7 @@ using util::Place;
 
 constexpr StepStatus k_statuses[] = {
     StepStatus::passed,  StepStatus::failed,      StepStatus::emulator_crash, StepStatus::timed_out,
-    StepStatus::skipped, StepStatus::interrupted, StepStatus::not_run};
+    StepStatus::skipped, StepStatus::interrupted, StepStatus::not_run,        StepStatus::reused};
 
 Json flags_json(const std::vector<Flag>& flags) {
     Json out = Json::array();
@@ -326,6 +326,25 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     return s;
 }
 
+// "artifacts": {"id": "<16 hex digits>", "packed": bool}, or null / absent.
+Result<std::optional<ArtifactLink>> artifacts_from(const Json& j, const Place& at) {
+    if (!j.contains("artifacts") || j["artifacts"].is_null()) {
+        return std::optional<ArtifactLink>{};
+    }
+    const Place a = at.key("artifacts");
+    EMURUN_TRY(util::check_object(j["artifacts"], a, {"id", "packed"}));
+    ArtifactLink link;
+    auto id = EMURUN_TRY(util::get_string(j["artifacts"].value("id", Json()), a.key("id")));
+    auto packed =
+        EMURUN_TRY(util::get_bool(j["artifacts"].value("packed", Json()), a.key("packed")));
+    if (id.size() != 16 || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        return a.key("id").fail("expected 16 hex digits, got " + util::describe(Json(id)));
+    }
+    link.id = id;
+    link.packed = packed;
+    return std::optional<ArtifactLink>(link);
+}
+
 Result<void> header_from(const Json& j, const Place& at, Report& r) {
     auto name = EMURUN_TRY(util::get_string(j.value("pipeline", Json()), at.key("pipeline")));
     r.pipeline = name;
@@ -357,6 +376,8 @@ Result<void> header_from(const Json& j, const Place& at, Report& r) {
     r.interrupted_by = sig;
     auto flags = EMURUN_TRY(flags_from(j, at));
     r.flags = flags;
+    auto link = EMURUN_TRY(artifacts_from(j, at));
+    r.artifacts = link;
     return {};
 }
 
@@ -376,6 +397,8 @@ std::string_view to_string(StepStatus status) {
         return "skipped";
     case StepStatus::interrupted:
         return "interrupted";
+    case StepStatus::reused:
+        return "reused";
     case StepStatus::not_run:
         break;
     }
@@ -405,7 +428,7 @@ const StepResult* Report::find(std::string_view step) const {
 
 bool Report::succeeded() const {
     return !interrupted_by && std::ranges::all_of(steps, [](const StepResult& s) {
-        return s.status == StepStatus::passed;
+        return counts_as_passed(s.status);
     });
 }
 
@@ -420,7 +443,7 @@ History Report::history() const {
     History h;
     for (const auto& s : steps) {
         if (s.status == StepStatus::passed || s.status == StepStatus::failed ||
-            s.status == StepStatus::timed_out) {
+            s.status == StepStatus::timed_out || s.status == StepStatus::reused) {
             h[s.name] = s.wall;
         }
     }
@@ -440,6 +463,8 @@ nlohmann::json Report::to_json() const {
                 {"shard", {{"index", shard_index}, {"count", shard_count}}},
                 {"job_limit", job_limit ? Json(*job_limit) : Json(nullptr)},
                 {"interrupted_by", interrupted_by ? Json(*interrupted_by) : Json(nullptr)},
+                {"artifacts", artifacts ? Json{{"id", artifacts->id}, {"packed", artifacts->packed}}
+                                        : Json(nullptr)},
                 {"flags", flags_json(flags)},
                 {"steps", steps_json}};
 }

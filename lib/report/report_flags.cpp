@@ -31,6 +31,7 @@ const StepResult* measured(const Report* report, std::string_view name) {
 int severity(StepStatus s) {
     switch (s) {
     case StepStatus::passed:
+    case StepStatus::reused: // the same result, measured in the build job
         return 0;
     case StepStatus::skipped:
         return 1;
@@ -237,39 +238,102 @@ Result<void> check_shards(std::span<const Report> reports) {
     return {};
 }
 
+// The build job's report (the one that packed artifacts), if any; an error for two.
+Result<const Report*> build_report(std::span<const Report> reports) {
+    const Report* build = nullptr;
+    for (const auto& r : reports) {
+        if (r.artifacts && r.artifacts->packed) {
+            if (build) {
+                return fail("merge reports", "two reports packed artifacts (build jobs)",
+                            "merge one build job's report with the shard reports of its run");
+            }
+            build = &r;
+        }
+    }
+    return build;
+}
+
+// Every shard reused the build job's archive, and a shard that reused one has its build report.
+Result<void> check_build_link(const Report* build, std::span<const Report> shards) {
+    for (const auto& r : shards) {
+        const bool reused = r.artifacts && !r.artifacts->packed;
+        const std::string shard =
+            "shard " + std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count);
+        if (reused && !build) {
+            return fail("merge reports",
+                        shard + " reused artifacts " + r.artifacts->id +
+                            ", but no report of the build job that packed them is given",
+                        "add the build job's report (emurun run --pack ... --report FILE)");
+        }
+        if (build && (!reused || r.artifacts->id != build->artifacts->id)) {
+            return fail("merge reports",
+                        shard +
+                            (reused ? " reused artifacts " + r.artifacts->id
+                                    : std::string(" reused no artifacts")) +
+                            ", but the build report packed " + build->artifacts->id,
+                        "merge the build job's report with the shard reports of the same run");
+        }
+    }
+    return {};
+}
+
+Result<void> add_report(Report& out, const Report& r) {
+    if (r.pipeline != out.pipeline) {
+        return fail("merge reports",
+                    "they are of different pipelines (\"" + out.pipeline + "\" and \"" +
+                        r.pipeline + "\")",
+                    "merge only the shards of one pipeline run");
+    }
+    out.started = std::min(out.started, r.started);
+    out.wall = std::max(out.wall, r.wall); // shards run side by side
+    out.interrupted_by = out.interrupted_by ? out.interrupted_by : r.interrupted_by;
+    for (const auto& f : r.flags) {
+        add_unique(out.flags, f);
+    }
+    for (const auto& s : r.steps) {
+        auto it = std::ranges::find(out.steps, s.name, &StepResult::name);
+        if (it == out.steps.end()) {
+            out.steps.push_back(s);
+        } else if (severity(s.status) > severity(it->status)) {
+            *it = s;
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 Result<Report> merge_reports(std::span<const Report> reports) {
     if (reports.empty()) {
         return fail("merge reports", "no reports given", "pass the shard reports to merge");
     }
-    EMURUN_TRY(check_shards(reports));
-    Report out = reports.front();
+    const Report* build = EMURUN_TRY(build_report(reports));
+    std::vector<Report> shards;
+    for (const auto& r : reports) {
+        if (&r != build) {
+            shards.push_back(r);
+        }
+    }
+    if (shards.empty()) {
+        return fail("merge reports", "only the build job's report is given",
+                    "pass the shard reports of its run too");
+    }
+    EMURUN_TRY(check_shards(shards));
+    EMURUN_TRY(check_build_link(build, shards));
+    Report out = shards.front();
     out.steps.clear();
     out.flags.clear();
     out.shard_index = out.shard_count = 1;
-    for (const auto& r : reports) {
-        if (r.pipeline != out.pipeline) {
-            return fail("merge reports",
-                        "they are of different pipelines (\"" + out.pipeline + "\" and \"" +
-                            r.pipeline + "\")",
-                        "merge only the shards of one pipeline run");
-        }
-        out.started = std::min(out.started, r.started);
-        out.wall = std::max(out.wall, r.wall); // shards run side by side
-        out.interrupted_by = out.interrupted_by ? out.interrupted_by : r.interrupted_by;
-        for (const auto& f : r.flags) {
-            add_unique(out.flags, f);
-        }
-        for (const auto& s : r.steps) {
-            auto it = std::ranges::find(out.steps, s.name, &StepResult::name);
-            if (it == out.steps.end()) {
-                out.steps.push_back(s);
-            } else if (severity(s.status) > severity(it->status)) {
-                *it = s;
-            }
-        }
+    out.artifacts.reset();
+    if (build) {
+        // The build's steps first: a shard's `reused` copy of one keeps the build's result.
+        EMURUN_TRY(add_report(out, *build));
     }
+    out.wall = 0;
+    for (const auto& r : shards) {
+        EMURUN_TRY(add_report(out, r));
+    }
+    out.wall += build ? build->wall : 0; // the shards start after the build job
     return out;
 }
 

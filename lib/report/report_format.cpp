@@ -230,7 +230,7 @@ std::string status_cell(const StepResult& s, bool color) {
     if (!color) {
         return text;
     }
-    const char* sgr = s.status == StepStatus::passed ? "32" : is_failure(s.status) ? "31" : "33";
+    const char* sgr = counts_as_passed(s.status) ? "32" : is_failure(s.status) ? "31" : "33";
     return "\033[" + std::string(sgr) + "m" + text + "\033[0m";
 }
 
@@ -308,7 +308,7 @@ std::vector<std::string> annotations(const Report& r) {
     std::vector<std::string> errors, warnings;
     for (const auto& s : r.steps) {
         std::string title = gh_escape("emurun: " + s.name, true);
-        if (s.status != StepStatus::passed && s.status != StepStatus::skipped) {
+        if (!counts_as_passed(s.status) && s.status != StepStatus::skipped) {
             errors.push_back("::error title=" + title + "::" +
                              gh_escape("step " + s.name + " " + outcome(s) +
                                            (s.log.empty() ? "" : " (log: " + s.log.string() + ")"),

@@ -1,3 +1,4 @@
+#include <emurun/json.hpp>
 #include <emurun/report.hpp>
 
 #include <nlohmann/json.hpp>
@@ -218,4 +219,54 @@ TEST_CASE("report: merging shards keeps each step once, worst result wins") {
     std::vector<Report> mixed{s1, s2};
     CHECK_FALSE(emurun::merge_reports(mixed).has_value());
     CHECK_FALSE(emurun::merge_reports({}).has_value());
+}
+
+TEST_CASE("report: merging a build job's report with shards that reused its archive") {
+    Report build = report_of({step("configure", 3), step("build", 20)});
+    build.artifacts = emurun::ArtifactLink{"0123456789abcdef", true};
+    auto shard = [&](int k, const std::string& test, double wall) {
+        StepResult reused = step("build", 20, StepStatus::reused);
+        Report r = report_of({reused, step(test, wall)});
+        r.wall = wall;
+        r.shard_index = k;
+        r.shard_count = 2;
+        r.artifacts = emurun::ArtifactLink{"0123456789abcdef", false};
+        return r;
+    };
+    std::vector<Report> all{build, shard(1, "t1", 5), shard(2, "t2", 7)};
+    auto m = emurun::merge_reports(all);
+    REQUIRE_MESSAGE(m.has_value(), (m ? "" : m.error().message()));
+    REQUIRE(m->steps.size() == 4);
+    CHECK(m->steps[0].name == "configure");
+    CHECK(m->find("build")->status == StepStatus::passed); // the build's, once
+    CHECK(m->wall == doctest::Approx(23 + 7));             // build, then the longest shard
+    CHECK_FALSE(m->artifacts.has_value());
+    CHECK(m->succeeded());
+
+    auto refused = [](std::vector<Report> reports, const std::string& why) {
+        auto r = emurun::merge_reports(reports);
+        REQUIRE_FALSE(r.has_value());
+        CHECK_MESSAGE(r.error().message().find(why) != std::string::npos, r.error().message());
+    };
+    refused({build, shard(1, "t1", 5)}, "shard 2 of 2 is missing");
+    refused({shard(1, "t1", 5), shard(2, "t2", 7)}, "no report of the build job");
+    refused({build, build, shard(1, "t1", 5), shard(2, "t2", 7)}, "two reports packed");
+    refused({build}, "only the build job's report");
+    Report other = shard(2, "t2", 7);
+    other.artifacts->id = "fedcba9876543210";
+    refused({build, shard(1, "t1", 5), other}, "but the build report packed 0123456789abcdef");
+}
+
+TEST_CASE("report: reused steps and the artifact link survive JSON") {
+    Report r = report_of({step("build", 20, StepStatus::reused), step("t", 1)});
+    r.artifacts = emurun::ArtifactLink{"0123456789abcdef", false};
+    auto back = Report::parse(emurun::json_text(r.to_json()), "r.json");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(*back == r);
+    CHECK(back->succeeded());
+    auto j = r.to_json();
+    j["artifacts"]["id"] = "../../etc";
+    auto bad = Report::from_json(j, "r.json");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("expected 16 hex digits") != std::string::npos);
 }
