@@ -15,6 +15,7 @@ set(_header_module_export util)
 set(_header_module_json util)
 set(_header_module_elf arch)
 set(_header_module_calibrate runner)
+set(_header_module_artifacts runner)
 set(_header_module_binfmt_files binfmt)
 
 file(STRINGS ${RULES} _lines)

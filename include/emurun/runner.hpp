@@ -45,6 +45,13 @@ struct RunEvent {
     std::size_t done = 0, total = 0;
 };
 
+/// Steps a build job ran and packed (unpack_artifacts, artifacts.hpp): this run does not run
+/// them again.
+struct ReusedSteps {
+    std::string artifacts_id;      ///< the archive's id: the report's `artifacts`
+    std::vector<StepResult> steps; ///< the build job's results of the packed steps
+};
+
 /// Everything a run can be told. Defaults suit a CI job.
 struct RunnerOptions {
     int jobs = 1;
@@ -59,6 +66,9 @@ struct RunnerOptions {
     /// that print nothing for a while); nullopt = never.
     std::optional<std::chrono::milliseconds> heartbeat;
     bool fail_on_flag = false;
+    /// Steps done in a build job: each is `reused` (not run; the build job's figures), steps
+    /// that need it go ahead; the report's `artifacts` names the archive.
+    std::optional<ReusedSteps> reused;
     std::filesystem::path log_dir = "emurun-logs";
     EmulatorSearch emulators;
     /// Install SIGINT/SIGTERM/SIGHUP handlers for the run: stop every step, finish the report.
@@ -111,6 +121,38 @@ check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
 /// Before a run: an error naming the step when a step's "accelerate" list names a tool or
 /// group the root module does not know (parse_acceleration).
 [[nodiscard]] EMURUN_EXPORT Result<void> check_root_steps(const Pipeline& pipeline);
+
+/// What `--matrix auto` asks of a CI matrix.
+struct MatrixRequest {
+    double job_limit = 0;    ///< seconds a CI job may take
+    double share = 0.8;      ///< of job_limit a shard's projected time may use
+    int jobs = 1;            ///< steps each job runs at once (-j)
+    bool build_once = false; ///< the shards reuse a build job's archive: they run tests only
+};
+
+/// The matrix `choose_matrix` picked, and why.
+struct MatrixChoice {
+    int count = 0;                 ///< shards
+    ShardPlan plan;                ///< the test steps of each
+    double common = 0;             ///< seconds of the build part (select_build's steps)
+    std::vector<double> projected; ///< seconds, per shard
+    std::size_t unknown = 0;       ///< steps without history (tests weigh the mean, others 0)
+};
+
+/// Expected step durations for a projection: each step's wall in `previous` where it has one,
+/// else its wall in `baseline` (a native run) times the step's timeout multiplier when it runs
+/// emulated (calibrated slowdowns: parse_timeout_multiplier "auto"). Either report may be null.
+[[nodiscard]] EMURUN_EXPORT History projected_history(const Pipeline& pipeline,
+                                                      const Report* previous,
+                                                      const Report* baseline,
+                                                      const TimeoutMultiplier& multiplier);
+
+/// The fewest shards whose projected times (projected_total of the build part, unless
+/// build_once, plus the shard's tests, over `jobs`) all stay under share × job_limit. Errors:
+/// no history for any step of the pipeline; no count fits (the longest test group alone is
+/// over); with build_once, the build part alone is over.
+[[nodiscard]] EMURUN_EXPORT Result<MatrixChoice>
+choose_matrix(const Pipeline& pipeline, const History& history, const MatrixRequest& request);
 
 /// Runs a Pipeline and produces its Report.
 class Runner {

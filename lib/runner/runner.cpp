@@ -152,6 +152,7 @@ class Execution {
     double elapsed() const { return seconds(m_commands.now() - m_t0); }
     double remaining_expected() const;
     void leave_pending(std::size_t i);
+    void take_reused();
 
     const Pipeline& m_p;
     const RunnerOptions& m_o;
@@ -241,7 +242,7 @@ std::string Execution::blocked_by(std::size_t i) const {
     std::string why;
     for (std::size_t k = 0; k < m_needs[i].size(); ++k) {
         std::size_t j = m_needs[i][k];
-        if (m_state[j] == State::done && m_results.at(j).status != StepStatus::passed) {
+        if (m_state[j] == State::done && !counts_as_passed(m_results.at(j).status)) {
             why = "needs " + m_p.steps[i].needs[k] + ", which " +
                   (m_results.at(j).status == StepStatus::skipped ? "was skipped" : "did not pass");
         }
@@ -257,6 +258,27 @@ bool Execution::interrupted() {
         m_commands.stop_all();
     }
     return m_stopping;
+}
+
+// Steps a build job ran: done before the first launch, with the build job's figures; the steps
+// that need them become ready.
+void Execution::take_reused() {
+    if (!m_o.reused) {
+        return;
+    }
+    m_report.artifacts = ArtifactLink{m_o.reused->artifacts_id, false};
+    for (const auto& built : m_o.reused->steps) {
+        auto it = std::ranges::find(m_p.steps, built.name, &Step::name);
+        if (it == m_p.steps.end()) {
+            continue; // another shard's step (select_shard dropped it)
+        }
+        const auto i = static_cast<std::size_t>(it - m_p.steps.begin());
+        StepResult r = built;
+        r.status = StepStatus::reused;
+        r.message = "reused: passed in the build job (artifacts " + m_o.reused->artifacts_id + ")";
+        leave_pending(i);
+        finish(i, std::move(r));
+    }
 }
 
 void Execution::leave_pending(std::size_t i) {
@@ -343,10 +365,12 @@ void Execution::start(std::size_t i) {
 
 void Execution::finish(std::size_t i, StepResult r) {
     m_state[i] = State::done;
-    flag_step(r, m_o.rules, m_o.baseline ? &*m_o.baseline : nullptr,
-              m_o.previous ? &*m_o.previous : nullptr);
+    if (r.status != StepStatus::reused) { // flagged in the build job, if at all
+        flag_step(r, m_o.rules, m_o.baseline ? &*m_o.baseline : nullptr,
+                  m_o.previous ? &*m_o.previous : nullptr);
+    }
     auto& stored = m_results[i] = std::move(r);
-    bool passed = stored.status == StepStatus::passed;
+    bool passed = counts_as_passed(stored.status);
     if (!passed) {
         m_unpassed.push_back(i);
     }
@@ -514,6 +538,7 @@ Result<Report> Execution::run() {
         m_report.shard_count = m_o.shard->count;
     }
     SignalScope signals(m_o.handle_signals, m_commands);
+    take_reused();
     while (true) {
         interrupted();
         launch_ready();
@@ -582,7 +607,7 @@ int Runner::exit_code(const Report& report, bool fail_on_flag) {
     }
     bool failed = false, timed_out = false;
     for (const auto& s : report.steps) {
-        failed = failed || (s.status != StepStatus::passed && s.status != StepStatus::timed_out);
+        failed = failed || (!counts_as_passed(s.status) && s.status != StepStatus::timed_out);
         timed_out = timed_out || s.status == StepStatus::timed_out;
     }
     if (failed) {

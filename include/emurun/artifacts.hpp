@@ -1,0 +1,79 @@
+// Build once, test in many jobs: a build job packs what its steps produced (their `outputs`)
+// with a manifest into one archive; each test job unpacks it, checked, and runs only what is
+// left (RunnerOptions::reused). Owned by the runner module; tar and its compressor (Debian's
+// tar, gzip, zstd, xz) do the archiving, started through the process module.
+#pragma once
+
+#include <emurun/error.hpp>
+#include <emurun/export.hpp>
+#include <emurun/pipeline.hpp>
+#include <emurun/report.hpp>
+#include <emurun/runner.hpp>
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emurun {
+
+/// The archive member that holds the manifest, at the archive's root.
+inline constexpr std::string_view k_manifest_member = ".emurun-artifacts.json";
+
+/// What an artifact archive holds, written into it as k_manifest_member.
+struct ArtifactManifest {
+    static constexpr int k_format = 1;
+    std::string pipeline; ///< Pipeline::name
+    std::string digest;   ///< Pipeline::digest of the pipeline that packed it
+    std::string id;       ///< artifact_id() of the rest: names the archive in reports
+    /// Every packed path, relative to the pipeline's directory, lexically normal, none below
+    /// another (a directory holds what is under it)
+    std::vector<std::string> paths;
+    /// The build job's report, reduced to the packed steps (all passed)
+    Report report;
+};
+
+/// The id of a manifest: a hash of its pipeline digest, the build's start, wall, steps and paths.
+[[nodiscard]] EMURUN_EXPORT std::string artifact_id(const ArtifactManifest& manifest);
+/// The manifest as JSON text: {"format", "pipeline", "digest", "id", "paths", "report"}.
+[[nodiscard]] EMURUN_EXPORT std::string manifest_json(const ArtifactManifest& manifest);
+/// Read a manifest (from an archive: untrusted). Errors name the place, as report errors do;
+/// unsafe paths (absolute, "..", control characters, one below another) are errors.
+[[nodiscard]] EMURUN_EXPORT Result<ArtifactManifest> parse_manifest(std::string_view text,
+                                                                    const std::string& source);
+/// Error unless `manifest` was packed by this very pipeline (name and digest), its id is its
+/// own, and it names only passed, non-test steps of the pipeline. `archive` names it in errors.
+[[nodiscard]] EMURUN_EXPORT Result<void> check_manifest(const ArtifactManifest& manifest,
+                                                        const Pipeline& pipeline,
+                                                        const std::string& archive);
+
+/// The paths to pack: the `outputs` of every step that passed in `report`, globs expanded,
+/// relative to the pipeline's directory, sorted, those below another dropped. Error naming the
+/// step and the path when one does not exist (or a glob matches nothing).
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
+collect_outputs(const Pipeline& pipeline, const Report& report);
+/// Error unless every archive member (as `tar -t` lists them) is the manifest or one of its
+/// paths or below one, relative, without "..".
+[[nodiscard]] EMURUN_EXPORT Result<void> check_archive_members(std::span<const std::string> members,
+                                                               const ArtifactManifest& manifest,
+                                                               const std::string& archive);
+/// Error unless the tree under `root` holds only directories, regular files (no hard link to
+/// a file outside it) and relative symlinks that stay inside it.
+[[nodiscard]] EMURUN_EXPORT Result<void> check_unpacked_tree(const std::filesystem::path& root);
+
+/// Pack the outputs of the steps that passed in `report` (a run of `pipeline`) and a manifest
+/// into `archive` (.tar, .tar.gz/.tgz, .tar.zst/.tzst or .tar.xz), atomically: a temporary
+/// file beside it, renamed over it once complete; on any error nothing is written. On success
+/// `report.artifacts` names the archive (packed) and the manifest is returned.
+[[nodiscard]] EMURUN_EXPORT Result<ArtifactManifest>
+pack_artifacts(const Pipeline& pipeline, Report& report, const std::filesystem::path& archive);
+
+/// Check `archive` against `pipeline` (check_manifest, check_archive_members), extract it into
+/// a fresh directory in the pipeline's directory, check that (check_unpacked_tree), then move
+/// the packed paths into place. A packed path that already exists is an error (nothing is
+/// overwritten); on any error nothing is left behind. Returns the steps to reuse.
+[[nodiscard]] EMURUN_EXPORT Result<ReusedSteps>
+unpack_artifacts(const Pipeline& pipeline, const std::filesystem::path& archive);
+
+} // namespace emurun

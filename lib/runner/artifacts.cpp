@@ -1,0 +1,306 @@
+// Artifact manifests and the checks around an archive: which paths a build packs, which members
+// and which unpacked tree a test job accepts. The tar side is in artifacts_tar.cpp.
+#include "util/hash.hpp"
+#include "util/json.hpp"
+
+#include <emurun/artifacts.hpp>
+#include <emurun/json.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <glob.h>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+
+namespace emurun {
+namespace {
+
+using util::Json;
+using util::Place;
+namespace fs = std::filesystem;
+
+// A relative path that stays where it is put: not empty, not absolute, no "." or ".."
+// component, no control character (tar lists one name a line).
+bool is_plain_relative(std::string_view path) {
+    if (path.empty() || path.front() == '/' || path.back() == '/') {
+        return false;
+    }
+    if (std::ranges::any_of(path, [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+        return false;
+    }
+    for (const auto& part : fs::path(path)) {
+        if (part == "." || part == ".." || part.empty()) {
+            return false;
+        }
+    }
+    return fs::path(path).lexically_normal() == fs::path(path);
+}
+
+// `path` is `dir` or below it (both relative, lexically normal).
+bool is_at_or_below(std::string_view path, std::string_view dir) {
+    return path == dir ||
+           (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
+
+// Drops every path below another one of the list; sorts.
+std::vector<std::string> outermost(std::vector<std::string> paths) {
+    std::ranges::sort(paths);
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    std::vector<std::string> out;
+    for (auto& p : paths) {
+        if (out.empty() || !is_at_or_below(p, out.back())) {
+            out.push_back(std::move(p));
+        }
+    }
+    return out;
+}
+
+Result<std::vector<std::string>> manifest_paths(const Json& j, const Place& at) {
+    auto paths = EMURUN_TRY(util::get_string_list(j.value("paths", Json()), at.key("paths")));
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        if (!is_plain_relative(paths[i])) {
+            return at.key("paths").index(i).fail(
+                "unsafe path " + util::describe(Json(paths[i])) +
+                    " (absolute, with \".\" or \"..\", or a control character)",
+                "use an archive that 'emurun run --pack' wrote");
+        }
+    }
+    if (outermost(paths).size() != paths.size()) {
+        return at.key("paths").fail("lists a path twice, or one below another",
+                                    "use an archive that 'emurun run --pack' wrote");
+    }
+    return paths;
+}
+
+bool has_glob(std::string_view s) {
+    return s.find_first_of("*?[") != std::string_view::npos;
+}
+
+// `text` with glob(3)'s special characters escaped: a directory's name is matched literally.
+std::string glob_escape(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '*' || c == '?' || c == '[' || c == '\\') {
+            out += '\\';
+        }
+        out += c;
+    }
+    return out;
+}
+
+// One output of a step: the existing paths it names, relative to the pipeline's directory.
+Result<std::vector<std::string>> expand_output(const Pipeline& p, const Step& step,
+                                               const std::string& output) {
+    const std::string what = "pack outputs: step " + step.name + ": output \"" + output + "\"";
+    std::vector<fs::path> found;
+    if (has_glob(output)) {
+        glob_t g{};
+        const std::string pattern = glob_escape(step.cwd.string()) + "/" + output;
+        const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+        for (std::size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) {
+            found.emplace_back(g.gl_pathv[i]);
+        }
+        ::globfree(&g);
+        if (rc != 0 && rc != GLOB_NOMATCH) {
+            return fail(what, "glob failed in " + step.cwd.string());
+        }
+    } else {
+        struct stat st {};
+        fs::path full = step.cwd / output;
+        if (::lstat(full.c_str(), &st) != 0) {
+            return fail(what, full.string() + " does not exist (" + std::strerror(errno) + ")",
+                        "the step passed without making it: fix the step or its \"outputs\"");
+        }
+        found.push_back(full);
+    }
+    std::vector<std::string> out;
+    for (const auto& f : found) {
+        auto rel = f.lexically_normal().lexically_relative(p.dir).string();
+        auto in_cwd = f.lexically_normal().lexically_relative(step.cwd).string();
+        if (is_plain_relative(rel) && is_plain_relative(in_cwd)) { // glob's "." and ".." go
+            out.push_back(rel);
+        }
+    }
+    if (out.empty()) {
+        return fail(what, "matches nothing in " + step.cwd.string(),
+                    "the step passed without making it: fix the step or its \"outputs\"");
+    }
+    return out;
+}
+
+} // namespace
+
+std::string artifact_id(const ArtifactManifest& m) {
+    Json steps = Json::array();
+    for (const auto& s : m.report.steps) {
+        steps.push_back(s.name);
+    }
+    Json identity{{"digest", m.digest},    {"pipeline", m.pipeline}, {"started", m.report.started},
+                  {"wall", m.report.wall}, {"steps", steps},         {"paths", m.paths}};
+    return util::fnv1a64_hex(json_text(identity, -1));
+}
+
+std::string manifest_json(const ArtifactManifest& m) {
+    Json j{{"format", ArtifactManifest::k_format},
+           {"pipeline", m.pipeline},
+           {"digest", m.digest},
+           {"id", m.id},
+           {"paths", m.paths},
+           {"report", m.report.to_json()}};
+    return json_text(j) + "\n";
+}
+
+Result<ArtifactManifest> parse_manifest(std::string_view text, const std::string& source) {
+    auto j = EMURUN_TRY(util::parse_json_text(text, source));
+    Place at(source);
+    EMURUN_TRY(
+        util::check_object(j, at, {"format", "pipeline", "digest", "id", "paths", "report"}));
+    auto format = EMURUN_TRY(util::get_integer(j.value("format", Json()), at.key("format"), 1, 1));
+    (void)format;
+    ArtifactManifest m;
+    for (auto [key, into] : {std::pair{"pipeline", &m.pipeline}, std::pair{"digest", &m.digest},
+                             std::pair{"id", &m.id}}) {
+        auto v = EMURUN_TRY(util::get_string(j.value(key, Json()), at.key(key)));
+        *into = v;
+    }
+    auto paths = EMURUN_TRY(manifest_paths(j, at));
+    m.paths = paths;
+    if (!j.contains("report")) {
+        return at.fail("missing required key \"report\"");
+    }
+    auto report = EMURUN_TRY(Report::from_json(j["report"], source + ": report"));
+    m.report = std::move(report);
+    return m;
+}
+
+Result<void> check_manifest(const ArtifactManifest& m, const Pipeline& p,
+                            const std::string& archive) {
+    const std::string what = "artifacts " + archive;
+    const std::string rebuild = "pack and unpack with the same pipeline file: run the build job "
+                                "(emurun run --pack) again for this version";
+    if (m.pipeline != p.name) {
+        return fail(what, "packed for pipeline \"" + m.pipeline + "\", not \"" + p.name + "\"",
+                    rebuild);
+    }
+    if (m.digest != p.digest) {
+        return fail(what,
+                    "packed from another version of pipeline \"" + p.name + "\" (digest " +
+                        m.digest + ", this file's " + p.digest + ")",
+                    rebuild);
+    }
+    if (artifact_id(m) != m.id) {
+        return fail(what, "its manifest was changed after packing (id " + m.id + " does not match)",
+                    "use the archive as 'emurun run --pack' wrote it");
+    }
+    for (const auto& s : m.report.steps) {
+        const Step* step = p.find(s.name);
+        if (!step || step->kind == StepKind::test || s.status != StepStatus::passed) {
+            return fail(what,
+                        "its manifest lists step \"" + s.name + "\" as " +
+                            std::string(to_string(s.status)) +
+                            (step ? "" : ", which the pipeline does not have"),
+                        "use the archive as 'emurun run --pack' wrote it");
+        }
+    }
+    return {};
+}
+
+Result<std::vector<std::string>> collect_outputs(const Pipeline& p, const Report& report) {
+    std::vector<std::string> all;
+    for (const auto& step : p.steps) {
+        const StepResult* r = report.find(step.name);
+        if (!r || r->status != StepStatus::passed) {
+            continue;
+        }
+        for (const auto& output : step.outputs) {
+            auto found = EMURUN_TRY(expand_output(p, step, output));
+            all.insert(all.end(), found.begin(), found.end());
+        }
+    }
+    return outermost(std::move(all));
+}
+
+Result<void> check_archive_members(std::span<const std::string> members, const ArtifactManifest& m,
+                                   const std::string& archive) {
+    for (const auto& listed : members) {
+        std::string_view name = listed;
+        while (name.size() > 1 && name.back() == '/') {
+            name.remove_suffix(1); // tar lists directories as "dir/"
+        }
+        const bool known =
+            name == k_manifest_member || std::ranges::any_of(m.paths, [&](const std::string& p) {
+                return is_at_or_below(name, p);
+            });
+        if (!is_plain_relative(name) || !known) {
+            return fail("artifacts " + archive,
+                        "member \"" + listed + "\" is " +
+                            (is_plain_relative(name) ? "not one of the manifest's paths"
+                                                     : "not a plain relative path"),
+                        "use the archive as 'emurun run --pack' wrote it; nothing was extracted");
+        }
+    }
+    return {};
+}
+
+namespace {
+
+// A file with several hard links: how many of them the tree holds, and one of its names.
+struct Links {
+    nlink_t total = 0, seen = 0;
+    fs::path name;
+};
+
+Result<void> check_entry(const fs::path& root, const fs::path& path,
+                         std::map<std::pair<dev_t, ino_t>, Links>& linked) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+        return fail("check unpacked " + path.string(), std::strerror(errno));
+    }
+    const auto bad = [&](const std::string& why) {
+        return fail("artifacts: unpacked " + path.lexically_relative(root).string(), why,
+                    "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+    };
+    if (S_ISLNK(st.st_mode)) {
+        std::error_code ec;
+        const fs::path target = fs::read_symlink(path, ec);
+        auto rel = (path.parent_path() / target).lexically_normal().lexically_relative(root);
+        if (ec || target.is_absolute() || rel.empty() || *rel.begin() == "..") {
+            return bad("is a symlink to " + target.string() + ", outside the archive");
+        }
+    } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+        Links& l = linked[{st.st_dev, st.st_ino}];
+        l.total = st.st_nlink;
+        ++l.seen;
+        l.name = path;
+    } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        return bad("is neither a file, a directory nor a symlink");
+    }
+    return {};
+}
+
+} // namespace
+
+Result<void> check_unpacked_tree(const fs::path& root) {
+    std::error_code ec;
+    std::map<std::pair<dev_t, ino_t>, Links> linked;
+    for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+        EMURUN_TRY(check_entry(root, it->path(), linked));
+    }
+    if (ec) {
+        return fail("check unpacked " + root.string(), ec.message());
+    }
+    for (const auto& [inode, l] : linked) {
+        if (l.seen < l.total) {
+            return fail("artifacts: unpacked " + l.name.lexically_relative(root).string(),
+                        "is a hard link to a file outside the archive",
+                        "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+        }
+    }
+    return {};
+}
+
+} // namespace emurun

@@ -1,0 +1,230 @@
+// Packing and unpacking artifact archives with Debian's tar (and gzip, zstd or xz, chosen by
+// the archive's name), started through the process module. Every check runs before anything
+// is moved into place, and a failure leaves nothing behind.
+#include "process/spawn.hpp"
+#include "util/file.hpp"
+#include "util/path.hpp"
+
+#include <emurun/artifacts.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace emurun {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::chrono::hours k_tar_timeout{6};
+constexpr std::size_t k_max_manifest = 64 * 1024 * 1024;
+constexpr std::size_t k_max_listing = 256 * 1024 * 1024;
+
+bool ends_with(const fs::path& p, std::string_view suffix) {
+    return p.filename().string().ends_with(suffix);
+}
+
+// tar's compression option for the archive's name, after checking that its program is there.
+Result<std::vector<std::string>> compression(const fs::path& archive) {
+    struct Kind {
+        std::string_view suffix, option, program;
+    };
+    static constexpr Kind k_kinds[] = {{".tar", "", ""},
+                                       {".tar.gz", "--gzip", "gzip"},
+                                       {".tgz", "--gzip", "gzip"},
+                                       {".tar.zst", "--zstd", "zstd"},
+                                       {".tzst", "--zstd", "zstd"},
+                                       {".tar.xz", "--xz", "xz"}};
+    const std::string hint_install = "install tar and the compressor (apt-get install tar zstd), "
+                                     "or name the archive .tar";
+    if (!util::find_executable("tar")) {
+        return fail("artifacts " + archive.string(), "tar is not in PATH", hint_install);
+    }
+    for (const auto& k : k_kinds) {
+        if (!ends_with(archive, k.suffix)) {
+            continue;
+        }
+        if (!k.program.empty() && !util::find_executable(k.program)) {
+            return fail("artifacts " + archive.string(),
+                        std::string(k.program) + " is not in PATH (tar needs it for " +
+                            std::string(k.suffix) + ")",
+                        hint_install);
+        }
+        return k.option.empty() ? std::vector<std::string>{}
+                                : std::vector<std::string>{std::string(k.option)};
+    }
+    return fail("artifacts " + archive.string(), "unknown archive type",
+                "name it .tar, .tar.gz, .tar.zst or .tar.xz");
+}
+
+// tar with `args` (and the compression option); its stdout. Its stderr is emurun's.
+Result<std::string> tar(std::vector<std::string> args, const std::vector<std::string>& comp,
+                        const std::string& what, std::size_t max_output = 0) {
+    args.insert(args.begin(), comp.begin(), comp.end());
+    args.insert(args.begin(), "tar");
+    detail::CaptureOptions o;
+    o.timeout = k_tar_timeout;
+    o.max_output = max_output;
+    auto run = EMURUN_TRY(detail::run_captured(Command{.argv = args}, o));
+    if (run.start_error) {
+        return std::unexpected(*run.start_error);
+    }
+    if (run.timed_out || !run.status.success()) {
+        return fail(what,
+                    run.timed_out ? "tar took too long"
+                                  : "tar failed (" + run.status.describe() + ")",
+                    "tar's own message is above");
+    }
+    if (max_output > 0 && run.out.size() >= max_output) {
+        return fail(what, "tar's output is over " + std::to_string(max_output) + " bytes");
+    }
+    return run.out;
+}
+
+// A fresh directory "<prefix>XXXXXX"; removed with all it holds when the owner goes.
+class TempDir {
+  public:
+    static Result<TempDir> make(const fs::path& prefix) {
+        std::string tmpl = fs::absolute(prefix).string() + "XXXXXX";
+        if (::mkdtemp(tmpl.data()) == nullptr) {
+            return fail("mkdtemp " + tmpl, std::strerror(errno));
+        }
+        return TempDir(tmpl);
+    }
+    TempDir(TempDir&& o) noexcept : m_path(std::exchange(o.m_path, {})) {}
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    TempDir& operator=(TempDir&&) = delete;
+    ~TempDir() {
+        std::error_code ec;
+        if (!m_path.empty()) {
+            fs::remove_all(m_path, ec);
+        }
+    }
+    [[nodiscard]] const fs::path& path() const { return m_path; }
+
+  private:
+    explicit TempDir(fs::path p) : m_path(std::move(p)) {}
+    fs::path m_path;
+};
+
+Result<void> fsync_file(const fs::path& file) {
+    util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd || ::fsync(fd.get()) != 0) {
+        return fail("fsync " + file.string(), std::strerror(errno));
+    }
+    return {};
+}
+
+// The manifest of what `report` packs: its passed steps and their outputs.
+Result<ArtifactManifest> make_manifest(const Pipeline& p, const Report& report) {
+    ArtifactManifest m;
+    m.pipeline = p.name;
+    m.digest = p.digest;
+    auto paths = EMURUN_TRY(collect_outputs(p, report));
+    m.paths = std::move(paths);
+    m.report = report;
+    m.report.artifacts.reset();
+    std::erase_if(m.report.steps,
+                  [](const StepResult& s) { return s.status != StepStatus::passed; });
+    m.id = artifact_id(m);
+    return m;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\n', start);
+        end = end == std::string::npos ? text.size() : end;
+        out.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+// Read and check the manifest and the member list; nothing is extracted yet.
+Result<ArtifactManifest> inspect(const Pipeline& p, const fs::path& archive,
+                                 const std::vector<std::string>& comp) {
+    const std::string name = archive.string();
+    EMURUN_TRY(util::open_read(archive)); // a missing archive says so, not tar
+    auto text = EMURUN_TRY(tar({"-x", "-O", "-f", name, "--", std::string(k_manifest_member)}, comp,
+                               "read the manifest of " + name, k_max_manifest));
+    auto m = EMURUN_TRY(parse_manifest(text, name + ": " + std::string(k_manifest_member)));
+    EMURUN_TRY(check_manifest(m, p, name));
+    auto listing = EMURUN_TRY(
+        tar({"-t", "--quoting-style=escape", "-f", name}, comp, "list " + name, k_max_listing));
+    EMURUN_TRY(check_archive_members(lines(listing), m, name));
+    for (const auto& path : m.paths) {
+        std::error_code ec;
+        if (fs::symlink_status(p.dir / path, ec).type() != fs::file_type::not_found) {
+            return fail("artifacts " + name, (p.dir / path).string() + " already exists",
+                        "unpack into a fresh checkout, or remove it first: nothing is overwritten");
+        }
+    }
+    return m;
+}
+
+// Moves every packed path from `staging` into the pipeline's directory; on failure, the ones
+// already moved go back.
+Result<void> move_into_place(const Pipeline& p, const fs::path& staging,
+                             const std::vector<std::string>& paths) {
+    std::vector<std::string> moved;
+    for (const auto& path : paths) {
+        std::error_code ec;
+        fs::create_directories((p.dir / path).parent_path(), ec);
+        if (ec || ::rename((staging / path).c_str(), (p.dir / path).c_str()) != 0) {
+            const std::string why = ec ? ec.message() : std::strerror(errno);
+            for (const auto& back : moved) {
+                (void)::rename((p.dir / back).c_str(), (staging / back).c_str());
+            }
+            return fail("unpack " + path + " into " + p.dir.string(), why);
+        }
+        moved.push_back(path);
+    }
+    return {};
+}
+
+} // namespace
+
+Result<ArtifactManifest> pack_artifacts(const Pipeline& p, Report& report,
+                                        const fs::path& archive) {
+    auto comp = EMURUN_TRY(compression(archive));
+    EMURUN_TRY(util::check_replaceable(archive));
+    auto m = EMURUN_TRY(make_manifest(p, report));
+    const fs::path dir = fs::absolute(archive).parent_path();
+    auto tmp = EMURUN_TRY(TempDir::make(dir / ("." + archive.filename().string() + ".tmp-")));
+    const fs::path list = tmp.path() / "paths", out = tmp.path() / archive.filename();
+    std::string names;
+    for (const auto& path : m.paths) {
+        names += path + '\0';
+    }
+    EMURUN_TRY(util::write_file_atomic(tmp.path() / k_manifest_member, manifest_json(m)));
+    EMURUN_TRY(util::write_file_atomic(list, names));
+    EMURUN_TRY(
+        tar({"-c", "-f", out.string(), "-C", tmp.path().string(), std::string(k_manifest_member),
+             "-C", p.dir.string(), "--null", "--verbatim-files-from", "-T", list.string()},
+            comp, "pack " + archive.string()));
+    EMURUN_TRY(fsync_file(out));
+    if (::rename(out.c_str(), archive.c_str()) != 0) {
+        return fail("rename " + out.string() + " to " + archive.string(), std::strerror(errno));
+    }
+    report.artifacts = ArtifactLink{m.id, true};
+    return m;
+}
+
+Result<ReusedSteps> unpack_artifacts(const Pipeline& p, const fs::path& archive) {
+    auto comp = EMURUN_TRY(compression(archive));
+    auto m = EMURUN_TRY(inspect(p, archive, comp));
+    auto staging = EMURUN_TRY(TempDir::make(p.dir / ".emurun-unpack-"));
+    EMURUN_TRY(tar({"-x", "-f", fs::absolute(archive).string(), "-C", staging.path().string(),
+                    "--no-same-owner", "--no-overwrite-dir"},
+                   comp, "unpack " + archive.string()));
+    EMURUN_TRY(check_unpacked_tree(staging.path()));
+    EMURUN_TRY(move_into_place(p, staging.path(), m.paths));
+    return ReusedSteps{m.id, m.report.steps};
+}
+
+} // namespace emurun

@@ -1,0 +1,46 @@
+// Fuzz target for the artifact manifest reader (read from an archive a test job was given): no
+// input may crash it; what loads must round-trip, and its paths must be plain relative ones.
+#include <emurun/artifacts.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto m = emurun::parse_manifest(text, "fuzz.tar");
+    if (!m) {
+        return 0;
+    }
+    for (const auto& p : m->paths) {
+        bool unsafe = p.empty() || p.front() == '/';
+        for (const auto& part : std::filesystem::path(p)) {
+            unsafe = unsafe || part == ".." || part == ".";
+        }
+        if (unsafe) {
+            std::fprintf(stderr, "fuzz_manifest: an unsafe path was accepted\n");
+            std::abort();
+        }
+    }
+    auto again = emurun::parse_manifest(emurun::manifest_json(*m), "again.tar");
+    if (!again || again->paths != m->paths || again->id != m->id || !(again->report == m->report)) {
+        std::fprintf(stderr, "fuzz_manifest: a loaded manifest does not round-trip\n");
+        std::abort();
+    }
+    (void)emurun::artifact_id(*m);
+    return 0;
+}
+
+std::vector<std::vector<unsigned char>> emurun_fuzz_seeds() {
+    std::string seed = R"({"format": 1, "pipeline": "p", "digest": "0123456789abcdef",
+      "id": "fedcba9876543210", "paths": ["build/bin/tool", "build/lib"],
+      "report": {"schema_version": 1, "pipeline": "p", "wall": 3.5, "flags": [],
+                 "steps": [{"name": "build", "status": "passed", "wall": 1.5, "user": 1,
+                            "sys": 0.1, "exit_code": 0, "signal": null, "max_rss_kib": 2048,
+                            "log": "build.log", "flags": []}]}})";
+    return {std::vector<unsigned char>(seed.begin(), seed.end())};
+}
