@@ -29,7 +29,8 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION devel)
 # dpkg-shlibdeps computes Depends from the binaries (libc6 only: spdlog and fmt are compiled in, libstdc++ linked statically).
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "qemu-user-static")
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "qemu-user, apt, dpkg-dev")
+# zstd: emurun run --pack/--unpack of .tar.zst archives (tar and gzip are essential; .tar.xz needs xz-utils).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "qemu-user, apt, dpkg-dev, zstd")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "QEMU user-mode emulation orchestrator for cross builds and tests
 emurun makes foreign-architecture Linux programs (aarch64, ppc64le, s390x,

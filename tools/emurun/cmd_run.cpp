@@ -2,11 +2,13 @@
 #include "cli.hpp"
 #include "cli_output.hpp"
 
+#include <emurun/artifacts.hpp>
 #include <emurun/calibrate.hpp>
 #include <emurun/runner.hpp>
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -28,9 +30,9 @@ struct RunArgs {
     std::string shard, baseline, previous, job_limit, multiplier = "1", calibration;
     std::string report = "emurun-report.json", junit, markdown, log_dir = "emurun-logs";
     std::string grace = "10s", heartbeat;
+    std::string matrix, pack, unpack;
     double threshold = 10, share = 80;
-    int matrix = 0;
-    bool matrix_given = false, fail_on_flag = false, quiet = false;
+    bool matrix_given = false, fail_on_flag = false, quiet = false, build_once = false;
 };
 
 // Step output, live: a step's stdout to emurun's stdout and its stderr to emurun's stderr, each
@@ -251,8 +253,12 @@ constexpr std::chrono::milliseconds k_stall_limit{5000};
 
 // After the run: the outputs, the table, then emurun's exit code (125 when an output could not
 // be written, else the run's).
-int finish_run(const Report& report, const RunArgs& a, OutputPrinter& printer) {
-    const Written written = write_outputs(report, a, printer.out());
+int finish_run(const Report& report, const RunArgs& a, OutputPrinter& printer,
+               const std::optional<Error>& packing = std::nullopt) {
+    Written written = write_outputs(report, a, printer.out());
+    if (packing) {
+        written.errors.push_back(*packing); // the reports hold the run; the archive is missing
+    }
     printer.out().write('\n' + to_table(report, stdout_color()) +
                         (written.report ? "report: " + a.report + '\n' : std::string()));
     // A reader that takes nothing for this long is not waited for: the report is written.
@@ -267,6 +273,45 @@ int finish_run(const Report& report, const RunArgs& a, OutputPrinter& printer) {
         throw Failure(written.errors.back());
     }
     return Runner::exit_code(report, a.fail_on_flag);
+}
+
+// --matrix N, or --matrix auto: the fewest shards under the job limit's share, the projection
+// on stderr.
+int print_matrix(const Pipeline& pipeline, const RunnerOptions& o, const RunArgs& a) {
+    if (a.matrix != "auto") {
+        int count = 0;
+        auto [end, ec] = std::from_chars(a.matrix.data(), a.matrix.data() + a.matrix.size(), count);
+        if (ec != std::errc{} || end != a.matrix.data() + a.matrix.size()) {
+            throw Failure(Error{"--matrix " + a.matrix, "expected a number of shards or auto",
+                                "e.g. --matrix 4, or --matrix auto --job-limit 6h"});
+        }
+        History h = o.previous ? o.previous->history() : History{};
+        std::cout << unwrap(ci_matrix_json(pipeline, count, h)) << '\n';
+        return 0;
+    }
+    if (!o.job_limit) {
+        throw Failure(Error{"--matrix auto", "needs the CI job's limit",
+                            "add --job-limit, e.g. --job-limit 6h"});
+    }
+    History h = projected_history(pipeline, o.previous ? &*o.previous : nullptr,
+                                  o.baseline ? &*o.baseline : nullptr, o.timeout_multiplier);
+    MatrixRequest r{*o.job_limit, o.rules.job_limit_share, o.jobs, a.build_once};
+    MatrixChoice c = unwrap(choose_matrix(pipeline, h, r));
+    std::string each;
+    for (double p : c.projected) {
+        each += (each.empty() ? "" : ", ") + format_seconds(p);
+    }
+    // The projection is emurun's own account: stderr, whatever the verbosity (stdout is the JSON).
+    std::cerr << "emurun: matrix auto: " << c.count << " shard(s), projected " << each
+              << " each (under " << 100 * r.share << "% of " << format_seconds(r.job_limit) << ")"
+              << (a.build_once
+                      ? "; the build job " + format_seconds(projected_total(0, c.common, r.jobs))
+                      : std::string())
+              << (c.unknown > 0 ? "; " + std::to_string(c.unknown) + " step(s) without history"
+                                : std::string())
+              << '\n';
+    std::cout << unwrap(ci_matrix_json(pipeline, c.count, h)) << '\n';
+    return 0;
 }
 
 int run_pipeline(const RunArgs& a) {
@@ -287,12 +332,18 @@ int run_pipeline(const RunArgs& a) {
         sigaddset(&interrupts, sig);
     }
     ::sigprocmask(SIG_BLOCK, &interrupts, nullptr);
+    if (!a.pack.empty() && (!a.shard.empty() || a.matrix_given)) {
+        throw Failure(Error{"--pack", "runs the build job: it takes neither --shard nor --matrix",
+                            "pack in one job, then run each shard with --unpack"});
+    }
     Pipeline pipeline = unwrap(Pipeline::load(a.pipeline));
     RunnerOptions o = runner_options(a);
     if (a.matrix_given) {
-        History h = o.previous ? o.previous->history() : History{};
-        std::cout << unwrap(ci_matrix_json(pipeline, a.matrix, h)) << '\n';
-        return 0;
+        return print_matrix(pipeline, o, a);
+    }
+    if (!a.pack.empty()) {
+        pipeline = select_build(pipeline); // the build job: every step but the tests
+        o.shard.reset();                   // not a shard (CI_NODE_* of a parallel job)
     }
     // Every output checked before the first step runs: a report that would overwrite the
     // pipeline or a log, or a log dir the report cannot name, is refused with nothing written.
@@ -304,6 +355,12 @@ int run_pipeline(const RunArgs& a) {
     }
     unwrap(check_run_outputs(pipeline, o, outputs));
     unwrap(check_root_steps(pipeline));
+    if (!a.unpack.empty()) {
+        o.reused = unwrap(unpack_artifacts(pipeline, a.unpack));
+        spdlog::info("unpacked {} (artifacts {}): {} steps reused", a.unpack,
+                     o.reused->artifacts_id, o.reused->steps.size());
+    }
+    const Pipeline packed_pipeline = a.pack.empty() ? Pipeline{} : pipeline;
     // The progress line rewrites itself with \r and ESC [K: a terminal's, unless --color=never.
     const bool tty = ::isatty(STDERR_FILENO) != 0 && terminal_controls();
     auto printer = std::make_shared<OutputPrinter>(a.jobs > 1, ci_log_from_env());
@@ -330,7 +387,16 @@ int run_pipeline(const RunArgs& a) {
     if (tty) {
         printer->err().write("\r\033[K");
     }
-    return finish_run(report, a, *printer);
+    std::optional<Error> packing;
+    if (!a.pack.empty() && !report.interrupted_by) {
+        if (auto m = pack_artifacts(packed_pipeline, report, a.pack)) {
+            spdlog::info("packed {} (artifacts {}): {} paths of {} steps", a.pack, m->id,
+                         m->paths.size(), m->report.steps.size());
+        } else {
+            packing = m.error();
+        }
+    }
+    return finish_run(report, a, *printer, packing);
 }
 
 } // namespace
@@ -343,7 +409,21 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_option("--shard", a->shard,
                     "Run shard K of N (K/N): test steps balanced by history (default: "
                     "CI_NODE_INDEX/CI_NODE_TOTAL when set)");
-    sub->add_option("--matrix", a->matrix, "Print a CI matrix (JSON) for N shards and exit");
+    sub->add_option("--matrix", a->matrix,
+                    "Print a CI matrix (JSON) for N shards and exit; auto: the fewest shards "
+                    "under --job-limit-share of --job-limit (history: --previous, else "
+                    "--baseline x --timeout-multiplier)");
+    sub->add_flag("--build-once", a->build_once,
+                  "With --matrix auto: the shards --unpack a build job's archive, so they run "
+                  "test steps only");
+    auto* pack = sub->add_option("--pack", a->pack,
+                                 "Build job: run every step but the tests, then pack the outputs "
+                                 "of those that passed into this archive (.tar, .tar.gz, "
+                                 ".tar.zst, .tar.xz)");
+    auto* unpack = sub->add_option("--unpack", a->unpack,
+                                   "Test job: check and unpack a --pack archive of this pipeline, "
+                                   "reuse its steps, run what is left");
+    pack->excludes(unpack);
     sub->add_option("--baseline", a->baseline,
                     "Report of a native run: flag steps over --threshold");
     sub->add_option("--previous", a->previous, "Previous report: history, ETA, regressions");
