@@ -37,7 +37,7 @@ bool is_plain_relative(std::string_view path) {
             return false;
         }
     }
-    return fs::path(path).lexically_normal() == fs::path(path);
+    return fs::path(path).lexically_normal().string() == path; // "a//b" is not "a/b"
 }
 
 // `path` is `dir` or below it (both relative, lexically normal).

@@ -123,7 +123,7 @@ TEST_CASE("artifacts: a manifest round-trips and must match the pipeline that un
 
 TEST_CASE("artifacts: unsafe manifest paths are refused when read") {
     Pipeline p = pipeline_in(test::testdir("unsafe"));
-    for (const char* bad : {"/etc/passwd", "../x", "a/../../x", "./a", "a//b", "a/", "", "a\nb"}) {
+    for (std::string bad : {"/etc/passwd", "../x", "a/../../x", "./a", "a//b", "a/", "", "a\nb"}) {
         CAPTURE(bad);
         ArtifactManifest m = manifest_of(p, {bad});
         auto r = parse_manifest(manifest_json(m), "a.tar");
@@ -144,7 +144,7 @@ TEST_CASE("artifacts: archive members must be the manifest's paths, relative, wi
     const std::vector<std::string> good{".emurun-artifacts.json", "out/bin/tool", "out/share/",
                                         "out/share/x/y"};
     CHECK(message_of(check_archive_members(good, m, "a.tar")).empty());
-    for (const char* bad : {"/etc/passwd", "out/share/../../../etc/passwd", "out/bin/tool2",
+    for (std::string bad : {"/etc/passwd", "out/share/../../../etc/passwd", "out/bin/tool2",
                             "out/sharex", "other", "../out/share"}) {
         CAPTURE(bad);
         std::vector<std::string> members = good;
