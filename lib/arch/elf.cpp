@@ -270,8 +270,8 @@ Result<ElfInfo> parse_elf(std::span<const unsigned char> image) {
 
 namespace {
 
-/// Files over 64 KiB (programs, emulators, libstdc++) are mapped, not read: parsing touches only the pages
-/// holding headers and the dynamic section, which keeps `emurun exec` start-up cheap.
+/// Files over 64 KiB (programs, emulators, libstdc++) are mapped, not read: parsing touches only
+/// the pages holding headers and the dynamic section, which keeps `emurun exec` start-up cheap.
 constexpr std::size_t k_map_threshold = std::size_t{64} << 10;
 
 struct Mapping {

@@ -380,9 +380,9 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
                       const fs::path& base) {
     EMURUN_TRY(util::check_object(
         obj, at,
-        {"name", "kind", "argv", "shell", "cwd", "env", "arch", "emulation", "sysroots", "shim_dirs",
-         "timeout", "budget", "needs", "tags", "retries", "root", "accelerate", "cpu",
-         "idle_timeout", "junit", "outputs"}));
+        {"name",      "kind",     "argv",       "shell",   "cwd",          "env",   "arch",
+         "emulation", "sysroots", "shim_dirs",  "timeout", "budget",       "needs", "tags",
+         "retries",   "root",     "accelerate", "cpu",     "idle_timeout", "junit", "outputs"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;

@@ -217,8 +217,8 @@ Result<TestResult> test_from(const Json& j, const Place& at) {
     auto status = EMURUN_TRY(util::get_string(j.value("status", Json()), at.key("status")));
     auto st = test_status_from(status);
     if (!st) {
-        return at.key("status").fail("expected passed, failed, error or skipped, got \"" +
-                                     status + "\"");
+        return at.key("status").fail("expected passed, failed, error or skipped, got \"" + status +
+                                     "\"");
     }
     auto message = EMURUN_TRY(util::get_string(j.value("message", Json("")), at.key("message")));
     auto base = EMURUN_TRY(optional_field<double>(j, "baseline_time", at, get_seconds));
@@ -435,8 +435,8 @@ bool Report::succeeded() const {
 bool Report::flagged() const {
     auto test_flagged = [](const TestResult& t) { return !t.flags.empty(); };
     return !flags.empty() || std::ranges::any_of(steps, [&](const StepResult& s) {
-               return !s.flags.empty() || std::ranges::any_of(s.tests, test_flagged);
-           });
+        return !s.flags.empty() || std::ranges::any_of(s.tests, test_flagged);
+    });
 }
 
 History Report::history() const {

@@ -71,19 +71,19 @@ void flag_test(TestResult& t, const TestResult& base, const FlagRules& rules) {
     auto factor = t.baseline_factor();
     if (factor && *factor > rules.baseline_factor && base.time >= rules.test_min_baseline &&
         t.status != TestStatus::skipped) {
-        add_unique(t.flags, {"slow", printf_string("%.1fx the baseline (%s -> %s), over %gx",
-                                                   *factor, format_seconds(base.time).c_str(),
-                                                   format_seconds(t.time).c_str(),
-                                                   rules.baseline_factor)});
+        add_unique(t.flags,
+                   {"slow", printf_string("%.1fx the baseline (%s -> %s), over %gx", *factor,
+                                          format_seconds(base.time).c_str(),
+                                          format_seconds(t.time).c_str(), rules.baseline_factor)});
     }
     if (t.failing() && base.status == TestStatus::passed) {
         add_unique(t.flags, {"emulation_only_failure",
                              std::string(to_string(t.status)) + " here, passed in the baseline"});
     }
     if (t.status == TestStatus::passed && base.failing()) {
-        add_unique(t.flags, {"native_only_failure",
-                             "passed here, " + std::string(to_string(base.status)) +
-                                 " in the baseline"});
+        add_unique(t.flags,
+                   {"native_only_failure",
+                    "passed here, " + std::string(to_string(base.status)) + " in the baseline"});
     }
 }
 

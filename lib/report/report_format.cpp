@@ -249,10 +249,10 @@ std::string to_junit(const Report& r) {
     std::string counts = counts_of(r.steps.size(), failures, 0, skipped);
     const auto t = detail::test_totals(r); // the steps' own tests are counted at the top too
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += "<testsuites name=\"emurun\"" +
-           counts_of(r.steps.size() + t.tests, failures + t.failures, t.errors,
-                     skipped + t.skipped) +
-           ">\n";
+    out +=
+        "<testsuites name=\"emurun\"" +
+        counts_of(r.steps.size() + t.tests, failures + t.failures, t.errors, skipped + t.skipped) +
+        ">\n";
     out += "  <testsuite name=\"" + xml_escape(r.pipeline) + "\"" + counts + " timestamp=\"" +
            xml_escape(r.started) + "\">\n";
     for (const auto& s : r.steps) {

@@ -1,6 +1,7 @@
 /* suite: the tests of test_run_junit.sh's CTest suite. `quick` passes at once; `busy N K` spins N
-   iterations of a xorshift loop, then starts itself K times (slower under emulation); `emulated_only` fails when
-   EMURUN_EMULATED is 1 (a bug that shows only under emulation), else passes. */
+   iterations of a xorshift loop, then starts itself K times (slower under emulation);
+   `emulated_only` fails when EMURUN_EMULATED is 1 (a bug that shows only under emulation), else
+   passes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
