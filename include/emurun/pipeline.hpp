@@ -98,9 +98,24 @@ struct Step {
     /// inside the pipeline's directory (checked on load). A build job packs them for test jobs
     /// (pack_artifacts, artifacts.hpp).
     std::vector<std::string> outputs;
+    /// A per-arch step (one of the pipeline's "arches"): the step's name as written, the same
+    /// for every arch's instance ("build" for "build[aarch64]", "test-${arch}" for
+    /// "test-s390x"); empty for a step that runs once. Reports keep it, so a native baseline
+    /// and per-arch reports are matched by it.
+    std::string template_name;
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }
+};
+
+/// Which per-arch steps to load (README "One pipeline for every arch").
+struct ArchSelection {
+    /// Some of the pipeline's "arches" (names or aliases); empty: all of them.
+    std::vector<std::string> arches;
+    /// The native baseline: each per-arch step once, for `native_arch`, without emulation and
+    /// with its "native" overrides; steps with "native": false are left out (and needs on them).
+    bool native = false;
+    std::string native_arch; ///< usually host_arch()->name; empty: unknown host (an error)
 };
 
 /// A pipeline: a name, defaults and steps whose `needs` form a DAG (checked on load).
@@ -114,14 +129,20 @@ struct Pipeline {
     std::string digest;
     StepDefaults defaults;
     std::vector<Step> steps;
+    /// The arches its per-arch steps were expanded for (canonical, in the file's order, as
+    /// selected); {host} for the native baseline; empty without "arches".
+    std::vector<std::string> arches;
 
     /// Load and validate a pipeline file. Errors name the place and the problem:
     /// `pipeline.json: steps[3].timeout: expected a duration like "90s", got "abc"`.
-    [[nodiscard]] EMURUN_EXPORT static Result<Pipeline> load(const std::filesystem::path& file);
+    /// `arches` picks the per-arch steps to load, or asks for the native baseline.
+    [[nodiscard]] EMURUN_EXPORT static Result<Pipeline> load(const std::filesystem::path& file,
+                                                             const ArchSelection& arches = {});
     /// Parse from text; `source` names it in errors, relative cwds resolve against `base_dir`.
     [[nodiscard]] EMURUN_EXPORT static Result<Pipeline>
     parse(std::string_view text, std::string source = "pipeline.json",
-          const std::filesystem::path& base_dir = std::filesystem::current_path());
+          const std::filesystem::path& base_dir = std::filesystem::current_path(),
+          const ArchSelection& arches = {});
 
     /// The step called `name`, or nullptr.
     [[nodiscard]] EMURUN_EXPORT const Step* find(std::string_view step_name) const;

@@ -119,6 +119,9 @@ struct StepResult {
     std::string name;
     StepKind kind = StepKind::other;
     std::string arch; ///< empty for native steps without an arch
+    /// A per-arch step's template (Step::template_name, JSON "template"): "build" for
+    /// "build[aarch64]"; empty for a step that runs once. Baselines and merges match by it.
+    std::string template_name;
     Emulation emulation = Emulation::native;
     bool accelerated = false; ///< emulation "root" with the host's cross compilers
     StepStatus status = StepStatus::not_run;
@@ -176,6 +179,11 @@ struct Report {
     std::vector<Flag> flags; ///< pipeline-wide (job_limit)
 
     [[nodiscard]] EMURUN_EXPORT const StepResult* find(std::string_view step) const;
+    /// The step of `step`'s template (the first with that template name, as a native baseline
+    /// has one per template), else the step of the same name, else nullptr.
+    [[nodiscard]] EMURUN_EXPORT const StepResult* find_like(const StepResult& step) const;
+    /// The arches of its per-arch steps, in order of first appearance.
+    [[nodiscard]] EMURUN_EXPORT std::vector<std::string> arches() const;
     /// Every step passed (skipped steps count as not passing, flags do not count).
     [[nodiscard]] EMURUN_EXPORT bool succeeded() const;
     /// Any flag on the run, a step or a step's test.

@@ -1,4 +1,5 @@
 // Loading a pipeline from JSON: every error names the file, the place and the problem.
+#include "pipeline/pipeline_arches.hpp"
 #include "util/file.hpp"
 #include "util/hash.hpp"
 #include "util/json.hpp"
@@ -416,14 +417,21 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     return step;
 }
 
-Result<void> check_names(const Pipeline& p, const Place& steps_at) {
+// `origin[i]`: the index in the file of step i (per-arch templates make several steps).
+// " (in its aarch64 instance)" for a per-arch step's errors, else "".
+std::string in_instance(const Step& s) {
+    return s.template_name.empty() ? std::string{} : " (in its " + *s.arch + " instance)";
+}
+
+Result<void> check_names(const Pipeline& p, const Place& steps_at,
+                         const std::vector<std::size_t>& origin) {
     std::map<std::string, std::size_t, std::less<>> seen;
     for (std::size_t i = 0; i < p.steps.size(); ++i) {
         auto [it, fresh] = seen.emplace(p.steps[i].name, i);
         if (!fresh) {
-            return steps_at.index(i).key("name").fail("duplicate step name \"" + p.steps[i].name +
-                                                      "\" (first used by steps[" +
-                                                      std::to_string(it->second) + "])");
+            return steps_at.index(origin[i]).key("name").fail(
+                "duplicate step name \"" + p.steps[i].name + "\" (first used by steps[" +
+                std::to_string(origin[it->second]) + "])");
         }
     }
     std::vector<std::string> names;
@@ -436,13 +444,13 @@ Result<void> check_names(const Pipeline& p, const Place& steps_at) {
             const auto& need = needs[j];
             if (std::find(needs.begin(), needs.begin() + static_cast<std::ptrdiff_t>(j), need) !=
                 needs.begin() + static_cast<std::ptrdiff_t>(j)) {
-                return steps_at.index(i).key("needs").index(j).fail(
+                return steps_at.index(origin[i]).key("needs").index(j).fail(
                     "\"" + need + "\" is listed twice", "list each need once");
             }
             if (!seen.contains(need)) {
                 auto near = util::closest_match(need, names);
-                return steps_at.index(i).key("needs").index(j).fail(
-                    "unknown step \"" + need + "\"",
+                return steps_at.index(origin[i]).key("needs").index(j).fail(
+                    "unknown step \"" + need + "\"" + in_instance(p.steps[i]),
                     near ? "did you mean \"" + *near + "\"?" : std::string{});
             }
         }
@@ -489,7 +497,8 @@ find_cycle(const std::vector<std::vector<std::size_t>>& needs) {
     return std::nullopt;
 }
 
-Result<void> check_cycles(const Pipeline& p, const Place& steps_at) {
+Result<void> check_cycles(const Pipeline& p, const Place& steps_at,
+                          const std::vector<std::size_t>& origin) {
     std::unordered_map<std::string_view, std::size_t> index;
     index.reserve(p.steps.size());
     for (std::size_t i = 0; i < p.steps.size(); ++i) {
@@ -516,7 +525,7 @@ Result<void> check_cycles(const Pipeline& p, const Place& steps_at) {
         }
         text += (text.empty() ? "" : " -> ") + p.steps[(*cycle)[k]].name;
     }
-    return steps_at.index(cycle->front())
+    return steps_at.index(origin[cycle->front()])
         .key("needs")
         .fail("cycle in needs: " + text, "remove one of these needs");
 }
@@ -532,17 +541,54 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
         util::check_object(obj, at.key("defaults"),
                            {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout",
                             "retries", "root", "accelerate", "cpu", "idle_timeout"}));
+    EMURUN_TRY(detail::check_defaults_placeholders(obj, at.key("defaults")));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;
+}
+
+// A per-arch instance's error says which instance: its place is the template's.
+Result<Step> get_instance(const detail::StepSource& src, const Place& at,
+                          const StepDefaults& defaults, const fs::path& base) {
+    auto step = get_step(src.obj, at, defaults, base);
+    if (!step && !src.arch.empty()) {
+        step.error().why += " (in its " + src.arch + " instance)";
+    }
+    return step;
+}
+
+// The steps, per-arch templates expanded for `plan`, needs rewired and checked.
+Result<void> load_steps(const Json& steps, const Place& at, const detail::ArchPlan& plan,
+                        Pipeline& p) {
+    std::set<std::string> dropped;
+    auto sources = EMURUN_TRY(detail::expand_steps(steps, at, plan, dropped));
+    std::vector<std::size_t> origin;
+    for (const auto& src : sources) {
+        auto step = EMURUN_TRY(get_instance(src, at.index(src.index), p.defaults, p.dir));
+        step.template_name = src.template_name;
+        p.steps.push_back(std::move(step));
+        origin.push_back(src.index);
+    }
+    if (p.steps.empty()) {
+        return at.fail("no step is left to run natively (each has \"native\": false)",
+                       "let at least one step run in the native baseline");
+    }
+    detail::rewire_needs(p.steps, dropped);
+    for (const Arch* a : plan.arches) {
+        p.arches.push_back(a->name);
+    }
+    EMURUN_TRY(check_names(p, at, origin));
+    return check_cycles(p, at, origin);
 }
 
 } // namespace
 
 Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
-                                 const std::filesystem::path& base_dir) {
+                                 const std::filesystem::path& base_dir,
+                                 const ArchSelection& arches) {
     auto root = EMURUN_TRY(util::parse_json_text(text, source));
     Place at(source);
-    EMURUN_TRY(util::check_object(root, at, {"name", "description", "defaults", "steps"}));
+    EMURUN_TRY(
+        util::check_object(root, at, {"name", "description", "arches", "defaults", "steps"}));
     Pipeline p;
     p.source = source;
     p.dir = base_dir.lexically_normal();
@@ -567,20 +613,16 @@ Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
         return at.key("steps").fail("expected a non-empty array of steps, got " +
                                     util::describe(steps));
     }
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        auto step = EMURUN_TRY(get_step(steps[i], at.key("steps").index(i), p.defaults, p.dir));
-        p.steps.push_back(std::move(step));
-    }
-    EMURUN_TRY(check_names(p, at.key("steps")));
-    EMURUN_TRY(check_cycles(p, at.key("steps")));
+    const auto plan = EMURUN_TRY(detail::plan_arches(root, at, arches));
+    EMURUN_TRY(load_steps(steps, at.key("steps"), plan, p));
     return p;
 }
 
-Result<Pipeline> Pipeline::load(const std::filesystem::path& file) {
+Result<Pipeline> Pipeline::load(const std::filesystem::path& file, const ArchSelection& arches) {
     auto text = EMURUN_TRY(util::read_file(file));
     std::error_code ec;
     fs::path abs = fs::absolute(file, ec);
-    return parse(text, file.string(), ec ? fs::current_path() : abs.parent_path());
+    return parse(text, file.string(), ec ? fs::current_path() : abs.parent_path(), arches);
 }
 
 } // namespace emurun

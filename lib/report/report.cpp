@@ -68,6 +68,7 @@ Json step_json(const StepResult& s) {
     Json j{{"name", s.name},
            {"kind", to_string(s.kind)},
            {"arch", s.arch},
+           {"template", s.template_name},
            {"emulation", to_string(s.emulation)},
            {"accelerated", s.accelerated},
            {"status", to_string(s.status)},
@@ -298,7 +299,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     s.name = name;
     EMURUN_TRY(step_enums_from(j, at, s));
     EMURUN_TRY(step_numbers_from(j, at, s));
-    for (auto [key, into] : {std::pair{"arch", &s.arch}, std::pair{"message", &s.message}}) {
+    for (auto [key, into] : {std::pair{"arch", &s.arch}, std::pair{"message", &s.message},
+                             std::pair{"template", &s.template_name}}) {
         auto v = EMURUN_TRY(util::get_string(j.value(key, Json("")), at.key(key)));
         *into = v;
     }
@@ -424,6 +426,30 @@ std::optional<double> StepResult::baseline_factor() const {
 const StepResult* Report::find(std::string_view step) const {
     auto it = std::ranges::find(steps, step, &StepResult::name);
     return it == steps.end() ? nullptr : &*it;
+}
+
+const StepResult* Report::find_like(const StepResult& step) const {
+    const StepResult* first = nullptr;
+    for (const auto& s : steps) {
+        if (step.template_name.empty() || s.template_name != step.template_name) {
+            continue;
+        }
+        if (s.arch == step.arch) {
+            return &s; // a report of several arches: the same arch's instance
+        }
+        first = first ? first : &s;
+    }
+    return first ? first : find(step.name);
+}
+
+std::vector<std::string> Report::arches() const {
+    std::vector<std::string> out;
+    for (const auto& s : steps) {
+        if (!s.template_name.empty() && std::ranges::find(out, s.arch) == out.end()) {
+            out.push_back(s.arch);
+        }
+    }
+    return out;
 }
 
 bool Report::succeeded() const {

@@ -20,8 +20,7 @@ bool ran(const StepResult& s) {
 }
 
 // A step from a report that was measured, for comparison.
-const StepResult* measured(const Report* report, std::string_view name) {
-    const StepResult* s = report ? report->find(name) : nullptr;
+const StepResult* measured(const StepResult* s) {
     return s && (s->status == StepStatus::passed || s->status == StepStatus::failed ||
                  s->status == StepStatus::timed_out)
                ? s
@@ -146,7 +145,8 @@ void flag_step(StepResult& result, const FlagRules& rules, const Report* baselin
                    {"budget", "wall " + format_seconds(result.wall) + " is over the budget " +
                                   format_seconds(*result.budget)});
     }
-    if (const StepResult* base = measured(baseline, result.name)) {
+    const StepResult* like = baseline ? baseline->find_like(result) : nullptr;
+    if (const StepResult* base = measured(like)) {
         result.baseline_wall = base->wall;
         auto factor = result.baseline_factor();
         if (factor && *factor > rules.baseline_factor) {
@@ -156,8 +156,8 @@ void flag_step(StepResult& result, const FlagRules& rules, const Report* baselin
                                       format_seconds(base->wall).c_str(), rules.baseline_factor)});
         }
     }
-    flag_tests(result, rules, baseline ? baseline->find(result.name) : nullptr);
-    if (const StepResult* prev = measured(previous, result.name)) {
+    flag_tests(result, rules, like);
+    if (const StepResult* prev = measured(previous ? previous->find(result.name) : nullptr)) {
         double delta = result.wall - prev->wall;
         if (delta > rules.regression_absolute && delta > rules.regression_relative * prev->wall) {
             add_unique(
@@ -301,12 +301,8 @@ Result<void> add_report(Report& out, const Report& r) {
     return {};
 }
 
-} // namespace
-
-Result<Report> merge_reports(std::span<const Report> reports) {
-    if (reports.empty()) {
-        return fail("merge reports", "no reports given", "pass the shard reports to merge");
-    }
+// One run's reports: a build job's and its shards' (or one report alone).
+Result<Report> merge_run(std::span<const Report> reports) {
     const Report* build = EMURUN_TRY(build_report(reports));
     std::vector<Report> shards;
     for (const auto& r : reports) {
@@ -334,6 +330,63 @@ Result<Report> merge_reports(std::span<const Report> reports) {
         EMURUN_TRY(add_report(out, r));
     }
     out.wall += build ? build->wall : 0; // the shards start after the build job
+    return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) {
+        s += (s.empty() ? "" : ", ") + n;
+    }
+    return s;
+}
+
+// The reports grouped by the arches of their per-arch steps (one group per --arch run).
+Result<std::vector<std::vector<Report>>> arch_groups(std::span<const Report> reports) {
+    std::vector<std::vector<std::string>> keys;
+    std::vector<std::vector<Report>> groups;
+    for (const auto& r : reports) {
+        auto arches = r.arches();
+        std::ranges::sort(arches);
+        auto it = std::ranges::find(keys, arches);
+        if (it == keys.end()) {
+            keys.push_back(arches);
+            groups.emplace_back();
+            it = keys.end() - 1;
+        }
+        groups[static_cast<std::size_t>(it - keys.begin())].push_back(r);
+    }
+    std::vector<std::string> seen;
+    for (const auto& key : keys) {
+        if (groups.size() > 1 && key.empty()) {
+            return fail("merge reports",
+                        "one report has no per-arch steps, others have (" + joined(keys.back()) +
+                            ")",
+                        "merge the per-arch reports of one pipeline, or the shards of one run");
+        }
+        for (const auto& a : key) {
+            if (std::ranges::find(seen, a) != seen.end()) {
+                return fail("merge reports", "arch " + a + " is in two reports of different arches",
+                            "merge each arch's report once (emurun run --arch A for each)");
+            }
+            seen.push_back(a);
+        }
+    }
+    return groups;
+}
+
+} // namespace
+
+Result<Report> merge_reports(std::span<const Report> reports) {
+    if (reports.empty()) {
+        return fail("merge reports", "no reports given", "pass the shard reports to merge");
+    }
+    auto groups = EMURUN_TRY(arch_groups(reports));
+    Report out = EMURUN_TRY(merge_run(groups.front()));
+    for (std::size_t g = 1; g < groups.size(); ++g) {
+        const Report part = EMURUN_TRY(merge_run(groups[g]));
+        EMURUN_TRY(add_report(out, part)); // wall: the longest, each arch's job runs beside
+    }
     return out;
 }
 

@@ -1,4 +1,5 @@
 // Report renderings: JUnit XML, Markdown, GitHub annotations, terminal tables.
+#include "report/report_arches.hpp"
 #include "report/report_emulator.hpp"
 #include "report/report_tests.hpp"
 #include "report/report_text.hpp"
@@ -267,6 +268,31 @@ std::string to_junit(const Report& r) {
     return out;
 }
 
+namespace {
+
+// The per-arch table (arch_rows) under its own heading; empty without per-arch steps.
+std::string arches_markdown(const Report& r) {
+    auto rows = detail::arch_rows(r);
+    if (rows.empty()) {
+        return {};
+    }
+    std::string out = "\n#### Per arch (wall, x baseline)\n\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        out += "|";
+        for (const auto& cell : rows[i]) {
+            out += " " + md_cell(cell) + " |";
+        }
+        out += "\n";
+        for (std::size_t c = 0; i == 0 && c < rows[0].size(); ++c) {
+            out += c == 0 ? "|---|" : "---|";
+        }
+        out += i == 0 ? "\n" : "";
+    }
+    return out;
+}
+
+} // namespace
+
 std::string to_markdown(const Report& r) {
     std::string out = "### emurun: " + md_cell(r.pipeline) + " " +
                       (r.succeeded() ? "passed" : "FAILED") + " in " + format_seconds(r.wall);
@@ -301,7 +327,7 @@ std::string to_markdown(const Report& r) {
             out += "\n- " + md_cell(s.name) + " " + md_cell(f.rule) + ": " + md_cell(f.message);
         }
     }
-    return out + "\n" + detail::tests_markdown(r);
+    return out + "\n" + arches_markdown(r) + detail::tests_markdown(r);
 }
 
 std::vector<std::string> annotations(const Report& r) {
@@ -369,6 +395,9 @@ std::string to_table(const Report& r, bool color) {
     }
     for (const auto& f : r.flags) {
         out += "flag " + printable(f.rule) + ": " + printable(f.message) + "\n";
+    }
+    if (auto per_arch = detail::arch_rows(r); !per_arch.empty()) {
+        out += "\nper arch (wall, x baseline):\n" + padded_table(per_arch);
     }
     return out + detail::tests_table(r);
 }

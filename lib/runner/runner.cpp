@@ -228,6 +228,7 @@ StepResult Execution::blank(std::size_t i) const {
     r.name = s.name;
     r.kind = s.kind;
     r.arch = s.arch.value_or("");
+    r.template_name = s.template_name;
     r.emulation = s.emulation;
     r.accelerated = s.emulation == Emulation::root && s.accelerate;
     if (s.budget) {

@@ -10,6 +10,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
+    // The native baseline's variant of each step ("arches", "native") is a reader too.
+    auto native = emurun::Pipeline::parse(text, "fuzz.json", "/base",
+                                          emurun::ArchSelection{{}, true, "x86_64"});
+    if (!native && !native.error().what.starts_with("fuzz.json")) {
+        std::fprintf(stderr, "fuzz_pipeline: native error without place\n");
+        std::abort();
+    }
     auto p = emurun::Pipeline::parse(text, "fuzz.json", "/base");
     if (!p) {
         if (!p.error().what.starts_with("fuzz.json") || p.error().why.empty()) {
@@ -40,5 +47,12 @@ std::vector<std::vector<unsigned char>> emurun_fuzz_seeds() {
       {"name": "b", "kind": "build", "argv": ["make"], "emulation": "native"},
       {"name": "t", "kind": "test", "argv": "ctest", "shell": true, "needs": ["b"],
        "budget": "90s", "tags": ["x"]}]})";
-    return {std::vector<unsigned char>(seed.begin(), seed.end())};
+    std::string arches = R"({"name": "p", "arches": ["arm64", "s390x"], "steps": [
+      {"name": "b", "kind": "build", "argv": ["${triplet}-gcc", "$${HOME}"],
+       "env": {"D": "${debian_arch}"}, "native": {"argv": ["cc"], "env": {"D": "x"}}},
+      {"name": "t-${arch}", "kind": "test", "argv": ["t"], "needs": ["b"]},
+      {"name": "l", "argv": ["true"], "per_arch": true, "native": false},
+      {"name": "s", "argv": ["true"], "needs": ["t-${arch}", "l"]}]})";
+    return {std::vector<unsigned char>(seed.begin(), seed.end()),
+            std::vector<unsigned char>(arches.begin(), arches.end())};
 }

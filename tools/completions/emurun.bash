@@ -14,7 +14,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         sandbox) echo "--arch --sysroot --env --qemu-dir --cpu" ;;
         run) echo "--jobs --shard --matrix --baseline --previous --threshold --job-limit
                   --job-limit-share --timeout-multiplier --calibration --grace --heartbeat --report --junit
-                  --markdown --log-dir --fail-on-flag --quiet --pack --unpack --build-once" ;;
+                  --markdown --log-dir --fail-on-flag --quiet --pack --unpack --build-once --arch --native" ;;
         calibrate) echo "--arch --output --native-program --emulated-program --json" ;;
         doctor) echo "--json --mount --no-probe" ;;
         "binfmt status") echo "--mount --lock-file --json" ;;

@@ -17,6 +17,7 @@ std::string cli_spelling(std::string text) {
         {"(option sysroots)", "(--sysroot)"},
         {"(option shard)", "(--shard)"},
         {"(option binds)", "(--bind)"},
+        {"(option arches)", "(--arch)"},
     };
     for (const auto& [option, flag] : k_flags) {
         for (auto at = text.find(option); at != std::string::npos; at = text.find(option, at)) {

@@ -1,5 +1,6 @@
 // emurun run PIPELINE.json: parse options, call Runner, print progress and write the reports.
 #include "cli.hpp"
+#include "cli_common.hpp"
 #include "cli_output.hpp"
 
 #include <emurun/artifacts.hpp>
@@ -31,6 +32,8 @@ struct RunArgs {
     std::string report = "emurun-report.json", junit, markdown, log_dir = "emurun-logs";
     std::string grace = "10s", heartbeat;
     std::string matrix, pack, unpack;
+    std::vector<std::string> arches; ///< --arch A[,B]: some of the pipeline's "arches"
+    bool native = false;             ///< --native: the native baseline run
     double threshold = 10, share = 80;
     bool matrix_given = false, fail_on_flag = false, quiet = false, build_once = false;
 };
@@ -336,7 +339,11 @@ int run_pipeline(const RunArgs& a) {
         throw Failure(Error{"--pack", "runs the build job: it takes neither --shard nor --matrix",
                             "pack in one job, then run each shard with --unpack"});
     }
-    Pipeline pipeline = unwrap(Pipeline::load(a.pipeline));
+    ArchSelection selection{split_list(a.arches), a.native, {}};
+    if (const Arch* host = host_arch(); host && a.native) {
+        selection.native_arch = host->name;
+    }
+    Pipeline pipeline = unwrap(Pipeline::load(a.pipeline, selection));
     RunnerOptions o = runner_options(a);
     if (a.matrix_given) {
         return print_matrix(pipeline, o, a);
@@ -424,6 +431,11 @@ void add_run(CLI::App& root, Action& action) {
                                    "Test job: check and unpack a --pack archive of this pipeline, "
                                    "reuse its steps, run what is left");
     pack->excludes(unpack);
+    sub->add_option("--arch", a->arches,
+                    "Run only these of the pipeline's arches (A[,B...]; repeatable)");
+    sub->add_flag("--native", a->native,
+                  "The native baseline: each per-arch step once, natively, with its \"native\" "
+                  "overrides");
     sub->add_option("--baseline", a->baseline,
                     "Report of a native run: flag steps over --threshold");
     sub->add_option("--previous", a->previous, "Previous report: history, ETA, regressions");

@@ -1,0 +1,85 @@
+#!/bin/bash
+# One pipeline for every arch (README "One pipeline for every arch"): the README's pipeline, a
+# static probe cross-built and run for aarch64 and s390x in the sandbox, is run as the native
+# baseline (--native), per arch (--arch, one job each) and whole; the per-arch reports merge into
+# one, and the table and the Markdown summary have a column per arch with the factor vs native.
+. "$(dirname "$0")/lib/common.sh"
+need_fixture_arch aarch64
+need_fixture_arch s390x
+command -v python3 >/dev/null || skip "python3 needed to read the reports"
+command -v cc >/dev/null || skip "no host cc for the native baseline"
+for t in aarch64-linux-gnu s390x-linux-gnu; do
+    command -v "$t-gcc" >/dev/null || skip "no cross compiler $t-gcc"
+done
+case $(uname -m) in aarch64 | s390x) skip "the README's arches must both be foreign here" ;; esac
+"$EMURUN" sandbox --arch aarch64 -- true >"$T/probe.log" 2>&1 ||
+    skip "the sandbox is unavailable here: $(tail -n1 "$T/probe.log")"
+cd "$T"
+cp "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c" .
+# The README's pipeline and commands as written.
+awk '/^### One pipeline for every arch/ { f = 1 } f && /^```json/ { g = 1; next }
+     g && /^```/ { exit } g { print }' "$EMURUN_SOURCE_DIR/README.md" >arches.json
+awk '/^### One pipeline for every arch/ { f = 1 } f && /^```sh/ { g = 1; next }
+     g && /^```/ { exit } g { print }' "$EMURUN_SOURCE_DIR/README.md" >recipe.sh
+[ -s arches.json ] && [ "$(wc -l <recipe.sh)" -eq 5 ] ||
+    { not_ok "README's 'One pipeline for every arch' has no json block and five-line sh block"; finish; exit 1; }
+PATH=$(dirname "$EMURUN"):$PATH # the recipe says emurun
+n=0
+while IFS= read -r line; do
+    n=$((n + 1))
+    bash -c "set -e; $line" >"recipe$n.out" 2>&1 && rc=0 || rc=$?
+    expect_eq "README line $n ($line) exits 0" 0 "$rc"
+    [ "$rc" -eq 0 ] || tail -n 20 "recipe$n.out"
+done <recipe.sh
+
+python3 - <<'PY' && ok "native baseline: each template once, natively, for the host" || not_ok "native report"
+import json, platform
+r = json.load(open("native.json"))
+host = r["host_arch"]
+s = {x["name"]: x for x in r["steps"]}
+assert sorted(s) == sorted(["build[%s]" % host, "test[%s]" % host]), s
+assert all(x["emulation"] == "native" and x["status"] == "passed" for x in s.values()), s
+assert s["test[%s]" % host]["template"] == "test", s
+PY
+python3 - <<'PY' && ok "per-arch reports: the arch's steps, emulated, matched to the baseline by template" || not_ok "per-arch reports"
+import json
+for arch in ("aarch64", "s390x"):
+    r = json.load(open(arch + ".json"))
+    s = {x["name"]: x for x in r["steps"]}
+    assert sorted(s) == ["build[%s]" % arch, "test[%s]" % arch], s
+    t = s["test[%s]" % arch]
+    assert t["arch"] == arch and t["emulation"] == "sandbox" and t["status"] == "passed", t
+    assert t["template"] == "test" and t["baseline_wall"] is not None, t
+    assert open(t["log"]).read().split()[0] == arch, open(t["log"]).read()
+PY
+python3 - <<'PY' && ok "report merge joins the per-arch reports" || not_ok "merge of per-arch reports"
+import json
+r = json.load(open("all.json"))
+names = [x["name"] for x in r["steps"]]
+assert names == ["build[aarch64]", "test[aarch64]", "build[s390x]", "test[s390x]"], names
+assert all(x["status"] == "passed" for x in r["steps"])
+PY
+show=$(cat recipe5.out)
+expect_contains "table: a column per arch" "$show" "per arch (wall, x baseline):"
+header=$(grep -A1 '^per arch' recipe5.out | tail -n1 | tr -s ' ')
+expect_eq "table header" "step aarch64 s390x" "$header"
+row=$(grep -A3 '^per arch' recipe5.out | grep '^test ' | tr -s ' ')
+[[ $row =~ ^test\ [0-9.]+m?s\ [0-9.]+x\ [0-9.]+m?s\ [0-9.]+x$ ]] &&
+    ok "table row test: wall and factor per arch ($row)" || not_ok "table row test: '$row'"
+
+# The whole pipeline at once, with a Markdown summary; the same arch twice is refused by merge.
+"$EMURUN" run arches.json -j 2 -q --baseline native.json --report both.json --markdown m.md \
+    --log-dir logs-both >both.out 2>&1 && rc=0 || rc=$?
+expect_eq "both arches in one run exit 0" 0 "$rc"
+expect_contains "Markdown: per-arch table" "$(cat m.md)" "| step | aarch64 | s390x |"
+grep -Eq '^\| test \| [0-9.]+m?s [0-9.]+x \| [0-9.]+m?s [0-9.]+x \|$' m.md &&
+    ok "Markdown row test: wall and factor per arch" || not_ok "Markdown row: $(grep '^| test' m.md)"
+validate both.json arches.json
+"$EMURUN" report merge aarch64.json aarch64.json -o twice.json >twice.out 2>&1 && rc=0 || rc=$?
+expect_eq "merge refuses the same arch twice" 125 "$rc"
+expect_contains "it says why" "$(cat twice.out)" "given twice"
+"$EMURUN" run arches.json --arch riscv64 --report x.json >bad.out 2>&1 && rc=0 || rc=$?
+expect_eq "--arch outside the pipeline's arches is refused" 125 "$rc"
+expect_contains "it names the arches" "$(cat bad.out)" "is not in the pipeline's arches (aarch64, s390x) (pick some of those (--arch))"
+[ ! -e x.json ] && ok "nothing written" || not_ok "x.json written"
+finish
