@@ -232,6 +232,12 @@ Json native_variant(Json obj, const ArchPlan& plan, bool per_arch) {
     return obj;
 }
 
+// The step's "name" as written, or "" when it is none (get_step names that problem).
+std::string name_of(const Json& obj) {
+    auto it = obj.find("name");
+    return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
 // The name of `arch`'s instance: the name with its placeholders substituted, else "name[arch]".
 std::string instance_name(const std::string& raw, const std::string& substituted,
                           const Arch& arch) {
@@ -242,9 +248,11 @@ Result<StepSource> instance(const Json& obj, const Place& at, std::size_t index,
     StepSource src{obj, index, {}, arch.name};
     bool used = false;
     EMURUN_TRY(substitute_all(src.obj, &arch, at, used));
-    const std::string raw = obj.value("name", "");
+    const std::string raw = name_of(obj);
     src.template_name = raw;
-    src.obj["name"] = instance_name(raw, src.obj.value("name", ""), arch);
+    if (!raw.empty()) { // else get_step says what is wrong with the name
+        src.obj["name"] = instance_name(raw, name_of(src.obj), arch);
+    }
     if (src.obj.contains("arch")) {
         auto own = EMURUN_TRY(util::get_string(src.obj["arch"], at.key("arch")));
         const Arch* a = EMURUN_TRY(arch_named(own, at.key("arch")));
@@ -281,6 +289,28 @@ Result<std::pair<bool, bool>> take_arch_keys(Json& obj, const Place& at) {
     return std::pair{per_arch, in_native};
 }
 
+// The native baseline's one step for `obj` (`how`: per arch, run natively at all).
+Result<void> expand_native(Json obj, const Place& at, std::size_t index, const ArchPlan& plan,
+                           std::pair<bool, bool> how, std::set<std::string>& dropped,
+                           std::vector<StepSource>& out) {
+    const auto [per_arch, in_native] = how;
+    const std::string raw = name_of(obj);
+    Json variant = native_variant(std::move(obj), plan, per_arch);
+    StepSource src{std::move(variant), index, {}, {}};
+    if (per_arch) {
+        src = EMURUN_TRY(instance(src.obj, at, index, *plan.native));
+    } else {
+        src.obj = EMURUN_TRY(unescaped(std::move(src.obj), at, plan));
+    }
+    if (!in_native) {
+        dropped.insert(raw);
+        dropped.insert(name_of(src.obj)); // the instance's name
+        return {};
+    }
+    out.push_back(std::move(src));
+    return {};
+}
+
 Result<void> expand_one(Json obj, const Place& at, std::size_t index, const ArchPlan& plan,
                         std::set<std::string>& dropped, std::vector<StepSource>& out) {
     if (!obj.is_object()) {
@@ -302,24 +332,7 @@ Result<void> expand_one(Json obj, const Place& at, std::size_t index, const Arch
     }
     per_arch = per_arch || used;
     if (plan.native) {
-        const std::string raw = obj.value("name", "");
-        Json variant = native_variant(std::move(obj), plan, per_arch);
-        if (!per_arch) {
-            if (!in_native) {
-                dropped.insert(raw);
-                return {};
-            }
-            out.push_back({EMURUN_TRY(unescaped(std::move(variant), at, plan)), index, {}, {}});
-            return {};
-        }
-        auto src = EMURUN_TRY(instance(variant, at, index, *plan.native));
-        if (!in_native) {
-            dropped.insert(raw);
-            dropped.insert(src.obj.value("name", ""));
-            return {};
-        }
-        out.push_back(std::move(src));
-        return {};
+        return expand_native(std::move(obj), at, index, plan, {per_arch, in_native}, dropped, out);
     }
     obj.erase("native");
     if (!per_arch) {

@@ -194,6 +194,12 @@ TEST_CASE("arches: bad input names the step, the key and what to do") {
                              {"name": "x[aarch64]", "argv": ["b"]})"))
               .find("steps[1].name: duplicate step name \"x[aarch64]\" (first used by steps[0])") !=
           std::string::npos);
+    // A name that is no string is an error, not an exception, in every variant.
+    const std::string bad_name = with(a, R"({"name": 5, "argv": ["${arch}"]})");
+    CHECK(error_of(bad_name) ==
+          "pipeline.json: steps[0].name: expected a string, got 5 (in its aarch64 instance)");
+    CHECK(error_of(bad_name, ArchSelection{{}, true, "x86_64"}).find("steps[0].name") !=
+          std::string::npos);
     const std::string all_out = with(a, R"({"name": "x", "argv": ["a"], "native": false})");
     CHECK(error_of(all_out, ArchSelection{{}, true, "x86_64"}).find("no step is left") !=
           std::string::npos);
