@@ -417,12 +417,12 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     return step;
 }
 
-// `origin[i]`: the index in the file of step i (per-arch templates make several steps).
 // " (in its aarch64 instance)" for a per-arch step's errors, else "".
 std::string in_instance(const Step& s) {
     return s.template_name.empty() ? std::string{} : " (in its " + *s.arch + " instance)";
 }
 
+// `origin[i]`: the index in the file of step i (per-arch templates make several steps).
 Result<void> check_names(const Pipeline& p, const Place& steps_at,
                          const std::vector<std::size_t>& origin) {
     std::map<std::string, std::size_t, std::less<>> seen;
