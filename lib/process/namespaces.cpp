@@ -168,6 +168,26 @@ void kill_all(int /*sig*/) {
     ::kill(-1, SIGKILL);
 }
 
+/// Interactive pid 1: a SIGINT the parent queued (one sent to emurun alone, not the terminal's,
+/// which reaches the command itself) goes to every process of the namespace, as a terminal's
+/// would; the command decides. Any other SIGINT (the terminal's, a process group's) is ignored.
+void forward_queued_interrupt(int sig, siginfo_t* info, void* /*context*/) {
+    if (info != nullptr && info->si_code == SI_QUEUE) {
+        ::kill(-1, sig);
+    }
+}
+
+void handle_interrupts(Interrupts interrupts) {
+    struct sigaction sa {};
+    if (interrupts == Interrupts::stop_all) {
+        sa.sa_handler = forward_signal;
+    } else {
+        sa.sa_sigaction = forward_queued_interrupt;
+        sa.sa_flags = SA_SIGINFO;
+    }
+    ::sigaction(SIGINT, &sa, nullptr);
+}
+
 /// pid 1: start the command, reap everything until it ends; its status is ours.
 [[noreturn]] void be_init(const Command& cmd, util::UniqueFd error_fd, Interrupts interrupts) {
     auto envs = env_strings(cmd);
@@ -186,7 +206,7 @@ void kill_all(int /*sig*/) {
     std::signal(SIGALRM, kill_all);
     // Interactive: the terminal sends SIGINT to the command too, which decides (a shell inside
     // goes on). Stop all: SIGINT ends the whole namespace like SIGTERM.
-    std::signal(SIGINT, interrupts == Interrupts::stop_all ? forward_signal : SIG_IGN);
+    handle_interrupts(interrupts);
     int status = 0;
     for (;;) {
         const pid_t w = ::wait(&status);
@@ -230,8 +250,14 @@ void kill_all(int /*sig*/) {
 volatile pid_t g_namespace_child = 0;            // the parent forwards SIGTERM/SIGHUP to pid 1
 volatile std::sig_atomic_t g_interrupted_by = 0; // the last SIGINT/SIGTERM/SIGHUP received
 
-void note_interrupt(int sig) {
+/// Interactive SIGINT: noted; forwarded (queued, so pid 1 tells it from the terminal's) unless
+/// the kernel sent it (the terminal's Ctrl-C, which the command receives itself): a SIGINT sent
+/// to emurun's pid alone (kill, a CI runner's cancel) must still reach the command.
+void note_interrupt(int sig, siginfo_t* info, void* /*context*/) {
     g_interrupted_by = sig;
+    if (info != nullptr && info->si_code != SI_KERNEL && g_namespace_child > 0) {
+        ::sigqueue(g_namespace_child, sig, sigval{});
+    }
 }
 
 void forward_to_child(int sig) {
@@ -241,7 +267,8 @@ void forward_to_child(int sig) {
     }
 }
 
-/// While the parent waits: SIGINT noted (the terminal sends it to the command too), SIGQUIT
+/// While the parent waits: SIGINT noted (the terminal sends it to the command too; one sent to
+/// emurun alone is passed on, see note_interrupt), SIGQUIT
 /// ignored, SIGTERM/SIGHUP noted and forwarded to pid 1, which forwards them to the command;
 /// the caller then sees the command's end and can clean up. Restored when destroyed.
 class ParentSignals {
@@ -250,7 +277,8 @@ class ParentSignals {
         g_namespace_child = child;
         g_interrupted_by = 0;
         struct sigaction note {};
-        note.sa_handler = note_interrupt;
+        note.sa_sigaction = note_interrupt;
+        note.sa_flags = SA_SIGINFO;
         struct sigaction ign {};
         ign.sa_handler = SIG_IGN;
         struct sigaction fwd {};

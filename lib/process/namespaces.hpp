@@ -42,7 +42,8 @@ using NamespaceSetup = std::function<Result<void>()>;
 /// What SIGINT (Ctrl-C) does to a command in the namespaces. SIGTERM/SIGHUP always go to every
 /// process of the namespace, and what is left 10 s later is killed.
 enum class Interrupts {
-    interactive, ///< the terminal's SIGINT reaches the command, which decides (a shell goes on)
+    interactive, ///< the terminal's SIGINT reaches the command, which decides (a shell goes
+                 ///< on); a SIGINT sent to the caller alone is passed on to the namespace
     stop_all,    ///< SIGINT stops the whole namespace as SIGTERM does (mmdebstrap, tar: dpkg
                  ///< and mmdebstrap's worker would otherwise finish their minutes of work first)
 };
@@ -51,7 +52,8 @@ enum class Interrupts {
 /// becomes uid/gid 0, makes every mount private, calls `setup`, then forks `command` (its env is
 /// the whole environment, PATH searched in it; cwd applied after setup) and, as the namespace's
 /// pid 1, reaps every process until the command ends. The parent ignores SIGQUIT while it waits,
-/// notes SIGINT (forwards it with Interrupts::stop_all) and forwards SIGTERM/SIGHUP, so the
+/// notes SIGINT (forwards it with Interrupts::stop_all, and when it came from a process rather
+/// than the terminal) and forwards SIGTERM/SIGHUP, so the
 /// caller outlives an interrupted command and can clean up (see interrupted_by()). Returns the
 /// command's status as pid 1 saw it: exit code, or 128+N for death by signal N (exited(127) when
 /// the command was not found, after a message on stderr). Errors: the caller is multithreaded

@@ -128,6 +128,37 @@ expect_eq "death by SIGTERM is 143" 143 "$rc"
 rc=0; run "$R" -- no-such-command-emurun 2>/dev/null || rc=$?
 expect_eq "command not found is 127" 127 "$rc"
 
+# A signal sent to emurun's pid alone (not its process group: kill, a CI runner's cancel) reaches
+# the command inside, which ends with it; nothing is left behind.
+descendants() { # PID: every process below PID
+    local c
+    for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do echo "$c"; descendants "$c"; done
+}
+for sig in INT TERM; do
+    setsid "$EMURUN" root run "$R" -- sleep 100 &
+    pid=$!
+    for _ in $(seq 1 200); do # until the sleep runs (at most 20 s)
+        tree=$(descendants "$pid")
+        for p in $tree; do # the emulated sleep, not pid 1 (emurun's own command line)
+            case $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null) in
+                *"root run"*) ;; *"sleep 100"*) break 2 ;;
+            esac
+        done
+        sleep 0.1
+    done
+    start=$(date +%s)
+    kill -"$sig" "$pid"
+    rc=0; wait "$pid" || rc=$?
+    secs=$(($(date +%s) - start))
+    expected=$((128 + $(kill -l "$sig")))
+    expect_eq "SIG$sig to emurun alone: the command's status" "$expected" "$rc"
+    [ "$secs" -lt 10 ] && ok "SIG$sig to emurun alone: stopped in ${secs} s" ||
+        not_ok "SIG$sig to emurun alone: took ${secs} s"
+    left=""
+    for p in $tree; do [ -d /proc/"$p" ] && left="$left $p"; done
+    expect_eq "SIG$sig to emurun alone: no process left" "" "$left"
+done
+
 # A clean environment plus --env; binds and --cwd.
 mkdir -p "$T/work"
 out=$(LIBRARY_PATH=/host/only CPATH=/host/only run --env K=v "$R" -- sh -c \
