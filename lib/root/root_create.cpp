@@ -134,7 +134,24 @@ Error interrupted(const std::string& what, int sig) {
                  std::string("interrupted by ") + (sig == SIGINT    ? "SIGINT"
                                                    : sig == SIGTERM ? "SIGTERM"
                                                                     : "SIGHUP"),
-                 "nothing was kept; run it again to create the root"};
+                 "no root was made (the packages downloaded so far stay in the cache); run it "
+                 "again to create the root"};
+}
+
+/// Move the packages a failed or interrupted mmdebstrap had downloaded (complete files only:
+/// apt moves a .deb into archives/ once its hash matched) from its temp root into `debs`, so the
+/// next create syncs them in instead of downloading them again.
+void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const fs::path& debs) {
+    // TMP/mmdebstrap.XXXX/var/cache/apt/archives/NAME.deb: depth 6.
+    auto st = run_mapped(entry,
+                         {"find", tmp.string(), "-mindepth", "6", "-maxdepth", "6", "-type", "f",
+                          "-path", "*/var/cache/apt/archives/*.deb", "-exec", "mv", "-n", "-t",
+                          debs.string(), "{}", "+"},
+                         "/tmp");
+    if (!st || !st->success()) {
+        spdlog::warn("could not keep the downloaded packages of {} in {}", tmp.string(),
+                     debs.string());
+    }
 }
 
 /// mmdebstrap into `out`, retried once when it failed early (a mirror in mid-sync fails
@@ -154,9 +171,13 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         const auto start = std::chrono::steady_clock::now();
         st = run_mapped(entry, mmdebstrap_argv(spec, mirror, debs, out), tmp);
         sig = process::interrupted_by();
+        const bool done = st && st->success() && sig == 0;
+        if (!done) {
+            keep_downloaded_debs(entry, tmp, debs);
+        }
         remove_mapped(entry, tmp, true); // mmdebstrap's temp dirs of a failed attempt
         std::error_code ec;
-        if (st && st->success() && sig == 0) {
+        if (done) {
             break;
         }
         fs::remove(out, ec);
@@ -353,6 +374,39 @@ Result<void> check_space(const fs::path& dir, const fs::path& tarball) {
                 "free some space, or choose a directory on a larger file system");
 }
 
+/// Unpack the tarball beside `dir` and rename it into place: all or nothing, so no half root
+/// (an unpack killed outright, a full disk) is ever found at `dir` and taken for a root.
+Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, const fs::path& dir) {
+    const fs::path partial = dir.parent_path() / ("." + dir.filename().string() +
+                                                  ".emurun-partial-" + std::to_string(::getpid()));
+    if (auto r = make_dirs(partial); !r) {
+        return r;
+    }
+    auto st =
+        run_mapped(entry,
+                   {"tar", "-C", partial.string(), "--numeric-owner", "--exclude=./dev/*", "-xpf",
+                    tarball.string()},
+                   "/tmp"); // no device nodes in a user namespace: the host's /dev is bound anyway
+    const int sig = process::interrupted_by();
+    std::error_code ec;
+    if (st && st->success() && sig == 0) {
+        fs::rename(partial, dir, ec); // onto a missing or empty directory (check_dir said so)
+        if (!ec) {
+            return {};
+        }
+    }
+    remove_mapped(entry, partial, false);
+    if (sig != 0) {
+        return std::unexpected(interrupted("unpack the root into " + dir.string(), sig));
+    }
+    if (ec) {
+        return fail("rename " + partial.string() + " to " + dir.string(), ec.message());
+    }
+    return fail("unpack " + tarball.string() + " into " + dir.string(),
+                st ? st->describe() : st.error().message(),
+                "is there space left in " + dir.string() + "? (df " + dir.string() + ")");
+}
+
 } // namespace
 
 Result<RootCreated> create_root(const RootCreateSpec& spec) {
@@ -377,24 +431,8 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
     if (auto r = check_space(dir, *tarball); !r) {
         return std::unexpected(r.error());
     }
-    const bool existed = fs::exists(dir, ec);
-    if (auto r = make_dirs(dir); !r) {
+    if (auto r = unpack_root(*entry, *tarball, dir); !r) {
         return std::unexpected(r.error());
-    }
-    auto st =
-        run_mapped(*entry,
-                   {"tar", "-C", dir.string(), "--numeric-owner", "--exclude=./dev/*", "-xpf",
-                    tarball->string()},
-                   "/tmp"); // no device nodes in a user namespace: the host's /dev is bound anyway
-    const int sig = process::interrupted_by();
-    if (!st || !st->success() || sig != 0) {
-        remove_mapped(*entry, dir, existed);
-        if (sig != 0) {
-            return std::unexpected(interrupted("unpack the root into " + dir.string(), sig));
-        }
-        return fail("unpack " + tarball->string() + " into " + dir.string(),
-                    st ? st->describe() : st.error().message(),
-                    "is there space left in " + dir.string() + "? (df " + dir.string() + ")");
     }
     return made;
 }

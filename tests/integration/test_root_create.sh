@@ -3,8 +3,9 @@
 # once per build tree with `emurun root create` (mmdebstrap, minutes when not cached; the time is
 # printed), then a second create of the same spec only unpacks the cached tarball. The root is
 # an arm64 Debian root with the build essentials. Interrupting a create (SIGTERM to emurun, or
-# Ctrl-C to its process group) while mmdebstrap runs or while it unpacks leaves nothing behind
-# and says so; a target file system too small is refused up front. zlib's source
+# Ctrl-C to its process group) while mmdebstrap runs or while it unpacks leaves no root behind
+# and says so, but keeps the packages downloaded so far; a create killed outright leaves no half
+# root; a target file system too small is refused up front. zlib's source
 # is fetched here too, so the suites after it do not download anything.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/root.sh"
@@ -35,16 +36,23 @@ expect_contains "second create is from the cache" "$out" "from the cached"
 [ "$secs" -lt 120 ] && ok "second create took ${secs} s" || not_ok "second create took ${secs} s"
 rm -rf "$T/second"
 
+# wait_unpacking DIR: until a create into DIR has begun to unpack (at most 20 s): it unpacks
+# into a hidden sibling and renames that to DIR when complete.
+wait_unpacking() {
+    local i
+    for i in $(seq 1 400); do
+        compgen -G "$(dirname "$1")/.$(basename "$1").emurun-partial-*/etc" >/dev/null && break
+        sleep 0.05
+    done
+}
+
 # interrupt SIGNAL KILL_TARGET: start a create, wait until it is unpacking, send SIGNAL.
 interrupt() {
     local sig=$1 target=$2 dir=$T/int-$1 pid rc=0 i
     setsid bash -c 'XDG_CACHE_HOME=$1 exec "$2" root create --arch aarch64 --include "$3" "$4"' \
         _ "$ROOT_CACHE" "$EMURUN" "$ROOT_INCLUDE" "$dir" >"$T/int-$sig.log" 2>&1 &
     pid=$!
-    for i in $(seq 1 400); do # until the unpack has begun (at most 20 s)
-        [ -d "$dir/etc" ] && break
-        sleep 0.05
-    done
+    wait_unpacking "$dir"
     if [ "$target" = group ]; then kill -"$sig" -- -"$pid"; else kill -"$sig" "$pid"; fi
     wait "$pid" || rc=$?
     expect_eq "create interrupted by SIG$sig ($target): exit 125" 125 "$rc"
@@ -57,6 +65,24 @@ interrupt TERM emurun
 interrupt INT group # what Ctrl-C does: the terminal signals the whole foreground group
 expect_eq "no partial tarball in the cache" "" \
     "$(ls "$ROOT_CACHE/emurun/roots" | grep -v '\.tar$\|\.lock$' || true)"
+[ -z "$(ls -A "$T" | grep emurun-partial || true)" ] && ok "interrupted unpacks left no partial root" ||
+    not_ok "an interrupted unpack left $(ls -A "$T" | grep emurun-partial)"
+
+# Killed outright while unpacking (no cleanup can run): the root appears whole or not at all, so
+# a half root is never taken for one.
+setsid bash -c 'XDG_CACHE_HOME=$1 exec "$2" root create --arch aarch64 --include "$3" "$4"' \
+    _ "$ROOT_CACHE" "$EMURUN" "$ROOT_INCLUDE" "$T/killed" >"$T/killed.log" 2>&1 &
+pid=$!
+wait_unpacking "$T/killed"
+sleep 1
+kill -KILL "$pid"
+wait "$pid" || true
+sleep 1 # the namespace's processes die with their pid 1 (parent-death signal)
+[ ! -e "$T/killed" ] && ok "a create killed while unpacking left no root at its directory" ||
+    not_ok "a create killed while unpacking left $T/killed ($(ls "$T/killed" | head -n3 | tr '\n' ' '))"
+expect_refused_run() { local rc=0; "$EMURUN" root run "$1" -- true 2>/dev/null || rc=$?; echo $rc; }
+expect_eq "the killed create's directory is no root" 125 "$(expect_refused_run "$T/killed")"
+rm -rf "$T"/.killed.emurun-partial-*
 
 # A target on a file system too small for the root: refused before unpacking, nothing made.
 if [ "$(id -u)" = 0 ]; then
@@ -98,9 +124,20 @@ cold_interrupt() { # SIG TARGET
     expect_eq "SIG$sig in mmdebstrap: no temp dir or partial tarball left" "" "$left"
     [ ! -e "$T/cold-dir-$sig" ] && ok "SIG$sig in mmdebstrap: no target dir" ||
         not_ok "SIG$sig in mmdebstrap left $T/cold-dir-$sig"
+    # The packages it had downloaded are kept for the next create (synced into its temp root).
+    local debs
+    debs=$(find "$c/emurun/debs/arm64" -name '*.deb' 2>/dev/null | wc -l)
+    [ "$debs" -ge "${debs_before:-1}" ] && [ "$debs" -gt 0 ] &&
+        ok "SIG$sig in mmdebstrap: the $debs packages downloaded so far stay in the cache" ||
+        not_ok "SIG$sig in mmdebstrap: $debs packages in the cache (before: ${debs_before:-0})"
+    debs_before=$debs
 }
 cold_interrupt TERM emurun
+# The second one in the first one's cache: it starts from the packages kept (and keeps them).
+cp -a "$T/cold-TERM" "$T/cold-INT"
 cold_interrupt INT group
+expect_contains "a create after an interrupted one syncs the kept packages in" \
+    "$(cat "$T/cold-INT.log")" "sync-in $T/cold-INT/emurun/debs/arm64"
 
 zlib_source
 ok "zlib's source is in the cache"
