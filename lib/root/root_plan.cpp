@@ -150,8 +150,9 @@ Result<void> check_versions(const RootPlan& plan, const std::string& host_driver
                     "the root's gcc is " + upstream(root_ver) + " (" + pkg + " " + root_ver +
                         ") but the host's " + host_driver + " -dumpfullversion is " + host_full +
                         "; different GCC versions emit different code",
-                    "use a root of the host's Debian release (--suite), install the matching "
-                    "cross compiler, or run with --accelerate=none");
+                    "create a root of the host's Debian release with emurun root create "
+                    "(option suite), install the matching cross compiler, or run without "
+                    "acceleration (option accelerate: none)");
     }
     return {};
 }
@@ -160,7 +161,7 @@ Error missing_cross(const Arch& arch, const std::string& major, const fs::path& 
     return Error{"accelerate the " + arch.name + " root's gcc-" + major,
                  "the host has no x86-64 cross compiler " + driver.string(),
                  "apt-get install g++-" + arch.triplet + " (gcc " + major + ": g++-" + major + "-" +
-                     arch.triplet + "), or run with --accelerate=none"};
+                     arch.triplet + "), or run without acceleration (option accelerate: none)"};
 }
 
 std::vector<std::string> wanted_tools(const Acceleration& acc) {
@@ -229,7 +230,7 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
             return fail("accelerate the root's compilers",
                         plan.dir.string() + " has no gcc (no usr/bin/" + t + "-gcc-NN)",
                         "emurun root install " + plan.dir.string() +
-                            " gcc g++, or run with --accelerate=none");
+                            " gcc g++, or run without acceleration (option accelerate: none)");
         }
         const fs::path driver = "/usr/bin/" + t + "-gcc-" + plan.gcc_major;
         std::error_code ec;
@@ -367,10 +368,11 @@ Result<fs::path> root_dir(const fs::path& dir) {
 Result<const Arch*> checked_arch(const RootSpec& spec, const fs::path& dir) {
     const Arch* arch = EMURUN_TRY(root_arch(dir));
     if (spec.arch != nullptr && arch != spec.arch) {
-        return fail(
-            "use " + dir.string() + " as " + with_article(spec.arch->name) + " root",
-            "it is " + with_article(arch->name) + " root (var/lib/dpkg/arch: " + arch->debian + ")",
-            "pass --arch " + arch->name + ", or create " + with_article(spec.arch->name) + " root");
+        return fail("use " + dir.string() + " as " + with_article(spec.arch->name) + " root",
+                    "it is " + with_article(arch->name) +
+                        " root (var/lib/dpkg/arch: " + arch->debian + ")",
+                    "expect " + arch->name + " instead (option arch), or create " +
+                        with_article(spec.arch->name) + " root");
     }
     if (runs_natively(*arch)) {
         return std::unexpected(native_root_error("use " + dir.string() + " as a root", *arch));

@@ -81,6 +81,25 @@ expect_refused "accelerating a root without gcc" "emurun root install" \
     "$EMURUN" root run --accelerate "$T/nogcc" -- true
 expect_refused "root of another arch" "it is an aarch64 root" \
     "$EMURUN" root run --arch s390x "$T/nogcc" -- true
+# hint_flags LABEL SUBCOMMAND CMD...: CMD is refused with a hint that names options as the CLI
+# spells them, each an option of `emurun root SUBCOMMAND`; the message is left in $hint_msg.
+hint_flags() {
+    local label=$1 sub=$2 help flag
+    shift 2
+    hint_msg=$("$@" 2>&1) || true
+    help=$("$EMURUN" root "$sub" --help 2>&1)
+    expect_contains "$label: the hint names an option" "$hint_msg" "(--"
+    for flag in $(grep -o '(--[a-z-]*' <<<"$hint_msg" | cut -c2-); do
+        expect_contains "$label: $flag is an option of root $sub" "$help" "$flag"
+    done
+}
+hint_flags "no gcc to accelerate" run "$EMURUN" root run --accelerate "$T/nogcc" -- true
+expect_contains "no gcc: the way out is spelled as the CLI takes it" "$hint_msg" "(--accelerate=none)"
+msg=$("$EMURUN" root run --accelerate=none "$T/nogcc" -- true 2>&1) || true
+case $msg in *"has no gcc"*) not_ok "--accelerate=none as the hint says: still refused" ;;
+    *) ok "--accelerate=none as the hint says: the gcc refusal is gone" ;; esac
+hint_flags "root of another arch" run "$EMURUN" root run --arch s390x "$T/nogcc" -- true
+expect_contains "another arch: the arch to expect" "$hint_msg" "expect aarch64 instead (--arch)"
 expect_refused "no mirror reachable" "no mirror reachable" \
     env -u http_proxy XDG_CACHE_HOME="$T/cache" "$EMURUN" root create --arch aarch64 \
     --mirror http://127.0.0.1:9/debian "$T/unreachable"

@@ -288,6 +288,20 @@ TEST_CASE("root: binds that are refused, and why") {
     fs::remove_all(d);
 }
 
+TEST_CASE("root: hints name the request's options, never a CLI flag") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-hints-" + std::to_string(::getpid()));
+    write(d / "r/var/lib/dpkg/arch", "s390x\n");
+    write(d / "r/bin/sh", "");
+    RootSpec spec;
+    spec.dir = d / "r";
+    spec.arch = test::known_arch("aarch64");
+    auto plan = plan_root(spec);
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().why == "it is an s390x root (var/lib/dpkg/arch: s390x)");
+    CHECK(plan.error().hint == "expect s390x instead (option arch), or create an aarch64 root");
+    fs::remove_all(d);
+}
+
 TEST_CASE("root: roots that are refused before anything starts") {
     const fs::path d = fs::temp_directory_path() / ("emurun-roots-" + std::to_string(::getpid()));
     write(d / "native/var/lib/dpkg/arch", std::string(host_arch()->debian) + "\n");

@@ -18,6 +18,7 @@ std::string cli_spelling(std::string text) {
         {"(option shard)", "(--shard)"},
         {"(option binds)", "(--bind)"},
         {"(option arches)", "(--arch)"},
+        {"(option accelerate: none)", "(--accelerate=none)"},
     };
     for (const auto& [option, flag] : k_flags) {
         for (auto at = text.find(option); at != std::string::npos; at = text.find(option, at)) {
