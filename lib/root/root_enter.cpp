@@ -142,7 +142,7 @@ Result<void> enter_root(const RootPlan& plan) {
         if (auto r = check_bind(plan.dir, b); !r) { // again, right before: the root may change
             return r;
         }
-        if (auto r = bind_into(plan.dir, b.source, b.target, b.read_only); !r) {
+        if (auto r = bind_into(plan.dir, b.source, b.target, b.read_only, true); !r) {
             return r;
         }
     }

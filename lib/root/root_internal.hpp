@@ -39,11 +39,15 @@ namespace emurun::root_detail {
 /// directory for a file source.
 [[nodiscard]] Result<void> check_bind(const std::filesystem::path& root, const RootBind& bind);
 
-/// Bind `source` onto `root`/`target`, creating the mount point (a directory, or an empty file
-/// for a file source); optionally read-only.
+/// Bind `source` (recursively) onto `root`/`target`, creating the mount point (a directory, or
+/// an empty file for a file source); optionally read-only (the whole tree). The mount point is
+/// resolved by the kernel below `root` (openat2) and the tree moved onto that descriptor, so a
+/// symlink swapped in later cannot redirect it: `strict` (a user's bind) refuses any symlink
+/// on the way, otherwise symlinks are followed as if `root` were /.
 [[nodiscard]] Result<void> bind_into(const std::filesystem::path& root,
                                      const std::filesystem::path& source,
-                                     const std::filesystem::path& target, bool read_only);
+                                     const std::filesystem::path& target, bool read_only,
+                                     bool strict = false);
 
 /// In the namespace child: the accelerated toolchain's mounts inside `plan.dir`.
 [[nodiscard]] Result<void> mount_acceleration(const RootPlan& plan);

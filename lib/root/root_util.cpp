@@ -2,15 +2,19 @@
 // environment, capturing a tool's output, the private binfmt entry.
 #include "root/root_internal.hpp"
 #include "util/env.hpp"
+#include "util/fd.hpp"
 #include "util/file.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
+#include <iterator>
+#include <linux/openat2.h>
 #include <map>
 #include <sstream>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace emurun::root_detail {
@@ -144,18 +148,102 @@ Result<void> check_bind(const fs::path& root, const RootBind& bind) {
 
 namespace {
 
-/// An empty file to bind a file onto (its directory created first).
-Result<void> make_file(const fs::path& file) {
-    if (auto r = make_dirs(file.parent_path()); !r) {
-        return r;
+/// openat2(2) (Linux 5.6): the kernel resolves `rel` below `dirfd` by `resolve`'s rules, so no
+/// symlink swapped in after a check can lead it elsewhere.
+int open_beneath(int dirfd, const fs::path& rel, std::uint64_t flags, std::uint64_t resolve) {
+    struct open_how how {};
+    how.flags = flags | O_CLOEXEC;
+    how.resolve = resolve;
+    return static_cast<int>(::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how));
+}
+
+/// Make the missing last component of `rel` (below `root_fd`): a directory, or an empty file
+/// to bind a file onto. Made by one *at call in its parent as the kernel resolved it.
+Result<void> make_component(int root_fd, const fs::path& rel, bool dir, std::uint64_t resolve) {
+    const fs::path parent = rel.has_parent_path() ? rel.parent_path() : fs::path(".");
+    const util::UniqueFd at(open_beneath(root_fd, parent, O_PATH | O_DIRECTORY, resolve));
+    const std::string name = rel.filename().string();
+    int rc = -1;
+    if (at && dir) {
+        rc = ::mkdirat(at.get(), name.c_str(), 0755);
+    } else if (at) {
+        const int flags = O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+        rc = util::UniqueFd(::openat(at.get(), name.c_str(), flags, 0644)) ? 0 : -1;
     }
-    struct stat st {};
-    if (::lstat(file.c_str(), &st) == 0) {
-        return {};
+    if (rc < 0 && errno != EEXIST) {
+        return std::unexpected(system_error("create mount point /" + rel.string(), errno));
     }
-    const util::UniqueFd fd(::open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-    if (!fd) {
-        return std::unexpected(system_error("create mount point " + file.string(), errno));
+    return {};
+}
+
+/// The mount point `root`/`target`, opened O_PATH, its missing components made on the way.
+/// `strict` (a user's bind): no symlink at all (the check before said so, and nothing swapped
+/// in since may change it); otherwise symlinks are followed, but inside the root.
+Result<util::UniqueFd> open_mount_point(const fs::path& root, const fs::path& target,
+                                        bool dir_source, bool strict) {
+    const util::UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root_fd) {
+        return std::unexpected(system_error("open the root " + root.string(), errno));
+    }
+    const std::uint64_t resolve =
+        RESOLVE_NO_MAGICLINKS | (strict ? RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS : RESOLVE_IN_ROOT);
+    const fs::path rel = target.relative_path().lexically_normal();
+    // No O_NOFOLLOW: with O_PATH it would open a trailing symlink itself; RESOLVE_NO_SYMLINKS
+    // refuses it (ELOOP) instead.
+    const auto open_at = [&](const fs::path& p) {
+        return open_beneath(root_fd.get(), p, O_PATH, resolve);
+    };
+    fs::path sofar;
+    util::UniqueFd fd;
+    for (auto it = rel.begin(); it != rel.end(); ++it) {
+        sofar /= *it;
+        fd.reset(open_at(sofar));
+        if (!fd && errno == ENOENT) {
+            const bool last = std::next(it) == rel.end();
+            if (auto r = make_component(root_fd.get(), sofar, dir_source || !last, resolve); !r) {
+                return std::unexpected(r.error());
+            }
+            fd.reset(open_at(sofar));
+        }
+        if (!fd) {
+            const int err = errno;
+            if (strict && (err == ELOOP || err == EXDEV)) {
+                return fail("bind onto " + target.string() + " in the root",
+                            "/" + sofar.string() +
+                                " is a symlink in the root: emurun follows no symlink of the "
+                                "root for a bind's mount point",
+                            "bind onto the path it points to inside the root");
+            }
+            return std::unexpected(
+                system_error("open mount point " + target.string() + " in the root", err));
+        }
+    }
+    return fd;
+}
+
+/// `source`, cloned as a detached mount tree (read-only when asked), moved onto `point`: the
+/// mount lands on the file the descriptor holds, whatever its path has become.
+Result<void> move_tree_onto(const fs::path& source, int point, const fs::path& target,
+                            bool read_only) {
+    const util::UniqueFd tree(
+        ::open_tree(AT_FDCWD, source.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+    if (!tree) {
+        return std::unexpected(system_error("open_tree " + source.string(), errno));
+    }
+    if (read_only) {
+        struct mount_attr attr {};
+        attr.attr_set = MOUNT_ATTR_RDONLY;
+        if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) !=
+            0) {
+            return std::unexpected(
+                system_error("make the bind of " + source.string() + " read-only", errno));
+        }
+    }
+    if (::move_mount(tree.get(), "", point, "",
+                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+        return std::unexpected(system_error("mount --rbind " + source.string() + " onto " +
+                                                target.string() + " in the root",
+                                            errno));
     }
     return {};
 }
@@ -163,25 +251,26 @@ Result<void> make_file(const fs::path& file) {
 } // namespace
 
 Result<void> bind_into(const fs::path& root, const fs::path& source, const fs::path& target,
-                       bool read_only) {
-    const fs::path where = root / target.relative_path();
-    std::error_code ec;
-    if (!fs::exists(source, ec)) {
+                       bool read_only, bool strict) {
+    struct stat src {};
+    if (::stat(source.c_str(), &src) != 0) {
         return fail("bind " + source.string(), "no such file or directory on the host");
     }
-    auto made = fs::is_directory(source, ec) ? make_dirs(where) : make_file(where);
-    if (!made) {
-        return made;
+    auto point = open_mount_point(root, target, is_dir(src), strict);
+    if (!point) {
+        return std::unexpected(point.error());
     }
-    if (::mount(source.c_str(), where.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
-        return std::unexpected(
-            system_error("mount --rbind " + source.string() + " " + where.string(), errno));
+    struct stat st {};
+    if (::fstat(point->get(), &st) != 0) {
+        return std::unexpected(system_error("stat mount point " + target.string(), errno));
     }
-    if (read_only &&
-        ::mount(nullptr, where.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
-        return std::unexpected(system_error("remount read-only " + where.string(), errno));
+    if (is_dir(st) != is_dir(src)) {
+        return fail("bind " + source.string() + " to " + target.string(),
+                    target.string() + " is " + (is_dir(st) ? "a directory" : "no directory") +
+                        " in the root, the source " + (is_dir(src) ? "is one" : "is not"),
+                    "bind a directory onto a directory and a file onto a file");
     }
-    return {};
+    return move_tree_onto(source, point->get(), target, read_only);
 }
 
 std::string dpkg_version(const fs::path& status, const std::string& name) {

@@ -302,6 +302,48 @@ TEST_CASE("root: hints name the request's options, never a CLI flag") {
     fs::remove_all(d);
 }
 
+TEST_CASE("root: a bind's mount point is resolved by the kernel inside the root" *
+          test::may_skip()) {
+    if (std::distance(fs::directory_iterator("/proc/self/task"), {}) > 1) {
+        EMURUN_SKIP("more than one thread here (qemu-user's own?): no user namespace");
+    }
+    const Command noop{.argv = {"true"}};
+    if (auto probe = process::run_in_namespaces([] { return Result<void>{}; }, noop); !probe) {
+        EMURUN_SKIP("no user namespace with 64Ki ids here: " << probe.error().message());
+    }
+    const fs::path d = fs::temp_directory_path() / ("emurun-bindfd-" + std::to_string(::getpid()));
+    write(d / "src/marker", "x");
+    fs::create_directories(d / "outside");
+    fs::create_directories(d / "root");
+    // What a root could swap in after check_bind looked: a symlink to a place outside it.
+    fs::create_symlink(d / "outside", d / "root/swapped");
+    fs::create_directories(d / "root" / d.relative_path() / "outside"); // the same path inside
+    // A user's bind (strict): refused by the mount itself, not only by the check before.
+    auto refused = process::run_in_namespaces(
+        [&] { return root_detail::bind_into(d / "root", d / "src", "/swapped", false, true); },
+        noop);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().why.find("/swapped is a symlink in the root") != std::string::npos);
+    // The root's own mounts follow it, but as if the root were /: it lands inside the root.
+    auto inside = process::run_in_namespaces(
+        [&]() -> Result<void> {
+            if (auto r = root_detail::bind_into(d / "root", d / "src", "/swapped", true); !r) {
+                return r;
+            }
+            if (fs::exists(d / "outside/marker")) {
+                return fail("bind", "it was mounted outside the root");
+            }
+            if (!fs::exists(d / "root" / d.relative_path() / "outside/marker")) {
+                return fail("bind", "it is not at the symlink's target inside the root");
+            }
+            return {};
+        },
+        noop);
+    CHECK_MESSAGE(inside.has_value(), (inside ? "" : inside.error().message()));
+    CHECK_FALSE(fs::exists(d / "outside/marker"));
+    fs::remove_all(d);
+}
+
 TEST_CASE("root: roots that are refused before anything starts") {
     const fs::path d = fs::temp_directory_path() / ("emurun-roots-" + std::to_string(::getpid()));
     write(d / "native/var/lib/dpkg/arch", std::string(host_arch()->debian) + "\n");
