@@ -124,6 +124,8 @@ struct StepResult {
     std::string template_name;
     Emulation emulation = Emulation::native;
     bool accelerated = false; ///< emulation "root" with the host's cross compilers
+    /// With accelerated: which host tools ("toolchain", "toolchain,shell", "gcc,as", ...).
+    std::optional<std::string> acceleration;
     StepStatus status = StepStatus::not_run;
     std::optional<int> exit_code;
     std::optional<int> signal;

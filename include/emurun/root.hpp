@@ -39,6 +39,10 @@ struct Acceleration {
 /// Parse "none", "" / "default" / "all", or a comma-separated list. Error: an unknown tool.
 [[nodiscard]] EMURUN_EXPORT Result<Acceleration> parse_acceleration(std::string_view text);
 
+/// The acceleration as a report records it: "none", "toolchain" (the default: compilers and
+/// binutils), or the tools and groups listed, comma-separated ("toolchain,shell").
+[[nodiscard]] EMURUN_EXPORT std::string acceleration_name(const Acceleration& acc);
+
 /// Every tool name --accelerate accepts (aliases cc, c++, ld included).
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string> root_tool_names();
 

@@ -179,10 +179,15 @@ Result<Retries> get_retries(const Json& obj, const Place& at) {
 /// "accelerate": true, false, or a non-empty list of host tools or groups ("toolchain,shell"),
 /// checked against the root module's names before the run (check_root_steps).
 Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& into) {
-    if (!value.is_string()) {
-        into.accelerate = EMURUN_TRY(util::get_bool(value, at));
+    if (value.is_boolean()) {
+        into.accelerate = value.get<bool>();
         into.accelerate_tools = "";
         return {};
+    }
+    if (!value.is_string()) {
+        return at.fail("expected true, false or a string of tools, got " + util::describe(value),
+                       "true (the compilers and binutils), false (or \"none\"), or a "
+                       "comma-separated list such as \"toolchain,shell\" or \"gcc,g++,as,ld\"");
     }
     const std::string list = EMURUN_TRY(util::get_string(value, at));
     if (list.empty()) {

@@ -84,6 +84,7 @@ Json step_json(const StepResult& s) {
            {"emulator", detail::emulator_json(s.emulator)},
            {"processes", detail::processes_json(s.processes)}};
     auto put = [&](const char* key, const auto& opt) { j[key] = opt ? Json(*opt) : Json(nullptr); };
+    put("acceleration", s.acceleration);
     put("exit_code", s.exit_code);
     put("signal", s.signal);
     put("budget", s.budget);
@@ -263,6 +264,9 @@ Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
     }
     if (j.contains("accelerated")) {
         s.accelerated = EMURUN_TRY(util::get_bool(j["accelerated"], at.key("accelerated")));
+    }
+    if (j.contains("acceleration") && !j["acceleration"].is_null()) {
+        s.acceleration = EMURUN_TRY(util::get_string(j["acceleration"], at.key("acceleration")));
     }
     return {};
 }

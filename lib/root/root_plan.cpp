@@ -277,6 +277,22 @@ std::vector<std::string> root_tool_names() {
     return out;
 }
 
+std::string acceleration_name(const Acceleration& acc) {
+    switch (acc.mode) {
+    case Acceleration::Mode::none:
+        return "none";
+    case Acceleration::Mode::defaults:
+        return "toolchain";
+    case Acceleration::Mode::listed:
+        break;
+    }
+    std::string out;
+    for (const auto& t : acc.tools) {
+        out += (out.empty() ? "" : ",") + t;
+    }
+    return out;
+}
+
 Result<Acceleration> parse_acceleration(std::string_view text) {
     if (text == "none") {
         return Acceleration{};

@@ -5,6 +5,7 @@
 #include "runner/runner_internal.hpp"
 
 #include <emurun/arch.hpp>
+#include <emurun/root.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -231,6 +232,10 @@ StepResult Execution::blank(std::size_t i) const {
     r.template_name = s.template_name;
     r.emulation = s.emulation;
     r.accelerated = s.emulation == Emulation::root && s.accelerate;
+    if (r.accelerated) { // an unknown tool stopped the run before (check_root_steps)
+        const auto acc = parse_acceleration(s.accelerate_tools);
+        r.acceleration = acc ? acceleration_name(*acc) : s.accelerate_tools;
+    }
     if (s.budget) {
         r.budget = seconds(*s.budget);
     }

@@ -216,8 +216,9 @@ mkdir -p "$T/pipe"
 cat >"$T/pipe/pipeline.json" <<EOF
 {"name": "root-steps", "defaults": {"arch": "aarch64", "emulation": "root", "root": "$R"},
  "steps": [
-  {"name": "vars", "shell": true,
+  {"name": "vars", "shell": true, "accelerate": "toolchain,shell",
    "argv": "echo \$EMURUN_ARCH \$EMURUN_EMULATED \$EMURUN_TIMEOUT_MULTIPLIER >vars"},
+  {"name": "accelerated", "argv": ["true"], "accelerate": true},
   {"name": "no-root", "argv": ["true"], "root": "$T/missing-root"},
   {"name": "host-arch-root", "argv": ["true"], "root": "$T/amd64"}
  ]}
@@ -235,6 +236,14 @@ msg() {
 print([s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv[2]][0]["message"])' \
         "$T/pipe/report.json" "$1"
 }
+field() {
+    python3 -c 'import json, sys
+print([s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv[2]][0][sys.argv[3]])' \
+        "$T/pipe/report.json" "$1" "$2"
+}
+expect_eq "report: the shell group's acceleration" "toolchain,shell" "$(field vars acceleration)"
+expect_eq "report: the default acceleration" "toolchain" "$(field accelerated acceleration)"
+expect_eq "report: an emulated step has no acceleration" "None" "$(field no-root acceleration)"
 expect_contains "missing root: the reason in the message" "$(msg no-root)" "does not exist"
 expect_contains "host-arch root: the reason in the message" "$(msg host-arch-root)" "it is an x86_64 root"
 

@@ -115,7 +115,11 @@ TEST_CASE("report: JSON round trip, file round trip and errors") {
     killed.signal = 9;
     killed.flags.push_back({"budget", "over"});
     killed.budget = 1.0;
-    Report r = report_of({step("a", 2), killed, step("s", 0, StepStatus::skipped)});
+    StepResult rooted = step("in-root", 3);
+    rooted.emulation = emurun::Emulation::root;
+    rooted.accelerated = true;
+    rooted.acceleration = "toolchain,shell";
+    Report r = report_of({step("a", 2), killed, step("s", 0, StepStatus::skipped), rooted});
     r.job_limit = 3600;
     r.interrupted_by = 2;
     r.shard_index = 2;
@@ -124,6 +128,8 @@ TEST_CASE("report: JSON round trip, file round trip and errors") {
     REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
     CHECK(*back == r);
     CHECK(r.to_json()["schema_version"] == 1);
+    CHECK(r.to_json()["steps"][3]["acceleration"] == "toolchain,shell");
+    CHECK(r.to_json()["steps"][0]["acceleration"].is_null());
 
     auto file = emurun::test::testdir() / "report.json";
     REQUIRE(r.save(file).has_value());

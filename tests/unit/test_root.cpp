@@ -42,6 +42,15 @@ TEST_CASE("root: --accelerate values") {
     CHECK(bad.error().hint.find("g++") != std::string::npos);
 }
 
+TEST_CASE("root: the acceleration a report records") {
+    CHECK(acceleration_name(*parse_acceleration("none")) == "none");
+    CHECK(acceleration_name(*parse_acceleration("")) == "toolchain");
+    CHECK(acceleration_name(*parse_acceleration("all")) == "toolchain");
+    CHECK(acceleration_name(*parse_acceleration("toolchain")) == "toolchain");
+    CHECK(acceleration_name(*parse_acceleration("toolchain,shell")) == "toolchain,shell");
+    CHECK(acceleration_name(*parse_acceleration("gcc,as")) == "gcc,as");
+}
+
 TEST_CASE("root: --accelerate groups") {
     auto both = parse_acceleration("toolchain,shell");
     REQUIRE(both.has_value());
@@ -254,6 +263,13 @@ TEST_CASE("root: pipeline steps in a root") {
         "arch": "arm64", "emulation": "root", "root": "r", "accelerate": ""}]})");
     REQUIRE_FALSE(empty.has_value());
     CHECK(empty.error().message().find("empty string") != std::string::npos);
+    // A wrong type is told with the values accepted.
+    auto number = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
+        "arch": "arm64", "emulation": "root", "root": "r", "accelerate": 1}]})");
+    REQUIRE_FALSE(number.has_value());
+    CHECK(number.error().why == "expected true, false or a string of tools, got 1");
+    CHECK(number.error().hint.find("\"toolchain,shell\"") != std::string::npos);
+    CHECK(number.error().hint.find("\"none\"") != std::string::npos);
     auto bad = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
         "arch": "arm64", "emulation": "root"}]})");
     REQUIRE_FALSE(bad.has_value());
