@@ -117,6 +117,10 @@ std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::
         "--setup-hook=mkdir -p \"$1\"/var/cache/apt/archives/",
         "--setup-hook=sync-in " + debs.string() + " /var/cache/apt/archives/",
         "--setup-hook=" + tolerant_update(spec.suite),
+        // The essential set, downloaded before the extract phase, is kept right away: an
+        // interrupt in the minutes of emulated dpkg after it makes mmdebstrap remove its
+        // temp root, archives and all.
+        "--extract-hook=sync-out /var/cache/apt/archives " + debs.string(),
         "--customize-hook=sync-out /var/cache/apt/archives " + debs.string(), spec.suite,
         out.string()};
     for (auto& s : sources(mirror, spec.suite)) {
@@ -140,7 +144,9 @@ Error interrupted(const std::string& what, int sig) {
 
 /// Move the packages a failed or interrupted mmdebstrap had downloaded (complete files only:
 /// apt moves a .deb into archives/ once its hash matched) from its temp root into `debs`, so the
-/// next create syncs them in instead of downloading them again.
+/// next create syncs them in instead of downloading them again. mmdebstrap removes its temp
+/// root itself when it fails or is signalled: this keeps what a mmdebstrap killed outright (the
+/// SIGKILL 10 s after a stop) left behind.
 void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const fs::path& debs) {
     // TMP/mmdebstrap.XXXX/var/cache/apt/archives/NAME.deb: depth 6.
     auto st = run_mapped(entry,

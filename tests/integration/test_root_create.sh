@@ -104,11 +104,12 @@ cold_interrupt() { # SIG TARGET
     setsid bash -c 'XDG_CACHE_HOME=$1 exec "$2" root create --arch aarch64 "$3"' \
         _ "$c" "$EMURUN" "$T/cold-dir-$sig" >"$T/cold-$sig.log" 2>&1 &
     pid=$!
-    for i in $(seq 1 300); do # until mmdebstrap has installed something (at most 60 s)
-        grep -q "^I: extracting archives" "$T/cold-$sig.log" && break
+    for i in $(seq 1 600); do # until the essential set is kept, during the extract (at most 120 s)
+        grep -q "^I: running special hook: sync-out /var/cache/apt/archives" "$T/cold-$sig.log" &&
+            break
         sleep 0.2
     done
-    sleep 2
+    sleep 3 # into the emulated install of the essential set
     start=$(date +%s)
     if [ "$target" = group ]; then kill -"$sig" -- -"$pid"; else kill -"$sig" "$pid"; fi
     wait "$pid" || rc=$?
@@ -124,7 +125,8 @@ cold_interrupt() { # SIG TARGET
     expect_eq "SIG$sig in mmdebstrap: no temp dir or partial tarball left" "" "$left"
     [ ! -e "$T/cold-dir-$sig" ] && ok "SIG$sig in mmdebstrap: no target dir" ||
         not_ok "SIG$sig in mmdebstrap left $T/cold-dir-$sig"
-    # The packages it had downloaded are kept for the next create (synced into its temp root).
+    # The packages it had downloaded (the essential set, kept when extracted) are kept for the
+    # next create (synced into its temp root).
     local debs
     debs=$(find "$c/emurun/debs/arm64" -name '*.deb' 2>/dev/null | wc -l)
     [ "$debs" -ge "${debs_before:-1}" ] && [ "$debs" -gt 0 ] &&
