@@ -6,6 +6,7 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
+#include <emurun/report.hpp>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -40,6 +41,34 @@ scaled_timeout(std::chrono::milliseconds timeout, double factor);
 /// `emurun calibrate`). Factors lie in (0, k_max_timeout_multiplier]. Errors name the bad part.
 [[nodiscard]] EMURUN_EXPORT Result<TimeoutMultiplier>
 parse_timeout_multiplier(std::string_view text, const std::filesystem::path& calibration_file);
+
+/// An arch's slowdown learned from a previous run: the largest emulated/native wall factor
+/// of its steps, and how many steps showed one.
+struct LearnedSlowdown {
+    double factor = 0;
+    std::size_t steps = 0;
+};
+
+/// Per arch (canonical names): the largest wall(emulated) / wall(native) over the emulated steps
+/// of `previous` that passed (accelerated root steps left out), the native wall taken from
+/// `baseline`'s same step that passed natively, else from the step's own baseline_wall. Steps
+/// whose native run took under a second count only for an arch without a longer one.
+[[nodiscard]] EMURUN_EXPORT std::map<std::string, LearnedSlowdown, std::less<>>
+learn_slowdowns(const Report& previous, const Report* baseline);
+
+/// Where `--timeout-multiplier auto` looks: the run's history first, then calibration.
+struct AutoHistory {
+    const Report* previous = nullptr;
+    const Report* baseline = nullptr;
+    std::filesystem::path calibration_file;
+};
+
+/// The factor for each of `arches` (canonical names): learned from the history (learn_slowdowns)
+/// where it has the arch, else `emurun calibrate`'s slowdown. An arch with neither is an error
+/// naming the three ways to give one. `notes` gets one line per arch saying where it came from.
+[[nodiscard]] EMURUN_EXPORT Result<TimeoutMultiplier>
+auto_timeout_multiplier(const std::vector<std::string>& arches, const AutoHistory& history,
+                        std::vector<std::string>* notes = nullptr);
 
 /// calibration.json in cache_dir() (sysroot.hpp): $XDG_CACHE_HOME/emurun/calibration.json, ...
 [[nodiscard]] EMURUN_EXPORT std::filesystem::path default_calibration_file();

@@ -37,3 +37,74 @@ TEST_CASE("calibration: a stored measurement is what load_calibration and auto r
     REQUIRE_FALSE(missing);
     CHECK(missing.error().hint.find("emurun calibrate") != std::string::npos);
 }
+
+namespace {
+
+StepResult ran(std::string name, std::string arch, Emulation how, double wall,
+               StepStatus status = StepStatus::passed) {
+    StepResult s;
+    s.name = std::move(name);
+    s.arch = std::move(arch);
+    s.emulation = how;
+    s.wall = wall;
+    s.status = status;
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("timeout multiplier auto: learned from the history, the slowest steady step per arch") {
+    Report baseline;
+    baseline.steps = {ran("unit", "", Emulation::native, 10), ran("slow", "", Emulation::native, 2),
+                      ran("tiny", "", Emulation::native, 0.01),
+                      ran("broken", "", Emulation::native, 5)};
+    Report previous;
+    previous.steps = {
+        ran("unit", "aarch64", Emulation::sandbox, 60), // 6x
+        ran("slow", "aarch64", Emulation::sandbox, 30), // 15x: the largest steady factor
+        ran("tiny", "aarch64", Emulation::sandbox, 2),  // 200x, but 10 ms natively: noise
+        ran("broken", "aarch64", Emulation::sandbox, 500, StepStatus::failed), // not a pass
+        ran("tiny", "s390x", Emulation::exec, 0.5),     // s390x has only a short step: 50x
+        ran("unit", "ppc64le", Emulation::native, 10)}; // ran natively: says nothing
+    auto learned = learn_slowdowns(previous, &baseline);
+    REQUIRE(learned.contains("aarch64"));
+    CHECK(learned["aarch64"].factor == doctest::Approx(15));
+    CHECK(learned["aarch64"].steps == 2);
+    CHECK(learned["s390x"].factor == doctest::Approx(50));
+    CHECK_FALSE(learned.contains("ppc64le"));
+
+    // Without --baseline, the previous run's own baseline_wall serves.
+    Report own = previous;
+    own.steps[0].baseline_wall = 5; // 12x
+    CHECK(learn_slowdowns(own, nullptr)["aarch64"].factor == doctest::Approx(12));
+}
+
+TEST_CASE("timeout multiplier auto: history first, calibration for the other arches, else why") {
+    Report baseline;
+    baseline.steps = {ran("unit", "", Emulation::native, 10)};
+    Report previous;
+    previous.steps = {ran("unit", "aarch64", Emulation::sandbox, 80)};
+    const auto file = test::testdir("calibrate-auto") / "calibration.json";
+    REQUIRE(store_calibration(file, {"s390x", 1.0, 7.0}));
+    std::vector<std::string> notes;
+    auto m = auto_timeout_multiplier({"aarch64", "s390x", "aarch64"}, {&previous, &baseline, file},
+                                     &notes);
+    REQUIRE(m);
+    CHECK(m->for_arch("aarch64") == doctest::Approx(8));
+    CHECK(m->for_arch("s390x") == doctest::Approx(7));
+    REQUIRE(notes.size() == 2);
+    CHECK(notes[0] == "aarch64 8 (the slowest of 1 step(s) in the history)");
+    CHECK(notes[1] == "s390x 7 (emurun calibrate)");
+
+    auto none = auto_timeout_multiplier({"ppc64le"}, {&previous, &baseline, file});
+    REQUIRE_FALSE(none);
+    CHECK(none.error().why.find("no slowdown known for ppc64le") != std::string::npos);
+    CHECK(none.error().hint.find("emurun calibrate --arch ppc64le") != std::string::npos);
+    // No history and no calibration file: the file's error is part of the reason.
+    auto nothing =
+        auto_timeout_multiplier({"aarch64"}, {nullptr, nullptr, file.parent_path() / "x"});
+    REQUIRE_FALSE(nothing);
+    CHECK(nothing.error().why.find("read calibration") != std::string::npos);
+    // A pipeline without emulated steps needs no factor at all.
+    CHECK(auto_timeout_multiplier({}, {nullptr, nullptr, file.parent_path() / "x"}));
+}

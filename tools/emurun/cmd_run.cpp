@@ -186,7 +186,33 @@ Duration option_duration(std::string_view option, const std::string& text) {
     return *parsed;
 }
 
-RunnerOptions runner_options(const RunArgs& a) {
+// --timeout-multiplier: a number, ARCH=N,..., or auto: each emulated arch's factor from the
+// history (--previous against --baseline), else from `emurun calibrate`; said on stderr.
+TimeoutMultiplier timeout_multiplier(const RunArgs& a, const Pipeline& pipeline,
+                                     const RunnerOptions& o) {
+    const std::filesystem::path calibration =
+        a.calibration.empty() ? default_calibration_file() : std::filesystem::path(a.calibration);
+    if (a.multiplier != "auto") {
+        return unwrap(parse_timeout_multiplier(a.multiplier, calibration));
+    }
+    std::vector<std::string> arches;
+    for (const auto& step : pipeline.steps) {
+        if (step.emulated() && step.arch) {
+            arches.push_back(*step.arch);
+        }
+    }
+    std::vector<std::string> notes;
+    auto m = unwrap(auto_timeout_multiplier(
+        arches,
+        {o.previous ? &*o.previous : nullptr, o.baseline ? &*o.baseline : nullptr, calibration},
+        &notes));
+    for (const auto& note : notes) {
+        std::cerr << "emurun: timeout multiplier auto: " << note << "\n";
+    }
+    return m;
+}
+
+RunnerOptions runner_options(const RunArgs& a, const Pipeline& pipeline) {
     RunnerOptions o;
     o.jobs = a.jobs;
     o.shard = shard_of(a);
@@ -199,9 +225,7 @@ RunnerOptions runner_options(const RunArgs& a) {
     o.rules.baseline_factor = a.threshold;
     o.rules.job_limit_share = a.share / 100;
     unwrap(check_rules(o.rules));
-    o.timeout_multiplier = unwrap(parse_timeout_multiplier(
-        a.multiplier,
-        a.calibration.empty() ? default_calibration_file() : std::filesystem::path(a.calibration)));
+    o.timeout_multiplier = timeout_multiplier(a, pipeline, o);
     o.grace = option_duration("--grace", a.grace);
     if (!a.heartbeat.empty()) {
         // SECONDS as a plain number, or a duration ("5m").
@@ -344,7 +368,7 @@ int run_pipeline(const RunArgs& a) {
         selection.native_arch = host->name;
     }
     Pipeline pipeline = unwrap(Pipeline::load(a.pipeline, selection));
-    RunnerOptions o = runner_options(a);
+    RunnerOptions o = runner_options(a, pipeline);
     if (a.matrix_given) {
         return print_matrix(pipeline, o, a);
     }
