@@ -467,7 +467,7 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_option("--job-limit", a->job_limit, "CI job limit, e.g. 6h: flag a projected overrun");
     sub->add_option("--job-limit-share", a->share,
                     "Percent of --job-limit that flags (default 80)");
-    sub->add_option("--timeout-multiplier", a->multiplier, "N, ARCH=N,..., or auto (calibrate)");
+    sub->add_option("--timeout-multiplier", a->multiplier, "N, ARCH=N,..., or auto (history, else calibrate)");
     sub->add_option("--calibration", a->calibration, "Calibration file for auto");
     sub->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL (default 10s)");
     sub->add_option("--heartbeat", a->heartbeat,
