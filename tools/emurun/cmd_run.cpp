@@ -195,6 +195,9 @@ TimeoutMultiplier timeout_multiplier(const RunArgs& a, const Pipeline& pipeline,
     if (a.multiplier != "auto") {
         return unwrap(parse_timeout_multiplier(a.multiplier, calibration));
     }
+    if (!a.calibration.empty()) {
+        (void)unwrap(load_calibration(calibration)); // a file named on purpose must be good
+    }
     std::vector<std::string> arches;
     for (const auto& step : pipeline.steps) {
         if (step.emulated() && step.arch) {
@@ -467,7 +470,8 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_option("--job-limit", a->job_limit, "CI job limit, e.g. 6h: flag a projected overrun");
     sub->add_option("--job-limit-share", a->share,
                     "Percent of --job-limit that flags (default 80)");
-    sub->add_option("--timeout-multiplier", a->multiplier, "N, ARCH=N,..., or auto (history, else calibrate)");
+    sub->add_option("--timeout-multiplier", a->multiplier,
+                    "N, ARCH=N,..., or auto (history, else calibrate)");
     sub->add_option("--calibration", a->calibration, "Calibration file for auto");
     sub->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL (default 10s)");
     sub->add_option("--heartbeat", a->heartbeat,
