@@ -7,6 +7,7 @@
 # Usage: tests/bench/run.sh [BUILD_DIR] [ROUNDS]        (default: build, 5 counted rounds)
 #   BENCH_STEPS_BIG=5000 BENCH_REPS=20 BENCH_BIG_RSS=1   to change sizes (defaults shown)
 #   BENCH_ROWS=runner   only the runner rows (emurun run against the bash loop)
+#   BENCH_ROWS=startup  only the start-up rows (exec, shims, sandbox against direct qemu)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -121,7 +122,9 @@ if [ $startup = 1 ]; then
     measure "$rounds" v_qemu_s v_qemu_d v_exec_s v_exec_d v_shim_s v_shim_d v_wrap_d
     [ $sandbox_ok = 1 ] && measure "$rounds" v_sandbox v_qemu_s
 fi
-measure "$rounds" v_run500 v_loop500 v_runbig v_loopbig
+runner=1
+[ "${BENCH_ROWS:-all}" = startup ] && runner=0
+[ $runner = 1 ] && measure "$rounds" v_run500 v_loop500 v_runbig v_loopbig
 echo
 echo "| what (A / B) | goal | wall ratio, median | min–max | CPU ratio, median | A / B wall per run |"
 echo "|---|---|---|---|---|---|"
@@ -137,14 +140,16 @@ else
     echo '| sandbox / direct qemu | ≤ 1.03 | n/a: `emurun sandbox` does not work here (see `emurun doctor`) | | | |'
 fi
 fi
+if [ $runner = 1 ]; then
 row '`emurun run -j1 -q`, 500 × `true` / bash loop, output to a log each' '≤ 1.15' v_run500 v_loop500 500 500
 row "\`emurun run -j1 -q\`, $steps_big × \`true\` / bash loop" '≤ 1.15' v_runbig v_loopbig "$steps_big" "$steps_big"
 linear=$(awk -v n="$steps_big" 'BEGIN { printf "%.1f", n / 500 * 1.05 }')
 row "\`emurun run -j1 -q\`, $steps_big steps / 500 steps (linear)" "≤ $linear" v_runbig v_run500 1 1
+fi
 
 # Max RSS of emurun while a step writes 1 GiB to each stream (3 runs; not a ratio).
-if [ $startup = 0 ]; then
-    : # BENCH_ROWS=runner: the runner rows only
+if [ $startup = 0 ] || [ $runner = 0 ]; then
+    : # BENCH_ROWS=runner or startup: not this row
 elif [ "${BENCH_BIG_RSS:-1}" = 1 ] && [ "$(df -Pk "$t" | awk 'NR == 2 { print $4 }')" -gt 3000000 ]; then
     gib=$((1024 * 1024 * 1024))
     printf '{"name": "big", "steps": [{"name": "flood", "argv": ["%s", "%d", "%d"]}]}\n' \
