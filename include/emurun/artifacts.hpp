@@ -65,14 +65,19 @@ collect_outputs(const Pipeline& pipeline, const Report& report);
 /// Pack the outputs of the steps that passed in `report` (a run of `pipeline`) and a manifest
 /// into `archive` (.tar, .tar.gz/.tgz, .tar.zst/.tzst or .tar.xz), atomically: a temporary
 /// file beside it, renamed over it once complete; on any error nothing is written. On success
-/// `report.artifacts` names the archive (packed) and the manifest is returned.
+/// `report.artifacts` names the archive (packed) and the manifest is returned. A SIGINT, SIGTERM
+/// or SIGHUP while tar runs stops tar (its process group): the error says so, nothing is
+/// written, `report.interrupted_by` is set and the signal is raised again once the temporary
+/// files are gone (pending if the caller blocks it, as `emurun run` does).
 [[nodiscard]] EMURUN_EXPORT Result<ArtifactManifest>
 pack_artifacts(const Pipeline& pipeline, Report& report, const std::filesystem::path& archive);
 
 /// Check `archive` against `pipeline` (check_manifest, check_archive_members), extract it into
 /// a fresh directory in the pipeline's directory, check that (check_unpacked_tree), then move
 /// the packed paths into place. A packed path that already exists is an error (nothing is
-/// overwritten); on any error nothing is left behind. Returns the steps to reuse.
+/// overwritten); on any error nothing is left behind. Returns the steps to reuse. A SIGINT,
+/// SIGTERM or SIGHUP while tar runs stops it as for pack_artifacts: an error, nothing left
+/// behind, and the signal raised again.
 [[nodiscard]] EMURUN_EXPORT Result<ReusedSteps>
 unpack_artifacts(const Pipeline& pipeline, const std::filesystem::path& archive);
 

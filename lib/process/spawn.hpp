@@ -51,13 +51,18 @@ struct ChildSetup {
 struct CaptureOptions {
     std::chrono::milliseconds timeout{30'000}; ///< then SIGKILL to the child's process group
     std::size_t max_output = 64 * 1024;        ///< keep at most this much of stdout
+    /// SIGINT, SIGTERM or SIGHUP (blocked while it runs, taken through a signalfd, pending ones
+    /// too) stops the child: SIGTERM to its process group, SIGKILL after a grace of 2 s. The
+    /// signal is taken: Captured::interrupted_by says which, the caller decides what follows.
+    bool stop_on_interrupt = false;
 };
 
 /// What a captured run did.
 struct Captured {
-    ExitStatus status;                  ///< meaningless when start_error is set
-    std::string out;                    ///< stdout, cut at CaptureOptions::max_output
-    bool timed_out = false;             ///< killed at the time limit
+    ExitStatus status;      ///< meaningless when start_error is set
+    std::string out;        ///< stdout, cut at CaptureOptions::max_output
+    bool timed_out = false; ///< killed at the time limit
+    int interrupted_by = 0; ///< stopped by this signal (CaptureOptions::stop_on_interrupt)
     std::optional<Error> start_error{}; ///< the program never ran
     int start_errno = 0;                ///< the errno of start_error (ENOEXEC, ...)
 };

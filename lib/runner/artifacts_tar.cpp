@@ -8,6 +8,7 @@
 #include <emurun/artifacts.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -59,17 +60,24 @@ Result<std::vector<std::string>> compression(const fs::path& archive) {
                 "name it .tar, .tar.gz, .tar.zst or .tar.xz");
 }
 
-// tar with `args` (and the compression option); its stdout. Its stderr is emurun's.
+// tar with `args` (and the compression option); its stdout. Its stderr is emurun's. A stop
+// signal stops it (its process group) and lands in `interrupted_by`.
 Result<std::string> tar(std::vector<std::string> args, const std::vector<std::string>& comp,
-                        const std::string& what, std::size_t max_output = 0) {
+                        const std::string& what, int& interrupted_by, std::size_t max_output = 0) {
     args.insert(args.begin(), comp.begin(), comp.end());
     args.insert(args.begin(), "tar");
     detail::CaptureOptions o;
     o.timeout = k_tar_timeout;
     o.max_output = max_output;
+    o.stop_on_interrupt = true;
     auto run = EMURUN_TRY(detail::run_captured(Command{.argv = args}, o));
     if (run.start_error) {
         return std::unexpected(*run.start_error);
+    }
+    if (run.interrupted_by != 0) {
+        interrupted_by = run.interrupted_by;
+        return fail(what, std::string("interrupted by SIG") + ::sigabbrev_np(run.interrupted_by),
+                    "nothing was written");
     }
     if (run.timed_out || !run.status.success()) {
         return fail(what,
@@ -147,15 +155,15 @@ std::vector<std::string> lines(const std::string& text) {
 
 // Read and check the manifest and the member list; nothing is extracted yet.
 Result<ArtifactManifest> inspect(const Pipeline& p, const fs::path& archive,
-                                 const std::vector<std::string>& comp) {
+                                 const std::vector<std::string>& comp, int& interrupted_by) {
     const std::string name = archive.string();
     EMURUN_TRY(util::open_read(archive)); // a missing archive says so, not tar
     auto text = EMURUN_TRY(tar({"-x", "-O", "-f", name, "--", std::string(k_manifest_member)}, comp,
-                               "read the manifest of " + name, k_max_manifest));
+                               "read the manifest of " + name, interrupted_by, k_max_manifest));
     auto m = EMURUN_TRY(parse_manifest(text, name + ": " + std::string(k_manifest_member)));
     EMURUN_TRY(check_manifest(m, p, name));
-    auto listing = EMURUN_TRY(
-        tar({"-t", "--quoting-style=escape", "-f", name}, comp, "list " + name, k_max_listing));
+    auto listing = EMURUN_TRY(tar({"-t", "--quoting-style=escape", "-f", name}, comp,
+                                  "list " + name, interrupted_by, k_max_listing));
     EMURUN_TRY(check_archive_members(lines(listing), m, name));
     for (const auto& path : m.paths) {
         std::error_code ec;
@@ -187,13 +195,9 @@ Result<void> move_into_place(const Pipeline& p, const fs::path& staging,
     return {};
 }
 
-} // namespace
-
-Result<ArtifactManifest> pack_artifacts(const Pipeline& p, Report& report,
-                                        const fs::path& archive) {
-    auto comp = EMURUN_TRY(compression(archive));
-    EMURUN_TRY(util::check_replaceable(archive));
-    auto m = EMURUN_TRY(make_manifest(p, report));
+Result<ArtifactManifest> pack(const Pipeline& p, const ArtifactManifest& m,
+                              const std::vector<std::string>& comp, const fs::path& archive,
+                              int& interrupted_by) {
     const fs::path dir = fs::absolute(archive).parent_path();
     auto tmp = EMURUN_TRY(TempDir::make(dir / ("." + archive.filename().string() + ".tmp-")));
     const fs::path list = tmp.path() / "paths", out = tmp.path() / archive.filename();
@@ -206,25 +210,51 @@ Result<ArtifactManifest> pack_artifacts(const Pipeline& p, Report& report,
     EMURUN_TRY(
         tar({"-c", "-f", out.string(), "-C", tmp.path().string(), std::string(k_manifest_member),
              "-C", p.dir.string(), "--null", "--verbatim-files-from", "-T", list.string()},
-            comp, "pack " + archive.string()));
+            comp, "pack " + archive.string(), interrupted_by));
     EMURUN_TRY(fsync_file(out));
     if (::rename(out.c_str(), archive.c_str()) != 0) {
         return fail("rename " + out.string() + " to " + archive.string(), std::strerror(errno));
     }
-    report.artifacts = ArtifactLink{m.id, true};
     return m;
 }
 
-Result<ReusedSteps> unpack_artifacts(const Pipeline& p, const fs::path& archive) {
+Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, int& interrupted_by) {
     auto comp = EMURUN_TRY(compression(archive));
-    auto m = EMURUN_TRY(inspect(p, archive, comp));
+    auto m = EMURUN_TRY(inspect(p, archive, comp, interrupted_by));
     auto staging = EMURUN_TRY(TempDir::make(p.dir / ".emurun-unpack-"));
     EMURUN_TRY(tar({"-x", "-f", fs::absolute(archive).string(), "-C", staging.path().string(),
                     "--no-same-owner", "--no-overwrite-dir"},
-                   comp, "unpack " + archive.string()));
+                   comp, "unpack " + archive.string(), interrupted_by));
     EMURUN_TRY(check_unpacked_tree(staging.path()));
     EMURUN_TRY(move_into_place(p, staging.path(), m.paths));
     return ReusedSteps{m.id, m.report.steps};
+}
+
+} // namespace
+
+Result<ArtifactManifest> pack_artifacts(const Pipeline& p, Report& report,
+                                        const fs::path& archive) {
+    auto comp = EMURUN_TRY(compression(archive));
+    EMURUN_TRY(util::check_replaceable(archive));
+    auto m = EMURUN_TRY(make_manifest(p, report));
+    int interrupted_by = 0;
+    auto packed = pack(p, m, comp, archive, interrupted_by);
+    if (interrupted_by != 0) { // raised again once the temporary files are gone
+        report.interrupted_by = interrupted_by;
+        ::raise(interrupted_by);
+    } else if (packed) {
+        report.artifacts = ArtifactLink{m.id, true};
+    }
+    return packed;
+}
+
+Result<ReusedSteps> unpack_artifacts(const Pipeline& p, const fs::path& archive) {
+    int interrupted_by = 0;
+    auto reused = unpack(p, archive, interrupted_by);
+    if (interrupted_by != 0) { // raised again once the staging directory is gone
+        ::raise(interrupted_by);
+    }
+    return reused;
 }
 
 } // namespace emurun

@@ -1,6 +1,9 @@
-// Artifact archives without tar: the manifest, its match with the pipeline, the paths a build
-// packs, and the checks a test job makes of the members and of the unpacked tree.
+// Artifact archives: the manifest, its match with the pipeline, the paths a build packs, and the
+// checks a test job makes of the members and of the unpacked tree, without tar; with tar (skipped
+// without it), an interrupt while it runs.
+#include "skip.hpp"
 #include "testdir.hpp"
+#include "util/path.hpp"
 
 #include <emurun/artifacts.hpp>
 
@@ -11,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
 #include <sys/stat.h>
 
 using namespace emurun;
@@ -176,4 +180,73 @@ TEST_CASE("artifacts: an unpacked tree with an escaping symlink or a special fil
     fs::create_hard_link(root / "out/hard", root / "out/hard2");
     fs::remove(outside); // both links now inside the tree
     CHECK(message_of(check_unpacked_tree(root)).empty());
+}
+
+namespace {
+
+// Runs `body` with SIGTERM blocked and pending (as `emurun run` keeps it); whether it was
+// pending again afterwards (then taken).
+template <class F> bool with_pending_sigterm(F body) {
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &term, &old);
+    ::raise(SIGTERM);
+    body();
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    const bool again = sigismember(&pending, SIGTERM) == 1;
+    timespec now{};
+    while (::sigtimedwait(&term, nullptr, &now) == SIGTERM) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return again;
+}
+
+bool holds_temporary(const fs::path& dir) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+        const auto name = e.path().filename().string();
+        if (name.find(".tmp-") != std::string::npos || name.starts_with(".emurun-unpack-")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("artifacts: SIGTERM while tar packs or unpacks stops it, nothing is left" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path dir = test::testdir("pack-interrupt");
+    Pipeline p = pipeline_in(dir);
+    touch(dir / "out/bin/tool");
+    touch(dir / "out/lib/liba.so");
+    touch(dir / "out/share/x");
+    Report report = passed({"build"});
+    const fs::path archive = dir / "b.tar";
+    Result<ArtifactManifest> packed = ArtifactManifest{};
+    CHECK(with_pending_sigterm([&] { packed = pack_artifacts(p, report, archive); }));
+    REQUIRE_FALSE(packed.has_value());
+    CHECK(packed.error().message() ==
+          "pack " + archive.string() + ": interrupted by SIGTERM (nothing was written)");
+    CHECK(report.interrupted_by == SIGTERM);
+    CHECK_FALSE(report.artifacts.has_value());
+    CHECK_FALSE(fs::exists(archive));
+    CHECK_FALSE(holds_temporary(dir));
+
+    report = passed({"build"});
+    REQUIRE(pack_artifacts(p, report, archive).has_value()); // undisturbed, it packs
+    const fs::path fresh = test::testdir("unpack-interrupt");
+    fs::copy_file(archive, fresh / "b.tar");
+    Pipeline q = pipeline_in(fresh);
+    Result<ReusedSteps> reused = ReusedSteps{};
+    CHECK(with_pending_sigterm([&] { reused = unpack_artifacts(q, fresh / "b.tar"); }));
+    REQUIRE_FALSE(reused.has_value());
+    CHECK(reused.error().message().find("interrupted by SIGTERM") != std::string::npos);
+    CHECK_FALSE(fs::exists(fresh / "out"));
+    CHECK_FALSE(holds_temporary(fresh));
 }

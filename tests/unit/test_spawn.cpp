@@ -165,6 +165,35 @@ TEST_CASE("spawn: run_captured captures stdout, kills at the time limit, names e
     CHECK_FALSE(has_zombie_child());
 }
 
+TEST_CASE("spawn: run_captured with stop_on_interrupt stops the child on SIGTERM, pending too") {
+    // `emurun run --pack` went on packing for 44 s after SIGTERM and exited 0.
+    using namespace std::chrono_literals;
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    REQUIRE(::pthread_sigmask(SIG_BLOCK, &term, &old) == 0);
+    ::raise(SIGTERM); // pending in this thread, as emurun run keeps it while loading
+    const auto start = std::chrono::steady_clock::now();
+    auto run = emurun::detail::run_captured(Command{.argv = {helper("sleep_for").string(), "20"}},
+                                            {.timeout = 20s, .stop_on_interrupt = true});
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    const bool still_pending = sigismember(&pending, SIGTERM) == 1;
+    if (still_pending) {
+        timespec now{};
+        ::sigtimedwait(&term, nullptr, &now);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    REQUIRE(run.has_value());
+    CHECK(run->interrupted_by == SIGTERM);
+    CHECK_FALSE(run->timed_out);
+    CHECK(run->status.signal() == SIGTERM);
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    CHECK_FALSE(still_pending); // taken: the caller knows it from interrupted_by
+    CHECK_FALSE(has_zombie_child());
+}
+
 TEST_CASE("spawn: run_forked returns the report and the exit status") {
     auto r = emurun::detail::run_forked([](int fd) {
         const char text[] = "hello";

@@ -344,6 +344,28 @@ int print_matrix(const Pipeline& pipeline, const RunnerOptions& o, const RunArgs
     return 0;
 }
 
+// A stop signal pending (blocked since the start of the run).
+bool stop_signal_pending() {
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
+           sigismember(&pending, SIGHUP) == 1;
+}
+
+// --unpack: the steps to reuse. Interrupted, it leaves the signal pending: the runner takes it
+// before the first step, so the reports say the run was interrupted and nothing ran.
+void unpack(const Pipeline& pipeline, const std::string& archive, RunnerOptions& o) {
+    auto reused = unpack_artifacts(pipeline, archive);
+    if (!reused && stop_signal_pending()) {
+        spdlog::warn("{}", reused.error().message());
+        return;
+    }
+    o.reused = unwrap(std::move(reused));
+    spdlog::info("unpacked {} (artifacts {}): {} steps reused", archive, o.reused->artifacts_id,
+                 o.reused->steps.size());
+}
+
 int run_pipeline(const RunArgs& a) {
     // A closed stdout (`emurun run ... | head -1`) must not kill the run: writes fail with EPIPE
     // instead and the output sinks stop printing. Steps start with default dispositions.
@@ -390,9 +412,7 @@ int run_pipeline(const RunArgs& a) {
     unwrap(check_run_outputs(pipeline, o, outputs));
     unwrap(check_root_steps(pipeline));
     if (!a.unpack.empty()) {
-        o.reused = unwrap(unpack_artifacts(pipeline, a.unpack));
-        spdlog::info("unpacked {} (artifacts {}): {} steps reused", a.unpack,
-                     o.reused->artifacts_id, o.reused->steps.size());
+        unpack(pipeline, a.unpack, o);
     }
     const Pipeline packed_pipeline = a.pack.empty() ? Pipeline{} : pipeline;
     // The progress line rewrites itself with \r and ESC [K: a terminal's, unless --color=never.
@@ -426,6 +446,8 @@ int run_pipeline(const RunArgs& a) {
         if (auto m = pack_artifacts(packed_pipeline, report, a.pack)) {
             spdlog::info("packed {} (artifacts {}): {} paths of {} steps", a.pack, m->id,
                          m->paths.size(), m->report.steps.size());
+        } else if (report.interrupted_by) { // the reports say so, the exit code is 128+N
+            spdlog::warn("{}", m.error().message());
         } else {
             packing = m.error();
         }
