@@ -170,6 +170,9 @@ struct ArtifactLink {
 struct Report {
     static constexpr int k_schema_version = 1;
     std::string pipeline;
+    /// Pipeline::digest of the pipeline that ran (16 hex digits): merge refuses reports of two
+    /// versions of a pipeline. Empty in reports written before emurun recorded it.
+    std::string pipeline_digest;
     std::string started; ///< UTC, ISO 8601
     double wall = 0;     ///< whole run, seconds
     std::string host_arch;
@@ -322,8 +325,10 @@ enum class CiLog { plain, github, gitlab };
                                                  std::int64_t unix_time);
 
 /// Join shard reports into one: steps in order of first appearance; a step in several reports
-/// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines,
-/// and unless every shard 1/N..N/N is there exactly once. A report that packed artifacts (the
+/// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines
+/// or pipeline digests (two versions of one pipeline; a report without a digest, written by an
+/// older emurun, is not checked), a test step in two shards, and unless every shard 1/N..N/N
+/// is there exactly once. A report that packed artifacts (the
 /// build job's) may join them: it is not a shard, its steps come first and stand for the
 /// shards' `reused` ones, its wall adds to theirs; then every shard must have reused that very
 /// archive, and a shard that reused one needs its build report.

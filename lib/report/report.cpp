@@ -354,6 +354,15 @@ Result<std::optional<ArtifactLink>> artifacts_from(const Json& j, const Place& a
 Result<void> header_from(const Json& j, const Place& at, Report& r) {
     auto name = EMURUN_TRY(util::get_string(j.value("pipeline", Json()), at.key("pipeline")));
     r.pipeline = name;
+    const Json digest = j.value("pipeline_digest", Json());
+    if (!digest.is_null()) {
+        auto d = EMURUN_TRY(util::get_string(digest, at.key("pipeline_digest")));
+        if (d.size() != 16 || d.find_first_not_of("0123456789abcdef") != std::string::npos) {
+            return at.key("pipeline_digest")
+                .fail("expected 16 hex digits, got " + util::describe(digest));
+        }
+        r.pipeline_digest = d;
+    }
     auto started = EMURUN_TRY(util::get_string(j.value("started", Json("")), at.key("started")));
     if (!started.empty() && !is_utc_time(started)) {
         return at.key("started").fail("expected a UTC time like \"2026-01-31T12:00:00Z\", got " +
@@ -485,18 +494,20 @@ nlohmann::json Report::to_json() const {
     for (const auto& s : steps) {
         steps_json.push_back(step_json(s));
     }
-    return Json{{"schema_version", k_schema_version},
-                {"pipeline", pipeline},
-                {"started", started},
-                {"wall", wall},
-                {"host_arch", host_arch},
-                {"shard", {{"index", shard_index}, {"count", shard_count}}},
-                {"job_limit", job_limit ? Json(*job_limit) : Json(nullptr)},
-                {"interrupted_by", interrupted_by ? Json(*interrupted_by) : Json(nullptr)},
-                {"artifacts", artifacts ? Json{{"id", artifacts->id}, {"packed", artifacts->packed}}
-                                        : Json(nullptr)},
-                {"flags", flags_json(flags)},
-                {"steps", steps_json}};
+    return Json{
+        {"schema_version", k_schema_version},
+        {"pipeline", pipeline},
+        {"pipeline_digest", pipeline_digest.empty() ? Json(nullptr) : Json(pipeline_digest)},
+        {"started", started},
+        {"wall", wall},
+        {"host_arch", host_arch},
+        {"shard", {{"index", shard_index}, {"count", shard_count}}},
+        {"job_limit", job_limit ? Json(*job_limit) : Json(nullptr)},
+        {"interrupted_by", interrupted_by ? Json(*interrupted_by) : Json(nullptr)},
+        {"artifacts",
+         artifacts ? Json{{"id", artifacts->id}, {"packed", artifacts->packed}} : Json(nullptr)},
+        {"flags", flags_json(flags)},
+        {"steps", steps_json}};
 }
 
 Result<Report> Report::from_json(const nlohmann::json& j, const std::string& source) {

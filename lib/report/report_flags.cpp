@@ -238,6 +238,46 @@ Result<void> check_shards(std::span<const Report> reports) {
     return {};
 }
 
+// A test step runs in one shard only: one in two shards is of another run (another pipeline
+// version, or a shard given under a second name).
+Result<void> check_tests_once(std::span<const Report> shards) {
+    std::vector<std::string> seen;
+    for (const auto& r : shards) {
+        for (const auto& s : r.steps) {
+            if (s.kind != StepKind::test || s.status == StepStatus::reused) {
+                continue;
+            }
+            if (std::ranges::find(seen, s.name) != seen.end()) {
+                return fail("merge reports",
+                            "test step \"" + s.name + "\" is in two shards (shard " +
+                                std::to_string(r.shard_index) + "/" +
+                                std::to_string(r.shard_count) + " and another)",
+                            "merge the shards of one run: each test step runs in one shard");
+            }
+            seen.push_back(s.name);
+        }
+    }
+    return {};
+}
+
+// Every report that records a pipeline digest records the same one (older reports have none).
+Result<void> check_digests(std::span<const Report> reports) {
+    const Report* first = nullptr;
+    for (const auto& r : reports) {
+        if (r.pipeline_digest.empty()) {
+            continue;
+        }
+        if (first && r.pipeline_digest != first->pipeline_digest) {
+            return fail("merge reports",
+                        "they are of two versions of pipeline \"" + r.pipeline + "\" (digest " +
+                            first->pipeline_digest + " and " + r.pipeline_digest + ")",
+                        "merge the reports of one run, all from the same pipeline file");
+        }
+        first = first ? first : &r;
+    }
+    return {};
+}
+
 // The build job's report (the one that packed artifacts), if any; an error for two.
 Result<const Report*> build_report(std::span<const Report> reports) {
     const Report* build = nullptr;
@@ -315,6 +355,7 @@ Result<Report> merge_run(std::span<const Report> reports) {
                     "pass the shard reports of its run too");
     }
     EMURUN_TRY(check_shards(shards));
+    EMURUN_TRY(check_tests_once(shards));
     EMURUN_TRY(check_build_link(build, shards));
     Report out = shards.front();
     out.steps.clear();
@@ -381,6 +422,7 @@ Result<Report> merge_reports(std::span<const Report> reports) {
     if (reports.empty()) {
         return fail("merge reports", "no reports given", "pass the shard reports to merge");
     }
+    EMURUN_TRY(check_digests(reports));
     auto groups = EMURUN_TRY(arch_groups(reports));
     Report out = EMURUN_TRY(merge_run(groups.front()));
     for (std::size_t g = 1; g < groups.size(); ++g) {

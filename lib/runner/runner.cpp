@@ -536,6 +536,7 @@ Result<Report> Execution::run() {
         return fail("create log directory " + m_o.log_dir.string(), ec.message());
     }
     m_report.pipeline = m_p.name;
+    m_report.pipeline_digest = m_p.digest;
     m_report.started = utc_now();
     m_report.host_arch = host_arch() ? host_arch()->name : "";
     m_report.job_limit = m_o.job_limit;

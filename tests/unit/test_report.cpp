@@ -227,6 +227,48 @@ TEST_CASE("report: merging shards keeps each step once, worst result wins") {
     CHECK_FALSE(emurun::merge_reports({}).has_value());
 }
 
+TEST_CASE("report: merge refuses shards of two versions of a pipeline and a test in two shards") {
+    auto shard = [](int k, std::vector<StepResult> steps, const std::string& digest) {
+        Report r = report_of(std::move(steps));
+        r.shard_index = k;
+        r.shard_count = 2;
+        r.pipeline_digest = digest;
+        return r;
+    };
+    auto test_step = [](const std::string& name) {
+        StepResult s = step(name, 5);
+        s.kind = emurun::StepKind::test;
+        return s;
+    };
+    auto message = [](std::vector<Report> reports) {
+        auto m = emurun::merge_reports(reports);
+        return m ? std::string("merged") : m.error().message();
+    };
+    const std::string v1 = "0123456789abcdef", v2 = "fedcba9876543210";
+    // p.json edited between the shards: its tests were dealt out again, t2 went missing.
+    CHECK(message({shard(1, {test_step("t1")}, v1), shard(2, {test_step("t3")}, v2)})
+              .find("two versions of pipeline \"demo\" (digest " + v1 + " and " + v2 + ")") !=
+          std::string::npos);
+    CHECK(message({shard(1, {test_step("t1")}, v1), shard(2, {test_step("t1")}, v1)})
+              .find("test step \"t1\" is in two shards") != std::string::npos);
+    CHECK(message({shard(1, {test_step("t1")}, v1), shard(2, {test_step("t2")}, v1)}) == "merged");
+    // Reports of an older emurun carry no digest: merged as before.
+    CHECK(message({shard(1, {test_step("t1")}, ""), shard(2, {test_step("t2")}, v2)}) == "merged");
+    // The digest goes through JSON, and a malformed one is refused.
+    Report r = shard(1, {test_step("t1")}, v1);
+    auto back = Report::from_json(r.to_json(), "r.json");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(back->pipeline_digest == v1);
+    auto j = r.to_json();
+    j["pipeline_digest"] = "xyz";
+    auto bad = Report::from_json(j, "r.json");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("r.json: pipeline_digest: expected 16 hex digits") !=
+          std::string::npos);
+    j.erase("pipeline_digest");
+    CHECK(Report::from_json(j, "r.json").has_value());
+}
+
 TEST_CASE("report: merging a build job's report with shards that reused its archive") {
     Report build = report_of({step("configure", 3), step("build", 20)});
     build.artifacts = emurun::ArtifactLink{"0123456789abcdef", true};
