@@ -135,6 +135,11 @@ std::string quoted_token(std::string_view what) {
 } // namespace
 
 Result<Json> parse_json_text(std::string_view text, const std::string& source) {
+    // nlohmann takes a NUL byte for the end of the input: what follows it would go unread.
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        return fail(source + ":" + line_col(text, nul), "invalid JSON: a NUL byte",
+                    "a JSON document is text: write a NUL inside a string as \\u0000");
+    }
     CheckedBuilder keys(source);
     try {
         Json::sax_parse(text.begin(), text.end(), &keys);

@@ -19,7 +19,8 @@ namespace emurun::util {
 using Json = nlohmann::json;
 
 /// Parse JSON text; a syntax error names the line and column, a number too large for a double
-/// its line, column and text, a duplicate key its place ("steps[0].timeout"). Never throws.
+/// its line, column and text, a duplicate key its place ("steps[0].timeout"), a raw NUL byte
+/// (which nlohmann would take for the end of the input) its line and column. Never throws.
 Result<Json> parse_json_text(std::string_view text, const std::string& source);
 
 /// Levenshtein distance, for "did you mean" hints.

@@ -173,6 +173,19 @@ TEST_CASE("bad input: NUL characters in pipeline strings are refused") {
                    "steps[0].env.A: contains a NUL character"));
 }
 
+TEST_CASE("bad input: a raw NUL byte in a JSON file is refused, naming line and column") {
+    // nlohmann took '\0' for the end of the input: `{...}\0garbage` ran as `{...}`.
+    using namespace std::string_literals;
+    const std::string doc = R"({"name": "p", "steps": [{"name": "a", "argv": ["true"]}]})";
+    CHECK(pipeline_error(doc + "\0garbage"s) ==
+          "pipeline.json:1:" + std::to_string(doc.size() + 1) +
+              ": invalid JSON: a NUL byte (a JSON document is text: write a NUL inside a string "
+              "as \\u0000)");
+    CHECK(contains(pipeline_error("{\"name\": \"p\",\n \"steps\"\0: []}"s), "pipeline.json:2:9: "));
+    CHECK(contains(report_error(R"({"schema_version": 1, "pipeline": "p", "steps": []})" + "\0x"s),
+                   "r.json:1:52: invalid JSON: a NUL byte"));
+}
+
 TEST_CASE("bad input: durations that repeat a unit, overflow or are out of order") {
     // Item 12: "1h1h" was 2h; 1e26 seconds said "must be longer than 0".
     for (const char* bad : {"1h1h", "30m1h", "5s5s", "1e3s", "nan", "inf"}) {
