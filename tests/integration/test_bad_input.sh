@@ -278,6 +278,16 @@ part_small() {
     mkdir -p bin && cp "$EMURUN" bin/gcc
     expect_refusal "emurun under another name, without a shim config" "started as 'gcc': not a shim" \
         bin/gcc --version
+    # A missing report: emurun's own message and 125 everywhere (CLI11 said "File does not
+    # exist" with exit 2 for compare and merge).
+    report r.json 0 ''
+    for args in "report show missing.json" "report compare r.json missing.json" \
+        "report compare missing.json r.json" "report merge -o m.json r.json missing.json" \
+        "run p.json --previous missing.json" "run p.json --baseline missing.json"; do
+        # shellcheck disable=SC2086
+        expect_refusal "a missing file: $args" "open missing.json failed: No such file or directory" \
+            "$EMURUN" $args
+    done
     printf '{"name": "p", "steps": [{"name": "a\\nb", "argv": ["true"]}]}\n' >nl.json
     expect_refusal "a newline in a step name" "contains a control character (U+000A)" "$EMURUN" run nl.json
 }

@@ -70,19 +70,19 @@ void add_report(CLI::App& root, Action& action) {
     sub->require_subcommand(1);
     auto a = std::make_shared<ReportArgs>();
     auto* s = sub->add_subcommand("show", "Print reports as a table, json, junit or markdown");
-    s->add_option("reports", a->files, "Report files")->required()->check(CLI::ExistingFile);
+    s->add_option("reports", a->files, "Report files")->required();
     s->add_option("--format", a->format, "table (default), json, junit, markdown")
         ->check(CLI::IsMember({"table", "json", "junit", "markdown"}));
     s->callback([&action, a] { action = [a] { return show(*a); }; });
     auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
-    c->add_option("before", a->before, "Older report")->required()->check(CLI::ExistingFile);
-    c->add_option("after", a->after, "Newer report")->required()->check(CLI::ExistingFile);
+    c->add_option("before", a->before, "Older report")->required();
+    c->add_option("after", a->after, "Newer report")->required();
     c->add_flag("--json", a->json,
                 "Machine-readable: {steps: [{name, before, after, change, before_status, "
                 "after_status}], total}");
     c->callback([&action, a] { action = [a] { return compare(*a); }; });
     auto* m = sub->add_subcommand("merge", "Join shard reports into one (exit 1 if a step failed)");
-    m->add_option("reports", a->files, "Shard reports")->required()->check(CLI::ExistingFile);
+    m->add_option("reports", a->files, "Shard reports")->required();
     m->add_option("-o,--output", a->output, "Merged JSON report")->required();
     m->add_option("--junit", a->junit, "Also write the merged JUnit XML here");
     m->callback([&action, a] { action = [a] { return merge(*a); }; });
