@@ -7,6 +7,7 @@
 #include <emurun/export.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -118,6 +119,9 @@ struct ArchSelection {
     std::string native_arch; ///< usually host_arch()->name; empty: unknown host (an error)
 };
 
+/// The largest pipeline file Pipeline::load reads: 64 MiB.
+inline constexpr std::size_t k_pipeline_max_bytes = std::size_t{64} << 20;
+
 /// A pipeline: a name, defaults and steps whose `needs` form a DAG (checked on load).
 struct Pipeline {
     std::string name;
@@ -133,7 +137,8 @@ struct Pipeline {
     /// selected); {host} for the native baseline; empty without "arches".
     std::vector<std::string> arches;
 
-    /// Load and validate a pipeline file. Errors name the place and the problem:
+    /// Load and validate a pipeline file (a regular file of at most k_pipeline_max_bytes; a
+    /// bigger one is refused before it is read). Errors name the place and the problem:
     /// `pipeline.json: steps[3].timeout: expected a duration like "90s", got "abc"`.
     /// `arches` picks the per-arch steps to load, or asks for the native baseline.
     [[nodiscard]] EMURUN_EXPORT static Result<Pipeline> load(const std::filesystem::path& file,

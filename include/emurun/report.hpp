@@ -166,6 +166,9 @@ struct ArtifactLink {
     friend bool operator==(const ArtifactLink&, const ArtifactLink&) = default;
 };
 
+/// The largest report file Report::load reads: 256 MiB (a 100,000-step report is ~100 MiB).
+inline constexpr std::size_t k_report_max_bytes = std::size_t{256} << 20;
+
 /// A pipeline run. JSON field names and meanings are documented in README.md (schema_version 1).
 struct Report {
     static constexpr int k_schema_version = 1;
@@ -202,6 +205,8 @@ struct Report {
                                                                 const std::string& source);
     [[nodiscard]] EMURUN_EXPORT static Result<Report> parse(std::string_view text,
                                                             const std::string& source);
+    /// parse() on a file: a regular file of at most k_report_max_bytes (a bigger one is refused
+    /// before it is read, the error naming its size and the limit).
     [[nodiscard]] EMURUN_EXPORT static Result<Report> load(const std::filesystem::path& file);
     /// Write as JSON atomically.
     [[nodiscard]] EMURUN_EXPORT Result<void> save(const std::filesystem::path& file) const;

@@ -624,7 +624,7 @@ Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
 }
 
 Result<Pipeline> Pipeline::load(const std::filesystem::path& file, const ArchSelection& arches) {
-    auto text = EMURUN_TRY(util::read_file(file));
+    auto text = EMURUN_TRY(util::read_file(file, k_pipeline_max_bytes));
     std::error_code ec;
     fs::path abs = fs::absolute(file, ec);
     return parse(text, file.string(), ec ? fs::current_path() : abs.parent_path(), arches);

@@ -546,7 +546,7 @@ Result<Report> Report::parse(std::string_view text, const std::string& source) {
 }
 
 Result<Report> Report::load(const std::filesystem::path& file) {
-    auto text = EMURUN_TRY(util::read_file(file));
+    auto text = EMURUN_TRY(util::read_file(file, k_report_max_bytes));
     return parse(text, file.string());
 }
 

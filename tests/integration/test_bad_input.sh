@@ -288,6 +288,20 @@ part_small() {
         expect_refusal "a missing file: $args" "open missing.json failed: No such file or directory" \
             "$EMURUN" $args
     done
+    # Files far past any real report or pipeline (sparse): refused before they are read.
+    truncate -s 4G huge.json
+    for args in "report show huge.json" "report compare r.json huge.json" \
+        "report merge -o m.json r.json huge.json" "run p.json --previous huge.json" \
+        "run p.json --baseline huge.json"; do
+        # shellcheck disable=SC2086
+        expect_refusal "a 4 GiB report: $args" \
+            "read huge.json: file is 4294967296 bytes, more than the limit of 268435456" \
+            timeout 10 "$EMURUN" $args
+    done
+    expect_refusal "a 4 GiB pipeline" \
+        "read huge.json: file is 4294967296 bytes, more than the limit of 67108864" \
+        timeout 10 "$EMURUN" run huge.json
+    rm -f huge.json
     printf '{"name": "p", "steps": [{"name": "a\\nb", "argv": ["true"]}]}\n' >nl.json
     expect_refusal "a newline in a step name" "contains a control character (U+000A)" "$EMURUN" run nl.json
 }

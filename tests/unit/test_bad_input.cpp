@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <sys/stat.h>
@@ -184,6 +185,25 @@ TEST_CASE("bad input: a raw NUL byte in a JSON file is refused, naming line and 
     CHECK(contains(pipeline_error("{\"name\": \"p\",\n \"steps\"\0: []}"s), "pipeline.json:2:9: "));
     CHECK(contains(report_error(R"({"schema_version": 1, "pipeline": "p", "steps": []})" + "\0x"s),
                    "r.json:1:52: invalid JSON: a NUL byte"));
+}
+
+TEST_CASE("bad input: report and pipeline files over their size limit are refused unread") {
+    // A 4 GiB sparse report took 4.2 GB of memory and 21 s to say "unexpected end of input".
+    const auto dir = emurun::test::testdir("huge-json");
+    const auto file = dir / "x.json";
+    std::ofstream{file}.close();
+    std::filesystem::resize_file(file, emurun::k_report_max_bytes + 1); // sparse: no disk used
+    auto r = Report::load(file);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message() == "read " + file.string() +
+                                     ": file is 268435457 bytes, more than "
+                                     "the limit of 268435456");
+    std::filesystem::resize_file(file, emurun::k_pipeline_max_bytes + 1);
+    auto p = Pipeline::load(file);
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().message() == "read " + file.string() +
+                                     ": file is 67108865 bytes, more than "
+                                     "the limit of 67108864");
 }
 
 TEST_CASE("bad input: durations that repeat a unit, overflow or are out of order") {
