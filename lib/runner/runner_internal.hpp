@@ -40,7 +40,8 @@ void classify_emulator_crash(const Step& step, const QemuCrashScanner* scanner, 
 /// not start).
 bool wants_retry(const Step& step, const StepResult& r, std::size_t attempts_done);
 /// The record of attempt `number` (1-based) that ended as `r`; its log is moved aside to
-/// <step>.attempt<number>.log, so that the next attempt writes a fresh <step>.log.
+/// <step>@attempt<number>.log ('@' is in no step log's name: no step's log can be that file),
+/// so that the next attempt writes a fresh <step>.log.
 Attempt set_aside_attempt(const StepResult& r, std::size_t number);
 /// The last attempt `r` after `earlier` ones: r.attempts lists them all, and a pass after a
 /// failed attempt is flagged `flaky`. Nothing when there were no earlier attempts.

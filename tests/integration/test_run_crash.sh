@@ -138,11 +138,11 @@ s = json.load(open(sys.argv[1]))["steps"][0]
 a = s["attempts"]
 assert [x["status"] for x in a] == ["emulator_crash", "passed"], a
 assert a[0]["evidence"] == sys.argv[2] and a[0]["signal"] == 6, a[0]
-assert a[0]["log"] == sys.argv[3] + "/flaky.attempt1.log" and a[1]["log"] == s["log"], a
+assert a[0]["log"] == sys.argv[3] + "/flaky@attempt1.log" and a[1]["log"] == s["log"], a
 assert [f["rule"] for f in s["flags"]] == ["flaky"], s["flags"]
 PY
     expect_contains "retry: attempt 1's output kept in its own log" \
-        "$(cat "$T/retry-logs/flaky.attempt1.log")" "$unhandled"
+        "$(cat "$T/retry-logs/flaky@attempt1.log")" "$unhandled"
     expect_contains "retry: the last attempt's log" "$(cat "$T/retry-logs/flaky.log")" "not this time"
     python3 - "$T/retry.xml" <<'PY' && ok "retry: JUnit passes with a flakyFailure" || not_ok "retry JUnit"
 import sys, xml.etree.ElementTree as ET

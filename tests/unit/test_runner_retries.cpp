@@ -1,6 +1,8 @@
 // The `retries` key: loading it, the runner running a step again after the listed outcomes,
 // every attempt in the report and JUnit, and the `flaky` flag.
 #include "fake_command_runner.hpp"
+#include "runner/runner_internal.hpp"
+#include "testdir.hpp"
 
 #include <emurun/pipeline.hpp>
 #include <emurun/report.hpp>
@@ -11,6 +13,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -118,7 +122,7 @@ TEST_CASE("runner: an emulator crash is retried; passing later keeps both attemp
     CHECK(t.attempts[0].status == StepStatus::emulator_crash);
     CHECK(t.attempts[0].evidence == test::k_qemu_unhandled);
     CHECK(t.attempts[0].signal == SIGABRT);
-    // The fake writes no log, so there is nothing to move aside to t.attempt1.log and the
+    // The fake writes no log, so there is nothing to move aside to t@attempt1.log and the
     // record keeps the path (integration.run_crash.retry checks the move on real logs).
     CHECK(t.attempts[0].log == t.log);
     CHECK(t.attempts[1].status == StepStatus::passed);
@@ -174,7 +178,7 @@ TEST_CASE("report: attempts in JSON and JUnit (flakyFailure, rerunFailure)") {
     flaky.status = StepStatus::passed;
     flaky.attempts = {
         Attempt{StepStatus::emulator_crash, std::nullopt, SIGSEGV, 1.5, test::k_qemu_unhandled, "",
-                "logs/flaky.attempt1.log"},
+                "logs/flaky@attempt1.log"},
         Attempt{StepStatus::passed, 0, std::nullopt, 1.0, std::nullopt, "", "logs/flaky.log"}};
     flaky.flags = {{"flaky", "passed on attempt 2 of 2 after emulator_crash"}};
     StepResult broken;
@@ -183,7 +187,7 @@ TEST_CASE("report: attempts in JSON and JUnit (flakyFailure, rerunFailure)") {
     broken.exit_code = 1;
     broken.attempts = {
         Attempt{StepStatus::timed_out, std::nullopt, SIGTERM, 2, std::nullopt, "timed out",
-                "logs/broken.attempt1.log"},
+                "logs/broken@attempt1.log"},
         Attempt{StepStatus::failed, 1, std::nullopt, 1, std::nullopt, "", "logs/broken.log"}};
     r.steps = {flaky, broken};
     auto back = Report::from_json(r.to_json(), "r.json");
@@ -199,4 +203,24 @@ TEST_CASE("report: attempts in JSON and JUnit (flakyFailure, rerunFailure)") {
     CHECK(xml.find("failures=\"1\"") != std::string::npos);         // the flaky step passed
     CHECK(xml.find("attempt 2 of 2: passed") != std::string::npos); // system-out lists all
     CHECK(to_table(r).find("flag flaky: flaky: passed on attempt 2") != std::string::npos);
+}
+
+TEST_CASE("retries: an attempt's log cannot be the log of another step") {
+    // "a.attempt1.log" was also the log of a step named "a.attempt1", which overwrote it.
+    const auto dir = test::testdir("attempt-logs");
+    StepResult r;
+    r.name = "a";
+    r.status = StepStatus::failed;
+    r.exit_code = 1;
+    r.log = dir / detail::log_file_name("a");
+    std::ofstream(r.log) << "attempt 1\n";
+    const Attempt a = detail::set_aside_attempt(r, 1);
+    CHECK(a.log.filename() == "a@attempt1.log");
+    CHECK(std::filesystem::exists(a.log));
+    CHECK_FALSE(std::filesystem::exists(r.log)); // free for the next attempt
+    for (const char* step : {"a.attempt1", "a@attempt1", "a_attempt1"}) {
+        INFO(step);
+        CHECK(detail::log_file_name(step) != a.log.filename().string());
+        CHECK(detail::log_file_name(step).find('@') == std::string::npos);
+    }
 }
