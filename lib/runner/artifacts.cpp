@@ -92,6 +92,65 @@ std::string glob_escape(std::string_view text) {
     return out;
 }
 
+// Why `path` (lstat'd as `st`) cannot be in an archive of the tree `root`, or empty: only
+// directories, regular files and relative symlinks that stay inside `root`.
+std::string entry_problem(const fs::path& root, const fs::path& path, const struct stat& st) {
+    if (S_ISLNK(st.st_mode)) {
+        std::error_code ec;
+        const fs::path target = fs::read_symlink(path, ec);
+        auto rel = (path.parent_path() / target).lexically_normal().lexically_relative(root);
+        if (ec || target.is_absolute() || rel.empty() || *rel.begin() == "..") {
+            return "is a symlink to " + target.string() + ", outside the archive";
+        }
+    } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        return "is neither a file, a directory nor a symlink";
+    }
+    return {};
+}
+
+// One entry of an output to pack, under entry_problem's rule; `path` is the entry's lstat.
+Result<void> check_packable_entry(const Pipeline& p, const std::string& what, const fs::path& path,
+                                  struct stat& st) {
+    if (::lstat(path.c_str(), &st) != 0) {
+        return fail(what, "lstat " + path.string() + " failed: " + std::strerror(errno));
+    }
+    if (auto why = entry_problem(p.dir, path, st); !why.empty()) {
+        return fail(what, path.lexically_relative(p.dir).string() + " " + why,
+                    "an output must stay in the pipeline's directory " + p.dir.string() +
+                        ": every unpack would refuse this one");
+    }
+    return {};
+}
+
+// What every unpack checks, checked before packing `rel` (an output, relative to the pipeline's
+// directory): its directory, symlinks followed, is inside the pipeline's directory, and all at
+// and below it passes entry_problem.
+Result<void> check_packable(const Pipeline& p, const std::string& what, const std::string& rel) {
+    std::error_code ec;
+    const fs::path full = p.dir / rel, root = fs::canonical(p.dir, ec);
+    const fs::path real = ec ? fs::path() : fs::canonical(full.parent_path(), ec);
+    const fs::path inside = real.lexically_relative(root);
+    if (ec || inside.empty() || *inside.begin() == "..") {
+        return fail(what,
+                    full.string() + " is outside the pipeline's directory (its directory is " +
+                        (ec ? ec.message() : real.string()) + ", symlinks followed)",
+                    "an output must stay in the pipeline's directory " + p.dir.string() +
+                        ": every unpack would refuse this one");
+    }
+    struct stat st {};
+    EMURUN_TRY(check_packable_entry(p, what, full, st));
+    if (S_ISDIR(st.st_mode)) { // the iterator does not follow the symlinks below
+        for (fs::recursive_directory_iterator it(full, ec), end; !ec && it != end;
+             it.increment(ec)) {
+            EMURUN_TRY(check_packable_entry(p, what, it->path(), st));
+        }
+    }
+    if (ec) {
+        return fail(what, "read " + full.string() + ": " + ec.message());
+    }
+    return {};
+}
+
 // One output of a step: the existing paths it names, relative to the pipeline's directory.
 Result<std::vector<std::string>> expand_output(const Pipeline& p, const Step& step,
                                                const std::string& output) {
@@ -122,6 +181,7 @@ Result<std::vector<std::string>> expand_output(const Pipeline& p, const Step& st
         auto rel = f.lexically_normal().lexically_relative(p.dir).string();
         auto in_cwd = f.lexically_normal().lexically_relative(step.cwd).string();
         if (is_plain_relative(rel) && is_plain_relative(in_cwd)) { // glob's "." and ".." go
+            EMURUN_TRY(check_packable(p, what, rel));
             out.push_back(rel);
         }
     }
@@ -260,24 +320,15 @@ Result<void> check_entry(const fs::path& root, const fs::path& path,
     if (::lstat(path.c_str(), &st) != 0) {
         return fail("check unpacked " + path.string(), std::strerror(errno));
     }
-    const auto bad = [&](const std::string& why) {
+    if (auto why = entry_problem(root, path, st); !why.empty()) {
         return fail("artifacts: unpacked " + path.lexically_relative(root).string(), why,
                     "use the archive as 'emurun run --pack' wrote it; nothing was moved");
-    };
-    if (S_ISLNK(st.st_mode)) {
-        std::error_code ec;
-        const fs::path target = fs::read_symlink(path, ec);
-        auto rel = (path.parent_path() / target).lexically_normal().lexically_relative(root);
-        if (ec || target.is_absolute() || rel.empty() || *rel.begin() == "..") {
-            return bad("is a symlink to " + target.string() + ", outside the archive");
-        }
-    } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+    }
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
         Links& l = linked[{st.st_dev, st.st_ino}];
         l.total = st.st_nlink;
         ++l.seen;
         l.name = path;
-    } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        return bad("is neither a file, a directory nor a symlink");
     }
     return {};
 }

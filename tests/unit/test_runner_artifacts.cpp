@@ -182,6 +182,42 @@ TEST_CASE("artifacts: an unpacked tree with an escaping symlink or a special fil
     CHECK(message_of(check_unpacked_tree(root)).empty());
 }
 
+TEST_CASE("artifacts: outputs whose symlinks lead outside the pipeline are refused on pack") {
+    // `ln -s /etc lnk` and an output lnk/passwd packed the host's /etc/passwd; an output
+    // directory holding a symlink to an absolute path packed a link every unpack refuses.
+    const fs::path dir = test::testdir("pack-symlinks");
+    const std::string text = R"({"name": "p", "steps": [
+        {"name": "build", "kind": "build", "argv": ["b"], "outputs": ["lnk/passwd"]},
+        {"name": "tree", "argv": ["t"], "outputs": ["out"]},
+        {"name": "up", "argv": ["u"], "outputs": ["up/*"]}]})";
+    Pipeline p = pipeline_in(dir, text);
+    fs::create_directory_symlink("/etc", dir / "lnk");
+    touch(dir / "out/file");
+    fs::create_symlink("file", dir / "out/inside");   // relative, inside: fine
+    fs::create_symlink("../../x", dir / "out/above"); // leaves the pipeline's directory
+    fs::create_directories(dir / "up");
+    fs::create_symlink("/etc/passwd", dir / "up/abs");
+    auto error_of = [&](const char* step) {
+        auto paths = collect_outputs(p, passed({step}));
+        return paths ? std::string() : paths.error().message();
+    };
+    const std::string lnk = error_of("build");
+    CHECK_MESSAGE(lnk.starts_with("pack outputs: step build: output \"lnk/passwd\": " +
+                                  (dir / "lnk/passwd").string() +
+                                  " is outside the pipeline's directory (its directory is /etc"),
+                  lnk);
+    const std::string tree = error_of("tree");
+    CHECK_MESSAGE(tree.starts_with("pack outputs: step tree: output \"out\": out/above is a "
+                                   "symlink to ../../x, outside the archive"),
+                  tree);
+    const std::string up = error_of("up");
+    CHECK_MESSAGE(up.find("up/abs is a symlink to /etc/passwd, outside the archive") !=
+                      std::string::npos,
+                  up);
+    fs::remove(dir / "out/above");
+    CHECK(error_of("tree").empty()); // the relative symlink inside stays
+}
+
 namespace {
 
 // Runs `body` with SIGTERM blocked and pending (as `emurun run` keeps it); whether it was
