@@ -98,8 +98,9 @@ struct TestResult {
     std::string classname; ///< the class or suite attribute; empty when the file gives none
     double time = 0;       ///< seconds, as the file gives it
     TestStatus status = TestStatus::passed;
-    /// failed, error, skipped: the element's message (or its text's first line), at most
-    /// k_test_message_max bytes; empty otherwise
+    /// failed, error, skipped: the element's message (or its text's first line; for an empty
+    /// failure, ctest's, the first lines of the test's <system-out>), at most
+    /// k_test_message_max bytes and "…"; empty otherwise
     std::string message;
     std::optional<double> baseline_time; ///< the same test's time in the --baseline report
     /// "slow", "emulation_only_failure", "native_only_failure" (README "Per-test results")
@@ -113,6 +114,10 @@ struct TestResult {
     friend bool operator==(const TestResult&, const TestResult&) = default;
 };
 inline constexpr std::size_t k_test_message_max = 512;
+/// A test's name and classname as read from JUnit keep at most this many bytes (then "…").
+inline constexpr std::size_t k_test_name_max = 2048;
+/// The most a run adds to $GITHUB_STEP_SUMMARY (GitHub refuses a step summary over 1 MiB).
+inline constexpr std::size_t k_step_summary_max = std::size_t{1} << 20;
 
 /// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
 struct StepResult {
@@ -150,7 +155,9 @@ struct StepResult {
     /// `flaky`.
     std::vector<Attempt> attempts;
     /// The test cases of the JUnit files the step names (Step::junit), in file order; why some
-    /// are missing (no file matched, a stale or malformed file) is said in `message`.
+    /// are missing (no file matched, a file older than the step or dated in the future, a
+    /// malformed one) is said in `message` (10 such notes at most, then "… N more"; the log has
+    /// them all).
     std::vector<TestResult> tests;
 
     [[nodiscard]] double cpu() const { return user + sys; }
@@ -261,7 +268,10 @@ inline constexpr std::size_t k_junit_max_tests = 20000;
 /// The test cases of a JUnit XML document as ctest --output-junit, meson test, pytest
 /// --junitxml and doctest -r=junit write it: <testcase name classname time> inside
 /// <testsuite>/<testsuites>, with <failure>, <error> or <skipped> (ctest also status="fail" /
-/// "notrun"). Output elements are ignored; no DTD or entity other than XML's own is expanded.
+/// "notrun"). Names and classnames keep k_test_name_max bytes, messages k_test_message_max
+/// (then "…"). Output elements are ignored, but for the first lines of <system-out> as the
+/// message of a failure without one (ctest writes <failure message=""/>); no DTD or entity
+/// other than XML's own is expanded.
 /// Errors name `source`, the line and the problem ("t.xml: line 4: <testcase> is not closed").
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<TestResult>> parse_junit(std::string_view xml,
                                                                         const std::string& source);
@@ -315,7 +325,8 @@ enum class CiLog { plain, github, gitlab };
 /// The annotations a finished run prints on `ci`: annotations(report) on GitHub, none elsewhere.
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string> ci_annotations(const Report& report, CiLog ci);
 /// Append to_markdown(report) to $GITHUB_STEP_SUMMARY (GitHub's job summary) when it is set,
-/// as append_markdown does; nothing when unset or empty.
+/// as append_markdown does; nothing when unset or empty. The file stays within
+/// k_step_summary_max: a longer summary is cut at a line, with a note saying where it all is.
 [[nodiscard]] EMURUN_EXPORT Result<void> append_step_summary(const Report& report);
 /// The shard a CI job asks for when none is given: GitLab's `parallel:` sets CI_NODE_INDEX
 /// (1-based, as Shard::index) and CI_NODE_TOTAL. nullopt when either is unset or empty; an

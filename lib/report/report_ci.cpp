@@ -5,6 +5,7 @@
 #include "util/file.hpp"
 
 #include <cstdint>
+#include <filesystem>
 
 namespace emurun {
 namespace {
@@ -35,6 +36,25 @@ std::string one_line(std::string_view text) {
     return out;
 }
 
+// `markdown` cut at a line so that a summary file of `used` bytes stays within
+// k_step_summary_max (GitHub refuses the whole summary over it), with a note where it all is.
+std::string within(std::string markdown, std::uintmax_t used) {
+    const std::string note = "\n… cut here: GitHub's step summary holds at most 1 MiB; the "
+                             "whole summary is in the run's report "
+                             "(emurun report show --format markdown REPORT)\n";
+    const std::size_t room =
+        used >= k_step_summary_max ? 0 : k_step_summary_max - static_cast<std::size_t>(used);
+    if (markdown.size() <= room) {
+        return markdown;
+    }
+    if (room <= note.size()) {
+        return {};
+    }
+    const auto cut = markdown.rfind('\n', room - note.size() - 1);
+    markdown.resize(cut == std::string::npos ? 0 : cut + 1);
+    return markdown + note;
+}
+
 } // namespace
 
 CiLog ci_log_from_env() {
@@ -50,7 +70,12 @@ std::vector<std::string> ci_annotations(const Report& report, CiLog ci) {
 
 Result<void> append_step_summary(const Report& report) {
     const auto summary = util::get_env("GITHUB_STEP_SUMMARY");
-    return summary ? append_markdown(report, *summary) : Result<void>{};
+    if (!summary) {
+        return {};
+    }
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(*summary, ec); // what earlier steps wrote
+    return util::append_file(*summary, within(to_markdown(report), ec ? 0 : size));
 }
 
 Result<std::optional<Shard>> ci_shard_from_env() {

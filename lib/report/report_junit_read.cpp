@@ -20,6 +20,7 @@ namespace emurun {
 namespace {
 
 constexpr std::size_t k_max_depth = 64;
+constexpr std::size_t k_output_message_lines = 3; // of <system-out>, for a failure without message
 constexpr std::string_view k_space = " \t\r\n";
 
 struct Attribute {
@@ -69,19 +70,26 @@ std::string utf8_prefix(std::string_view text, std::size_t max) {
     return std::string(text.substr(0, n));
 }
 
-// The first line of `text` with text, trimmed, shortened to k_test_message_max bytes.
-std::string first_line(std::string_view text) {
-    while (!text.empty()) {
+// `text` whole, or its first `max` bytes (a whole UTF-8 sequence) and "…".
+std::string capped(std::string_view text, std::size_t max) {
+    return text.size() <= max ? std::string(text) : utf8_prefix(text, max) + "…";
+}
+
+// The first `count` lines of `text` with text, trimmed, joined with " | ", shortened to
+// k_test_message_max bytes.
+std::string first_lines(std::string_view text, std::size_t count = 1) {
+    std::string out;
+    for (std::size_t n = 0; !text.empty() && n < count;) {
         auto end = text.find('\n');
         std::string_view line = text.substr(0, end);
         auto b = line.find_first_not_of(k_space);
         if (b != std::string_view::npos) {
-            line = line.substr(b, line.find_last_not_of(k_space) - b + 1);
-            return utf8_prefix(line, k_test_message_max);
+            out += (n++ == 0 ? "" : " | ");
+            out += line.substr(b, line.find_last_not_of(k_space) - b + 1);
         }
         text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
     }
-    return {};
+    return capped(out, k_test_message_max);
 }
 
 int rank(TestStatus s) {
@@ -118,18 +126,19 @@ class JunitBuilder {
     std::optional<TestResult> m_case;
     std::size_t m_case_depth = 0;
     bool m_capture = false;
+    std::size_t m_capture_lines = 1;
     std::string m_captured;
 };
 
 std::string JunitBuilder::open_case(const Attributes& attrs, std::size_t depth) {
     TestResult t;
-    t.name = attribute(attrs, "name");
+    t.name = capped(attribute(attrs, "name"), k_test_name_max);
     if (t.name.empty()) {
         return "a <testcase> without a name";
     }
-    t.classname = attribute(attrs, "classname");
+    t.classname = capped(attribute(attrs, "classname"), k_test_name_max);
     if (t.classname.empty() && !m_suites.empty()) {
-        t.classname = m_suites.back();
+        t.classname = capped(m_suites.back(), k_test_name_max);
     }
     if (std::string time = attribute(attrs, "time"); !time.empty()) {
         auto [end, ec] = std::from_chars(time.data(), time.data() + time.size(), t.time);
@@ -166,8 +175,13 @@ std::string JunitBuilder::open(std::string_view name, const Attributes& attrs, s
                                                           : std::optional<TestStatus>();
         if (s && rank(*s) >= rank(m_case->status)) {
             m_case->status = *s;
-            m_case->message = first_line(attribute(attrs, "message"));
+            m_case->message = first_lines(attribute(attrs, "message"));
             m_capture = m_case->message.empty();
+            m_capture_lines = 1;
+            m_captured.clear();
+        } else if (name == "system-out" && m_case->failing() && m_case->message.empty()) {
+            m_capture = true; // ctest: <failure message=""/>, the output in <system-out>
+            m_capture_lines = k_output_message_lines;
             m_captured.clear();
         }
     }
@@ -181,7 +195,7 @@ void JunitBuilder::close(std::string_view name, std::size_t depth) {
         m_tests.push_back(std::move(*m_case));
         m_case.reset();
     } else if (m_capture && depth == m_case_depth + 1) {
-        m_case->message = first_line(m_captured);
+        m_case->message = first_lines(m_captured, m_capture_lines);
         m_capture = false;
     }
 }

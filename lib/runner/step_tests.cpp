@@ -17,6 +17,11 @@ namespace fs = std::filesystem;
 // A file's time may trail the clock a step's start was read from (file systems stamp with a
 // coarse clock, NFS servers with their own): only a file older than this is someone else's.
 constexpr auto k_stale_margin = std::chrono::seconds(1);
+// A file dated more than this after the step ended was not written by it (a clock set ahead,
+// `touch -d tomorrow`), though it would pass the "older than the step" check.
+constexpr auto k_future_margin = std::chrono::seconds(60);
+// The notes a step's message lists (the log has them all), then "… N more".
+constexpr std::size_t k_max_message_notes = 10;
 
 // `dir` as a glob(3) pattern that matches itself: its metacharacters escaped.
 std::string glob_escaped(const std::string& dir) {
@@ -59,6 +64,11 @@ void read_one(const fs::path& file, fs::file_time_type started, std::vector<Test
                                         "not read");
         return;
     }
+    if (!ec && mtime > fs::file_time_type::clock::now() + k_future_margin) {
+        add_note(notes, file.string() + " is dated in the future, so not written by this step "
+                                        "(a clock set ahead, or touch -d?): not read");
+        return;
+    }
     auto tests = read_junit(file);
     if (!tests) {
         add_note(notes, "not read: " + tests.error().message());
@@ -92,9 +102,15 @@ void collect_tests(const Step& step, fs::file_time_type started, StepResult& res
                             std::to_string(k_junit_max_tests) + ")");
     }
     std::string text;
-    for (const auto& note : notes) {
-        result.message += (result.message.empty() ? "" : "; ") + note;
-        text += "emurun: " + note + "\n";
+    for (std::size_t i = 0; i < notes.size(); ++i) {
+        if (i < k_max_message_notes) {
+            result.message += (result.message.empty() ? "" : "; ") + notes[i];
+        }
+        text += "emurun: " + notes[i] + "\n";
+    }
+    if (notes.size() > k_max_message_notes) {
+        result.message += "; … " + std::to_string(notes.size() - k_max_message_notes) +
+                          " more junit notes (in the step's log)";
     }
     if (!text.empty() && !result.log.empty()) {
         (void)util::append_file(result.log, "\n" + text); // the report says it too

@@ -231,3 +231,25 @@ TEST_CASE("report_ci: compare_json and the coloured table") {
     }
     CHECK(stripped == plain);
 }
+
+TEST_CASE("report_ci: GITHUB_STEP_SUMMARY stays within GitHub's 1 MiB") {
+    Report r;
+    r.pipeline = "p";
+    for (int i = 0; i < 400; ++i) { // ~3 MB of Markdown
+        StepResult s = failed_step("step" + std::to_string(i), false);
+        s.flags.push_back({"budget", std::string(7000, 'm')});
+        r.steps.push_back(s);
+    }
+    REQUIRE(emurun::to_markdown(r).size() > 2 * emurun::k_step_summary_max);
+    const auto summary = emurun::test::testdir("report-ci-big") / "summary.md";
+    std::ofstream(summary) << std::string(1000, 'e') << '\n'; // an earlier step's summary
+    emurun::test::ScopedEnv set("GITHUB_STEP_SUMMARY", summary.string());
+    REQUIRE(emurun::append_step_summary(r).has_value());
+    CHECK(std::filesystem::file_size(summary) <= emurun::k_step_summary_max);
+    std::ifstream in(summary);
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    CHECK(text.ends_with("the whole summary is in the run's report "
+                         "(emurun report show --format markdown REPORT)\n"));
+    REQUIRE(emurun::append_step_summary(r).has_value()); // full: nothing more is added
+    CHECK(std::filesystem::file_size(summary) <= emurun::k_step_summary_max);
+}

@@ -159,7 +159,7 @@ TEST_CASE("junit: meson's file: a test without classname takes its suite's name"
     REQUIRE(t.size() == 2);
     CHECK(t[1].classname == "demo");
     CHECK(t[1].status == TestStatus::failed);
-    CHECK(t[1].message.empty());
+    CHECK(t[1].message == "out"); // an empty <failure/>: the first lines of <system-out>
     CHECK(t[1].time == doctest::Approx(0.4));
 }
 
@@ -182,7 +182,31 @@ TEST_CASE("junit: a long message is cut at a character boundary") {
                       std::string(k_test_message_max - 1, 'a') + "\xc3\xa9tc\"/></testcase>" +
                       "</testsuite>";
     auto t = parsed(xml.c_str());
-    CHECK(t[0].message.size() == k_test_message_max - 1);
+    CHECK(t[0].message == std::string(k_test_message_max - 1, 'a') + "…");
+}
+
+TEST_CASE("junit: names and classnames are cut too, with an ellipsis") {
+    // 400 KB names made a 4 MB $GITHUB_STEP_SUMMARY, over GitHub's 1 MiB.
+    const std::string huge(400 * 1024, 'n');
+    const std::string xml = "<testsuite name=\"" + huge + "\"><testcase name=\"" + huge +
+                            "\"/><testcase name=\"b\" classname=\"" + huge + "\"/></testsuite>";
+    auto t = parsed(xml.c_str());
+    REQUIRE(t.size() == 2);
+    CHECK(t[0].name == std::string(k_test_name_max, 'n') + "…");
+    CHECK(t[0].classname == std::string(k_test_name_max, 'n') + "…"); // the suite's name
+    CHECK(t[1].classname == std::string(k_test_name_max, 'n') + "…");
+}
+
+TEST_CASE("junit: ctest's empty failure message: the first lines of system-out instead") {
+    // ctest writes <failure message=""/> and the test's output in <system-out>.
+    auto t = parsed(R"(<testsuite><testcase name="x" status="fail"><failure message=""/>)"
+                    "<system-out>\n  first line\n\nsecond\nthird\nfourth</system-out>"
+                    R"(</testcase><testcase name="y"><system-out>passed: kept quiet</system-out>)"
+                    "</testcase></testsuite>");
+    REQUIRE(t.size() == 2);
+    CHECK(t[0].status == TestStatus::failed);
+    CHECK(t[0].message == "first line | second | third");
+    CHECK(t[1].message.empty());
 }
 
 TEST_CASE("junit: malformed files are refused with the line and the problem") {

@@ -75,6 +75,34 @@ TEST_CASE("runner: no matching file, a leftover file and a broken file are notes
     CHECK(log.find("emurun: junit: no file matched missing/*.xml") != std::string::npos);
 }
 
+TEST_CASE("runner: a JUnit file dated in the future was not written by the step") {
+    test::testdir("jfuture");
+    auto later = test::write_file("jfuture/later.xml", k_two_tests);
+    std::filesystem::last_write_time(later, std::filesystem::file_time_type::clock::now() +
+                                                std::chrono::hours(24));
+    test::write_file("jfuture/now.xml", k_two_tests);
+    Report r = run_unit("jfuture", R"(["later.xml", "now.xml"])");
+    const auto& s = r.steps[0];
+    CHECK(s.tests.size() == 2); // now.xml's only
+    CHECK(s.message.find("later.xml is dated in the future, so not written by this step") !=
+          std::string::npos);
+}
+
+TEST_CASE("runner: a step's message lists 10 JUnit notes and counts the rest") {
+    test::testdir("jmany");
+    std::string patterns = "[";
+    for (int i = 0; i < 25; ++i) {
+        patterns +=
+            (i == 0 ? "\"" : ", \"") + std::string("missing") + std::to_string(i) + ".xml\"";
+    }
+    Report r = run_unit("jmany", patterns + "]");
+    const auto& s = r.steps[0];
+    CHECK(s.message.find("no file matched missing9.xml") != std::string::npos);
+    CHECK(s.message.find("no file matched missing10.xml") == std::string::npos);
+    CHECK(s.message.ends_with("; … 15 more junit notes (in the step's log)"));
+    CHECK(log_of(r).find("no file matched missing24.xml") != std::string::npos);
+}
+
 TEST_CASE("runner: a cwd with glob characters in its name is matched as it is") {
     test::testdir("j[1]*");
     test::write_file("j[1]*/t.xml", k_two_tests);
