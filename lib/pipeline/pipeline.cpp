@@ -83,7 +83,10 @@ std::string format_duration(Duration d) {
 
 std::string format_seconds(double seconds) {
     char buf[64];
-    if (seconds < 1) {
+    if (!std::isfinite(seconds) || seconds >= 1e15) {
+        // Only a hostile report holds such a time; casting it to an integer is undefined.
+        std::snprintf(buf, sizeof buf, "%.3gs", seconds);
+    } else if (seconds < 1) {
         std::snprintf(buf, sizeof buf, "%.0fms", seconds * 1e3);
     } else if (seconds < 60) {
         std::snprintf(buf, sizeof buf, "%.1fs", seconds);

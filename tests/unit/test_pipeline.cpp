@@ -7,6 +7,8 @@
 #include "testdir.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -372,4 +374,12 @@ TEST_CASE("pipeline: the build job's part leaves out tests and what needs them")
         names.push_back(s.name);
     }
     CHECK(names == std::vector<std::string>{"configure", "build", "docs"});
+}
+
+TEST_CASE("format_seconds: a hostile report's time (1e98 s, inf, NaN) prints, no undefined cast") {
+    // Found by fuzz_junit and fuzz_report under UBSan: a test case's time of 3.7e98 s.
+    CHECK(emurun::format_seconds(3.7037e98) == "3.7e+98s");
+    CHECK(emurun::format_seconds(std::numeric_limits<double>::infinity()) == "infs");
+    CHECK(emurun::format_seconds(std::nan("")) == "nans");
+    CHECK(emurun::format_seconds(7200) == "2h00m");
 }
