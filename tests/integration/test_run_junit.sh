@@ -15,18 +15,9 @@ command -v "$triplet-gcc" >/dev/null || skip "no cross compiler $triplet-gcc for
     skip "the sandbox is unavailable here: $(tail -n1 "$T/probe.log")"
 cd "$T"
 data=$EMURUN_SOURCE_DIR/tests/integration/data/run-junit
-for name in pipeline baseline; do
-    sed -e "s|@WORK@|$T|g" -e "s|@SRC@|$data|g" -e "s|@EMURUN@|$EMURUN|g" \
-        -e "s|@TOOLCHAINS@|$EMURUN_SOURCE_DIR/cmake/toolchains|g" "$data/$name.json" >"$name.json"
-done
+fill_pipelines "$data"
 export CMAKE_BUILD_PARALLEL_LEVEL=2
-
-set +e
-"$EMURUN" run baseline.json -q --report native.json --log-dir logs-native >native.txt 2>&1
-rc=$?
-set -e
-expect_eq "native baseline run exits 0" 0 "$rc"
-[ "$rc" -eq 0 ] || { tail -n 20 native.txt logs-native/*.log; finish; exit 1; }
+run_native_baseline
 
 set +e
 "$EMURUN" run pipeline.json -q --baseline native.json --threshold 2 \

@@ -103,3 +103,24 @@ validate() {
         "$v" "$schema/pipeline.schema.json" "$2" >/dev/null &&
         ok "the report and pipeline validate against their schemas" || not_ok "schemas"
 }
+
+# fill_pipelines DATA_DIR: DATA_DIR's pipeline.json and baseline.json into the cwd with @WORK@
+# ($T), @SRC@ (DATA_DIR), @EMURUN@, @TOOLCHAINS@ and @FIXTURES@ filled in.
+fill_pipelines() {
+    local name
+    for name in pipeline baseline; do
+        sed -e "s|@WORK@|$T|g" -e "s|@SRC@|$1|g" -e "s|@EMURUN@|$EMURUN|g" \
+            -e "s|@TOOLCHAINS@|$EMURUN_SOURCE_DIR/cmake/toolchains|g" \
+            -e "s|@FIXTURES@|$EMURUN_FIXTURE_DIR|g" "$1/$name.json" >"$name.json"
+    done
+}
+
+# run_native_baseline: baseline.json natively into native.json (logs-native/); the script ends
+# (a failure, with the logs' tails) when it does not pass, since nothing after it can.
+run_native_baseline() {
+    local rc=0
+    "$EMURUN" run baseline.json -q --report native.json --log-dir logs-native >native.txt 2>&1 ||
+        rc=$?
+    expect_eq "native baseline run exits 0" 0 "$rc"
+    [ "$rc" -eq 0 ] || { tail -n 20 native.txt logs-native/*.log; finish; exit 1; }
+}
