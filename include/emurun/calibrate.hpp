@@ -72,14 +72,21 @@ auto_timeout_multiplier(const std::vector<std::string>& arches, const AutoHistor
 
 /// calibration.json in cache_dir() (sysroot.hpp): $XDG_CACHE_HOME/emurun/calibration.json, ...
 [[nodiscard]] EMURUN_EXPORT std::filesystem::path default_calibration_file();
+/// The largest calibration file read (a real one is under 1 KiB per arch).
+inline constexpr std::size_t k_calibration_max_bytes = std::size_t{1} << 20;
 /// Slowdown factors by arch from a calibration file ({"arches": {"aarch64": {"slowdown": 9.1,
-/// ...}}}). A missing file is an error that says to run `emurun calibrate`.
+/// ...}}}). A missing file is an error that says to run `emurun calibrate`; so is a file over
+/// k_calibration_max_bytes or one that is not a calibration file.
 [[nodiscard]] EMURUN_EXPORT Result<std::map<std::string, double, std::less<>>>
 load_calibration(const std::filesystem::path& file);
+/// OK when `file` does not exist or is a calibration file store_calibration() may add to; an
+/// error naming it otherwise (a pipeline, a report, a directory, a file over the limit): checked
+/// before measuring, so nothing is measured for a file that would be refused.
+[[nodiscard]] EMURUN_EXPORT Result<void> check_calibration_file(const std::filesystem::path& file);
 
-/// One calibration measurement.
-struct Calibration {
-    std::string arch;
+/// One part of the calibration workload, run natively and emulated (CPU seconds).
+struct CalibrationPhase {
+    std::string name; ///< "compute", "libc", "syscalls", "startup"; "program" for given programs
     double native_seconds = 0;
     double emulated_seconds = 0;
     [[nodiscard]] double slowdown() const {
@@ -87,16 +94,34 @@ struct Calibration {
     }
 };
 
+/// One calibration measurement.
+struct Calibration {
+    std::string arch;
+    double native_seconds = 0;   ///< the phases' sum
+    double emulated_seconds = 0; ///< the phases' sum
+    std::vector<CalibrationPhase> phases;
+    /// The mean of the phases' slowdowns: a suite spending equal native time on integer work,
+    /// libc calls, system calls and process start-ups (README, "--timeout-multiplier auto");
+    /// without phases, emulated / native seconds.
+    [[nodiscard]] EMURUN_EXPORT double slowdown() const;
+};
+
 /// How to calibrate: the workload programs are built from an embedded C source with the host
-/// compiler and <triplet>-gcc -static unless given.
+/// compiler and <triplet>-gcc -static unless given. When either is given, both run once
+/// without arguments as the one phase "program" (the compiled workload then runs its compute,
+/// libc and syscalls parts in one go), and that phase's slowdown is the calibration's.
 struct CalibrateOptions {
     std::optional<std::filesystem::path> native_program;
     std::optional<std::filesystem::path> emulated_program;
     std::filesystem::path work_dir; ///< where to compile; empty = a temporary directory
     EmulatorSearch emulators;
+    int startups = 150; ///< process start-ups of the "startup" phase
 };
 
-/// Run a fixed CPU workload natively and under qemu (exec mode) and measure both (CPU time).
+/// Run the workload natively and under qemu (exec mode), phase by phase, and measure both (CPU
+/// time of each run's process tree). The compiled workload's phases: "compute" (an integer
+/// loop), "libc" (snprintf, malloc, string functions, qsort), "syscalls" (open, read, fstat,
+/// close, getppid) and "startup" (options.startups runs of a program that exits at once).
 [[nodiscard]] EMURUN_EXPORT Result<Calibration> calibrate(const Arch& arch,
                                                           const CalibrateOptions& options);
 /// Merge one measurement into a calibration file (atomically).
@@ -104,7 +129,8 @@ struct CalibrateOptions {
                                                            const Calibration& c);
 
 /// The `emurun calibrate --json` document (README): {file, calibrations: [{arch,
-/// native_seconds, emulated_seconds, slowdown}]}, the measurements in the order given.
+/// native_seconds, emulated_seconds, slowdown, phases: [{name, native_seconds,
+/// emulated_seconds, slowdown}]}]}, the measurements in the order given.
 [[nodiscard]] EMURUN_EXPORT nlohmann::json
 calibration_json(const std::filesystem::path& file, const std::vector<Calibration>& calibrations);
 

@@ -8,6 +8,8 @@
 #include <emurun/calibrate.hpp>
 #include <emurun/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <unistd.h>
 
@@ -16,18 +18,79 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fixed integer workload (~0.2 s natively): enough to dwarf qemu's start-up.
-constexpr std::string_view k_workload = R"(#include <stdio.h>
-int main(void) {
+// The workload: one program, a phase per argument, each ~0.05-0.1 s natively. Alone, an integer
+// loop runs ~1.5x slower under qemu and a process start-up ~17x: the phases together stand for
+// what test suites do (README, "emurun calibrate --arch A measures").
+constexpr std::string_view k_workload = R"(#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int compare(const void* a, const void* b) {
+    unsigned x = *(const unsigned*)a, y = *(const unsigned*)b;
+    return x < y ? -1 : x > y;
+}
+
+static unsigned long compute(void) {
     unsigned long x = 1, acc = 0;
-    for (unsigned long i = 0; i < 60000000UL; ++i) {
+    for (unsigned long i = 0; i < 40000000UL; ++i) {
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         acc += x % 1000003UL;
     }
+    return acc;
+}
+
+static unsigned long libc_calls(void) {
+    static unsigned keys[4096];
+    unsigned long acc = 0;
+    char buf[128];
+    for (unsigned long i = 0; i < 400000UL; ++i) {
+        int len = snprintf(buf, sizeof buf, "test_case_%lu/%s:%lu", i, "fixture", acc);
+        char* p = malloc((size_t)len + 1);
+        if (p == NULL) return acc;
+        memcpy(p, buf, (size_t)len + 1);
+        acc += strlen(p) + (strstr(p, "fixture") != NULL) + strtoul(p + 10, NULL, 10);
+        free(p);
+        keys[i % 4096] = (unsigned)(acc * 2654435761UL);
+        if (i % 4096 == 4095) {
+            qsort(keys, 4096, sizeof keys[0], compare);
+            acc += keys[0];
+        }
+    }
+    return acc;
+}
+
+static unsigned long syscalls(const char* self) {
+    unsigned long acc = 0;
+    char buf[256];
+    struct stat st;
+    for (unsigned long i = 0; i < 25000UL; ++i) {
+        int fd = open(self, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return acc;
+        acc += (unsigned long)read(fd, buf, sizeof buf);
+        if (fstat(fd, &st) == 0) acc += (unsigned long)st.st_size;
+        close(fd);
+        acc += (unsigned long)getppid();
+    }
+    return acc;
+}
+
+int main(int argc, char** argv) {
+    const char* phase = argc > 1 ? argv[1] : "";
+    unsigned long acc = 0;
+    int all = argc < 2;
+    if (strcmp(phase, "startup") == 0) return 0;
+    if (all || strcmp(phase, "compute") == 0) acc += compute();
+    if (all || strcmp(phase, "libc") == 0) acc += libc_calls();
+    if (all || strcmp(phase, "syscalls") == 0) acc += syscalls(argv[0]);
     printf("%lu\n", acc);
     return 0;
 }
 )";
+
+constexpr std::array<std::string_view, 4> k_phases = {"compute", "libc", "syscalls", "startup"};
 
 Result<double> parse_factor(std::string_view text, std::string_view what) {
     double v = 0;
@@ -62,6 +125,43 @@ Result<double> measure(Command cmd, const fs::path& program) {
     }
 }
 
+// A workload program, run natively (emulator null) or under qemu.
+struct Workload {
+    fs::path program;
+    const Emulator* emulator = nullptr;
+};
+
+// CPU seconds of `runs` runs of the workload with `args`.
+Result<double> measure_runs(const Workload& w, const std::vector<std::string>& args, int runs) {
+    double total = 0;
+    for (int i = 0; i < runs; ++i) {
+        Command cmd;
+        if (w.emulator) {
+            cmd.argv = qemu_command(*w.emulator, w.program, args);
+        } else {
+            cmd.argv = {w.program.string()};
+            cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
+        }
+        total += EMURUN_TRY(measure(std::move(cmd), w.program));
+    }
+    return total;
+}
+
+// One phase natively, then emulated.
+Result<CalibrationPhase> measure_phase(std::string_view name, const Workload& native,
+                                       const Workload& emulated, int startups) {
+    std::vector<std::string> args;
+    if (name != "program") {
+        args.emplace_back(name);
+    }
+    const int runs = name == "startup" ? std::max(startups, 1) : 1;
+    CalibrationPhase phase;
+    phase.name = std::string(name);
+    phase.native_seconds = EMURUN_TRY(measure_runs(native, args, runs));
+    phase.emulated_seconds = EMURUN_TRY(measure_runs(emulated, args, runs));
+    return phase;
+}
+
 Result<fs::path> compile(const std::string& compiler, const fs::path& dir, const fs::path& src,
                          const std::string& name) {
     fs::path out = dir / name;
@@ -76,6 +176,38 @@ Result<fs::path> compile(const std::string& compiler, const fs::path& dir, const
         return fail("compile the calibration workload with " + compiler, status->describe());
     }
     return out;
+}
+
+// The document of an existing calibration file: read with a size limit, parsed, and checked
+// to be one ({"arches": {...}}).
+Result<util::Json> read_calibration(const fs::path& file) {
+    auto text = util::read_file(file, k_calibration_max_bytes);
+    if (!text) {
+        return fail("read calibration " + file.string(), text.error().why,
+                    "calibrate each arch first ('emurun calibrate')");
+    }
+    auto j = EMURUN_TRY(util::parse_json_text(*text, file.string()));
+    if (!j.is_object() || !j.contains("arches") || !j["arches"].is_object()) {
+        return fail(file.string(), "not an emurun calibration file (no \"arches\" object)",
+                    "give a calibration file written by 'emurun calibrate', or a new path");
+    }
+    return j;
+}
+
+// {slowdown, native_seconds, emulated_seconds, phases: [{name, ...}]}: a calibration file's
+// entry and the --json document's.
+util::Json calibration_entry(const Calibration& c) {
+    util::Json phases = util::Json::array();
+    for (const auto& p : c.phases) {
+        phases.push_back({{"name", p.name},
+                          {"native_seconds", p.native_seconds},
+                          {"emulated_seconds", p.emulated_seconds},
+                          {"slowdown", p.slowdown()}});
+    }
+    return {{"slowdown", c.slowdown()},
+            {"native_seconds", c.native_seconds},
+            {"emulated_seconds", c.emulated_seconds},
+            {"phases", std::move(phases)}};
 }
 
 // Removes a temporary directory on every way out of calibrate(), failures included.
@@ -96,16 +228,8 @@ fs::path default_calibration_file() {
 }
 
 Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::path& file) {
-    auto text = util::read_file(file);
-    if (!text) {
-        return fail("read calibration " + file.string(), text.error().why,
-                    "calibrate each arch first ('emurun calibrate')");
-    }
-    auto j = EMURUN_TRY(util::parse_json_text(*text, file.string()));
+    auto j = EMURUN_TRY(read_calibration(file));
     std::map<std::string, double, std::less<>> out;
-    if (!j.is_object() || !j.contains("arches") || !j["arches"].is_object()) {
-        return fail(file.string(), "not an emurun calibration file (no \"arches\" object)");
-    }
     util::Place at(file.string());
     for (const auto& [arch, entry] : j["arches"].items()) {
         util::Place slowdown = at.key("arches").key(arch).key("slowdown");
@@ -123,6 +247,15 @@ Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::pa
     return out;
 }
 
+Result<void> check_calibration_file(const fs::path& file) {
+    std::error_code ec;
+    if (fs::symlink_status(file, ec).type() == fs::file_type::not_found) {
+        return {};
+    }
+    EMURUN_TRY(read_calibration(file));
+    return {};
+}
+
 std::chrono::milliseconds scaled_timeout(std::chrono::milliseconds timeout, double factor) {
     if (!(factor > 0)) {
         return timeout;
@@ -136,16 +269,12 @@ std::chrono::milliseconds scaled_timeout(std::chrono::milliseconds timeout, doub
 }
 
 Result<void> store_calibration(const fs::path& file, const Calibration& c) {
+    EMURUN_TRY(check_calibration_file(file));
     util::Json j = {{"arches", util::Json::object()}};
-    if (auto text = util::read_file(file)) {
-        auto old = util::parse_json_text(*text, file.string());
-        if (old && old->is_object() && old->contains("arches") && (*old)["arches"].is_object()) {
-            j = *old;
-        }
+    if (auto old = read_calibration(file)) {
+        j = std::move(*old);
     }
-    j["arches"][c.arch] = {{"slowdown", c.slowdown()},
-                           {"native_seconds", c.native_seconds},
-                           {"emulated_seconds", c.emulated_seconds}};
+    j["arches"][c.arch] = calibration_entry(c);
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
     return util::write_file_atomic(file, json_text(j) + "\n");
@@ -155,10 +284,9 @@ nlohmann::json calibration_json(const fs::path& file,
                                 const std::vector<Calibration>& calibrations) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& c : calibrations) {
-        all.push_back({{"arch", c.arch},
-                       {"native_seconds", c.native_seconds},
-                       {"emulated_seconds", c.emulated_seconds},
-                       {"slowdown", c.slowdown()}});
+        auto entry = calibration_entry(c);
+        entry["arch"] = c.arch;
+        all.push_back(std::move(entry));
     }
     return {{"file", file.string()}, {"calibrations", std::move(all)}};
 }
@@ -192,6 +320,17 @@ Result<TimeoutMultiplier> parse_timeout_multiplier(std::string_view text,
     return m;
 }
 
+double Calibration::slowdown() const {
+    if (phases.empty()) {
+        return native_seconds > 0 ? emulated_seconds / native_seconds : 0;
+    }
+    double sum = 0;
+    for (const auto& p : phases) {
+        sum += p.slowdown();
+    }
+    return sum / static_cast<double>(phases.size());
+}
+
 Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options) {
     fs::path dir = options.work_dir;
     if (dir.empty()) {
@@ -208,13 +347,20 @@ Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options)
                                                        : compile(arch.triplet + "-gcc", dir, src,
                                                                  "workload-" + arch.name));
     auto emu = EMURUN_TRY(find_emulator(arch, options.emulators));
-    Command n;
-    n.argv = {native.string()};
-    Command e;
-    e.argv = qemu_command(emu, foreign, {});
-    auto tn = EMURUN_TRY(measure(n, native));
-    auto te = EMURUN_TRY(measure(e, foreign));
-    return Calibration{arch.name, tn, te};
+    const bool given = options.native_program || options.emulated_program;
+    std::vector<std::string_view> names(k_phases.begin(), k_phases.end());
+    if (given) {
+        names = {"program"};
+    }
+    Calibration c;
+    c.arch = arch.name;
+    for (auto name : names) {
+        auto phase = EMURUN_TRY(measure_phase(name, {native}, {foreign, &emu}, options.startups));
+        c.native_seconds += phase.native_seconds;
+        c.emulated_seconds += phase.emulated_seconds;
+        c.phases.push_back(std::move(phase));
+    }
+    return c;
 }
 
 } // namespace emurun

@@ -6,17 +6,21 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+
 using namespace emurun;
 
 TEST_CASE("calibration_json: file and every measurement, in order, with its slowdown") {
-    const auto j =
-        calibration_json("/c/calibration.json", {{"aarch64", 0.5, 4.0}, {"s390x", 0.25, 0.0}});
+    const auto j = calibration_json("/c/calibration.json",
+                                    {{"aarch64", 0.5, 4.0, {}}, {"s390x", 0.25, 0.0, {}}});
     CHECK(j["file"] == "/c/calibration.json");
     REQUIRE(j["calibrations"].size() == 2);
     CHECK(j["calibrations"][0] == nlohmann::json{{"arch", "aarch64"},
                                                  {"native_seconds", 0.5},
                                                  {"emulated_seconds", 4.0},
-                                                 {"slowdown", 8.0}});
+                                                 {"slowdown", 8.0},
+                                                 {"phases", nlohmann::json::array()}});
     CHECK(j["calibrations"][1]["arch"] == "s390x");
     CHECK(j["calibrations"][1]["slowdown"] == 0.0);
     CHECK(calibration_json("f", {})["calibrations"] == nlohmann::json::array());
@@ -24,8 +28,8 @@ TEST_CASE("calibration_json: file and every measurement, in order, with its slow
 
 TEST_CASE("calibration: a stored measurement is what load_calibration and auto read back") {
     const auto file = test::testdir("calibrate") / "sub" / "calibration.json";
-    REQUIRE(store_calibration(file, {"aarch64", 0.5, 4.0}));
-    REQUIRE(store_calibration(file, {"s390x", 1.0, 3.0}));
+    REQUIRE(store_calibration(file, {"aarch64", 0.5, 4.0, {}}));
+    REQUIRE(store_calibration(file, {"s390x", 1.0, 3.0, {}}));
     auto loaded = load_calibration(file);
     REQUIRE(loaded);
     CHECK(loaded->at("aarch64") == doctest::Approx(8.0));
@@ -36,6 +40,45 @@ TEST_CASE("calibration: a stored measurement is what load_calibration and auto r
     auto missing = load_calibration(file.parent_path() / "none.json");
     REQUIRE_FALSE(missing);
     CHECK(missing.error().hint.find("emurun calibrate") != std::string::npos);
+}
+
+TEST_CASE("calibration: the slowdown is the mean of the phases' slowdowns, each one stored") {
+    Calibration c;
+    c.arch = "aarch64";
+    c.phases = {{"compute", 0.1, 0.15}, {"startup", 0.01, 0.2}};
+    c.native_seconds = 0.11;
+    c.emulated_seconds = 0.35;
+    // (1.5 + 20) / 2, not 0.35 / 0.11: a phase long natively does not drown a short one.
+    CHECK(c.slowdown() == doctest::Approx(10.75));
+    const auto j = calibration_json("f", {c})["calibrations"][0];
+    CHECK(j["slowdown"] == doctest::Approx(10.75));
+    REQUIRE(j["phases"].size() == 2);
+    CHECK(j["phases"][1]["name"] == "startup");
+    CHECK(j["phases"][1]["slowdown"] == doctest::Approx(20.0));
+    const auto file = test::testdir("calibrate-phases") / "calibration.json";
+    REQUIRE(store_calibration(file, c));
+    auto loaded = load_calibration(file);
+    REQUIRE(loaded);
+    CHECK(loaded->at("aarch64") == doctest::Approx(10.75));
+}
+
+TEST_CASE("bad input: a calibration file that is not one, or too big, is refused, never replaced") {
+    const auto dir = test::testdir("calibrate-bad");
+    CHECK(check_calibration_file(dir / "new.json")); // a new file is fine
+    const auto pipeline = dir / "pipeline.json";
+    std::ofstream(pipeline) << R"({"name": "p", "steps": []})";
+    auto refused = store_calibration(pipeline, {"aarch64", 0.5, 4.0, {}});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().why.find("not an emurun calibration file") != std::string::npos);
+    std::ifstream in(pipeline);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == R"({"name": "p", "steps": []})");
+    const auto big = dir / "big.json";
+    std::ofstream(big) << std::string(k_calibration_max_bytes + 1, ' ');
+    auto too_big = load_calibration(big);
+    REQUIRE_FALSE(too_big);
+    CHECK(too_big.error().why.find("more than the limit") != std::string::npos);
+    CHECK_FALSE(check_calibration_file(big));
+    CHECK_FALSE(check_calibration_file(dir)); // a directory
 }
 
 namespace {
@@ -85,7 +128,7 @@ TEST_CASE("timeout multiplier auto: history first, calibration for the other arc
     Report previous;
     previous.steps = {ran("unit", "aarch64", Emulation::sandbox, 80)};
     const auto file = test::testdir("calibrate-auto") / "calibration.json";
-    REQUIRE(store_calibration(file, {"s390x", 1.0, 7.0}));
+    REQUIRE(store_calibration(file, {"s390x", 1.0, 7.0, {}}));
     std::vector<std::string> notes;
     auto m = auto_timeout_multiplier({"aarch64", "s390x", "aarch64"}, {&previous, &baseline, file},
                                      &notes);

@@ -20,9 +20,19 @@ struct CalibrateArgs {
     bool json = false;
 };
 
+void print_calibration(const Calibration& c) {
+    std::printf("%s: native %.2fs, emulated %.2fs, slowdown %.1fx\n", c.arch.c_str(),
+                c.native_seconds, c.emulated_seconds, c.slowdown());
+    for (const auto& p : c.phases) {
+        std::printf("  %-9s native %.3fs, emulated %.3fs, %.1fx\n", p.name.c_str(),
+                    p.native_seconds, p.emulated_seconds, p.slowdown());
+    }
+}
+
 int calibrate_arches(const CalibrateArgs& a) {
     std::filesystem::path file =
         a.output.empty() ? default_calibration_file() : std::filesystem::path(a.output);
+    unwrap(check_calibration_file(file));
     std::vector<Calibration> done;
     for (const auto& name : a.arches) {
         const Arch* arch = unwrap(find_arch(name));
@@ -37,8 +47,7 @@ int calibrate_arches(const CalibrateArgs& a) {
         unwrap(store_calibration(file, c));
         done.push_back(c);
         if (!a.json) {
-            std::printf("%s: native %.2fs, emulated %.2fs, slowdown %.1fx\n", c.arch.c_str(),
-                        c.native_seconds, c.emulated_seconds, c.slowdown());
+            print_calibration(c);
         }
     }
     if (a.json) {
@@ -64,7 +73,7 @@ void add_calibrate(CLI::App& root, Action& action) {
                     "Prebuilt static workload for the arch (default: compile with <triplet>-gcc)");
     sub->add_flag("--json", a->json,
                   "Machine-readable: {file, calibrations: [{arch, native_seconds, "
-                  "emulated_seconds, slowdown}]}");
+                  "emulated_seconds, slowdown, phases}]}");
     sub->callback([&action, a] { action = [a] { return calibrate_arches(*a); }; });
 }
 
