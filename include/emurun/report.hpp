@@ -68,6 +68,12 @@ struct EmulatorRecord {
     friend bool operator==(const EmulatorRecord&, const EmulatorRecord&) = default;
 };
 
+/// What an emulation factor divides: wall time, or CPU time (user + sys of the step's tree,
+/// steadier on a shared machine where other jobs stretch the wall clock).
+enum class FactorBasis { wall, cpu };
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(FactorBasis basis);
+[[nodiscard]] EMURUN_EXPORT std::optional<FactorBasis> factor_basis_from(std::string_view text);
+
 /// One process of a step's tree when the step was stopped (a timeout, the idle timeout or an
 /// interrupt), as /proc showed it.
 struct ProcessRecord {
@@ -136,10 +142,13 @@ struct StepResult {
     std::optional<int> signal;
     double wall = 0, user = 0, sys = 0;
     std::int64_t max_rss_kib = 0;
-    std::optional<double> budget;        ///< seconds, from the pipeline
-    std::optional<double> baseline_wall; ///< the same step's wall in the --baseline report
-    std::filesystem::path log;           ///< the complete output, both streams
-    std::string message;                 ///< why it failed or was skipped, for humans
+    std::optional<double> budget; ///< seconds, from the pipeline
+    /// The same step's wall and CPU seconds in the --baseline report; null for a step that ran
+    /// natively (a native step has no emulation factor) or had no measured baseline
+    std::optional<double> baseline_wall;
+    std::optional<double> baseline_cpu;
+    std::filesystem::path log; ///< the complete output, both streams
+    std::string message;       ///< why it failed or was skipped, for humans
     /// emulator_crash: the line of stderr with QEMU's crash message, or why the emulator
     /// itself is taken to have crashed (qemu_killed_evidence)
     std::optional<std::string> evidence;
@@ -163,6 +172,8 @@ struct StepResult {
     [[nodiscard]] double cpu() const { return user + sys; }
     /// wall / baseline wall, when a baseline is known and non-zero.
     [[nodiscard]] EMURUN_EXPORT std::optional<double> baseline_factor() const;
+    /// The emulation factor on `basis`: baseline_factor(), or cpu() / baseline CPU.
+    [[nodiscard]] EMURUN_EXPORT std::optional<double> factor(FactorBasis basis) const;
     friend bool operator==(const StepResult&, const StepResult&) = default;
 };
 
@@ -190,6 +201,9 @@ struct Report {
     std::optional<double> job_limit;       ///< seconds, from --job-limit
     std::optional<int> interrupted_by;     ///< the signal that stopped the run
     std::optional<ArtifactLink> artifacts; ///< --pack / --unpack: which archive
+    /// What the steps' factors against the baseline divide (FlagRules::basis of the run): the
+    /// table's and Markdown's "x baseline" column and the baseline flag use it.
+    FactorBasis factor_basis = FactorBasis::wall;
     std::vector<StepResult> steps;
     std::vector<Flag> flags; ///< pipeline-wide (job_limit)
 
@@ -223,7 +237,10 @@ struct Report {
 
 /// Thresholds of the flagging rules (README "Slow-step flags").
 struct FlagRules {
-    double baseline_factor = 10;      ///< (b) emulated/native wall ratio above this
+    /// (b) emulated/native ratio above this, of wall or CPU time (`basis`), for emulated steps
+    /// that passed (README "Slow-step flags": the default against measured suites)
+    double baseline_factor = 10;
+    FactorBasis basis = FactorBasis::wall;
     double regression_relative = 0.2; ///< (c) slower than previous by more than 20 % ...
     double regression_absolute = 5;   ///< ... and by more than 5 s
     double job_limit_share = 0.8;     ///< (d) projected total over 80 % of the job limit

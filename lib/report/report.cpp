@@ -89,6 +89,7 @@ Json step_json(const StepResult& s) {
     put("signal", s.signal);
     put("budget", s.budget);
     put("baseline_wall", s.baseline_wall);
+    put("baseline_cpu", s.baseline_cpu);
     put("evidence", s.evidence);
     put("timeout_reason", s.timeout_reason);
     return j;
@@ -287,10 +288,12 @@ Result<void> step_numbers_from(const Json& j, const Place& at, StepResult& s) {
     }
     auto budget = EMURUN_TRY(optional_field<double>(j, "budget", at, get_seconds));
     auto base = EMURUN_TRY(optional_field<double>(j, "baseline_wall", at, get_seconds));
+    auto base_cpu = EMURUN_TRY(optional_field<double>(j, "baseline_cpu", at, get_seconds));
     s.exit_code = code;
     s.signal = sig;
     s.budget = budget;
     s.baseline_wall = base;
+    s.baseline_cpu = base_cpu;
     return {};
 }
 
@@ -393,6 +396,13 @@ Result<void> header_from(const Json& j, const Place& at, Report& r) {
     r.flags = flags;
     auto link = EMURUN_TRY(artifacts_from(j, at));
     r.artifacts = link;
+    auto basis =
+        EMURUN_TRY(util::get_string(j.value("factor_basis", Json("wall")), at.key("factor_basis")));
+    auto b = factor_basis_from(basis);
+    if (!b) {
+        return at.key("factor_basis").fail("expected \"wall\" or \"cpu\", got \"" + basis + "\"");
+    }
+    r.factor_basis = *b;
     return {};
 }
 
@@ -427,6 +437,29 @@ std::optional<StepStatus> step_status_from(std::string_view text) {
         }
     }
     return std::nullopt;
+}
+
+std::string_view to_string(FactorBasis basis) {
+    return basis == FactorBasis::cpu ? "cpu" : "wall";
+}
+
+std::optional<FactorBasis> factor_basis_from(std::string_view text) {
+    for (auto b : {FactorBasis::wall, FactorBasis::cpu}) {
+        if (to_string(b) == text) {
+            return b;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<double> StepResult::factor(FactorBasis basis) const {
+    if (basis == FactorBasis::wall) {
+        return baseline_factor();
+    }
+    if (!baseline_cpu || *baseline_cpu <= 0) {
+        return std::nullopt;
+    }
+    return cpu() / *baseline_cpu;
 }
 
 std::optional<double> StepResult::baseline_factor() const {
@@ -503,6 +536,7 @@ nlohmann::json Report::to_json() const {
         {"host_arch", host_arch},
         {"shard", {{"index", shard_index}, {"count", shard_count}}},
         {"job_limit", job_limit ? Json(*job_limit) : Json(nullptr)},
+        {"factor_basis", to_string(factor_basis)},
         {"interrupted_by", interrupted_by ? Json(*interrupted_by) : Json(nullptr)},
         {"artifacts",
          artifacts ? Json{{"id", artifacts->id}, {"packed", artifacts->packed}} : Json(nullptr)},

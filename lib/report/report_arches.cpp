@@ -8,16 +8,20 @@
 namespace emurun::detail {
 namespace {
 
-std::string arch_cell(const StepResult& s) {
+std::string arch_cell(const StepResult& s, FactorBasis basis) {
     std::string cell = s.status == StepStatus::passed ? "" : std::string(to_string(s.status)) + " ";
     cell += format_seconds(s.wall);
-    if (auto f = s.baseline_factor()) {
+    if (auto f = s.factor(basis)) {
         cell += " " + number(*f, "%.1fx");
     }
     return cell;
 }
 
 } // namespace
+
+std::string basis_label(FactorBasis basis) {
+    return basis == FactorBasis::cpu ? "CPU" : "wall";
+}
 
 std::vector<std::vector<std::string>> arch_rows(const Report& report) {
     const auto arches = report.arches();
@@ -42,7 +46,7 @@ std::vector<std::vector<std::string>> arch_rows(const Report& report) {
         }
         auto column = std::ranges::find(arches, s.arch) - arches.begin();
         rows[static_cast<std::size_t>(it - templates.begin()) + 1]
-            [static_cast<std::size_t>(column) + 1] = arch_cell(s);
+            [static_cast<std::size_t>(column) + 1] = arch_cell(s, report.factor_basis);
     }
     return rows;
 }

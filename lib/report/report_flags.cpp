@@ -54,6 +54,27 @@ void add_unique(std::vector<Flag>& into, const Flag& flag) {
     }
 }
 
+// Rule (b): an emulated step's factor against its native baseline; a native step gets none
+// (it would compare native with native), a step that did not pass is not flagged (its time
+// says how far it got, not how slow emulation is).
+void flag_baseline(StepResult& result, const FlagRules& rules, const StepResult* base) {
+    if (!base || result.emulation == Emulation::native) {
+        return;
+    }
+    result.baseline_wall = base->wall;
+    result.baseline_cpu = base->cpu();
+    auto factor = result.factor(rules.basis);
+    if (result.status != StepStatus::passed || !factor || !(*factor > rules.baseline_factor)) {
+        return;
+    }
+    const bool cpu = rules.basis == FactorBasis::cpu;
+    add_unique(result.flags,
+               {"baseline", printf_string("%.1fx the native baseline's %s (%s), over %gx", *factor,
+                                          cpu ? "CPU time" : "wall time",
+                                          format_seconds(cpu ? base->cpu() : base->wall).c_str(),
+                                          rules.baseline_factor)});
+}
+
 // Tests by (classname, name): a step's JUnit files may list thousands.
 using TestIndex = std::map<std::pair<std::string_view, std::string_view>, const TestResult*>;
 
@@ -146,16 +167,7 @@ void flag_step(StepResult& result, const FlagRules& rules, const Report* baselin
                                   format_seconds(*result.budget)});
     }
     const StepResult* like = baseline ? baseline->find_like(result) : nullptr;
-    if (const StepResult* base = measured(like)) {
-        result.baseline_wall = base->wall;
-        auto factor = result.baseline_factor();
-        if (factor && *factor > rules.baseline_factor) {
-            add_unique(result.flags,
-                       {"baseline",
-                        printf_string("%.1fx the native baseline (%s), over %gx", *factor,
-                                      format_seconds(base->wall).c_str(), rules.baseline_factor)});
-        }
-    }
+    flag_baseline(result, rules, measured(like));
     flag_tests(result, rules, like);
     if (const StepResult* prev = measured(previous ? previous->find(result.name) : nullptr)) {
         double delta = result.wall - prev->wall;
@@ -188,6 +200,7 @@ std::optional<Flag> job_limit_flag(double projected, double limit, const FlagRul
 
 void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
                  const Report* previous) {
+    report.factor_basis = rules.basis;
     for (auto& step : report.steps) {
         flag_step(step, rules, baseline, previous);
     }

@@ -73,23 +73,26 @@ std::string flags_text(const StepResult& s) {
     return out;
 }
 
-std::string factor_text(const StepResult& s) {
-    auto f = s.baseline_factor();
+std::string factor_text(const StepResult& s, FactorBasis basis) {
+    auto f = s.factor(basis);
     return f ? number(*f, "%.1fx") : "-";
 }
 
-std::vector<std::string> row_of(const StepResult& s) {
+std::vector<std::string> row_of(const StepResult& s, FactorBasis basis) {
     return {printable(s.name),
             std::string(to_string(s.status)),
             format_seconds(s.wall),
             format_seconds(s.cpu()),
             rss_text(s.max_rss_kib),
-            factor_text(s),
+            factor_text(s, basis),
             flags_text(s)};
 }
 
-const std::vector<std::string> k_columns = {"step",    "status",     "wall", "CPU",
-                                            "max RSS", "x baseline", "flags"};
+// The header row: the factor column says what it divides ("x baseline (wall)").
+std::vector<std::string> columns(FactorBasis basis) {
+    return {"step", "status", "wall", "CPU", "max RSS", "x baseline " + detail::basis_label(basis),
+            "flags"};
+}
 
 // Width on the terminal: colour codes (ESC [ ... m) take none.
 std::size_t visible_size(std::string_view text) {
@@ -276,7 +279,8 @@ std::string arches_markdown(const Report& r) {
     if (rows.empty()) {
         return {};
     }
-    std::string out = "\n#### Per arch (wall, x baseline)\n\n";
+    std::string out =
+        "\n#### Per arch (wall, x baseline " + detail::basis_label(r.factor_basis) + ")\n\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
         out += "|";
         for (const auto& cell : rows[i]) {
@@ -301,17 +305,18 @@ std::string to_markdown(const Report& r) {
             " (shard " + std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count) + ")";
     }
     out += "\n\n|";
-    for (const auto& c : k_columns) {
+    const auto header = columns(r.factor_basis);
+    for (const auto& c : header) {
         out += " " + c + " |";
     }
     out += "\n|";
-    for (std::size_t i = 0; i < k_columns.size(); ++i) {
+    for (std::size_t i = 0; i < header.size(); ++i) {
         out += "---|";
     }
     out += "\n";
     for (const auto& s : r.steps) {
         out += "|";
-        for (const auto& cell : row_of(s)) {
+        for (const auto& cell : row_of(s, r.factor_basis)) {
             out += " " + md_cell(cell) + " |";
         }
         out += "\n";
@@ -376,9 +381,9 @@ std::vector<std::string> annotations(const Report& r) {
 }
 
 std::string to_table(const Report& r, bool color) {
-    std::vector<std::vector<std::string>> rows{k_columns};
+    std::vector<std::vector<std::string>> rows{columns(r.factor_basis)};
     for (const auto& s : r.steps) {
-        rows.push_back(row_of(s));
+        rows.push_back(row_of(s, r.factor_basis));
     }
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
         rows[i + 1][1] = status_cell(r.steps[i], color);
@@ -397,7 +402,8 @@ std::string to_table(const Report& r, bool color) {
         out += "flag " + printable(f.rule) + ": " + printable(f.message) + "\n";
     }
     if (auto per_arch = detail::arch_rows(r); !per_arch.empty()) {
-        out += "\nper arch (wall, x baseline):\n" + padded_table(per_arch);
+        out += "\nper arch (wall, x baseline " + detail::basis_label(r.factor_basis) + "):\n" +
+               padded_table(per_arch);
     }
     return out + detail::tests_table(r);
 }

@@ -60,7 +60,7 @@ assert names == ["build[aarch64]", "test[aarch64]", "build[s390x]", "test[s390x]
 assert all(x["status"] == "passed" for x in r["steps"])
 PY
 show=$(cat recipe5.out)
-expect_contains "table: a column per arch" "$show" "per arch (wall, x baseline):"
+expect_contains "table: a column per arch" "$show" "per arch (wall, x baseline wall):"
 header=$(grep -A1 '^per arch' recipe5.out | tail -n1 | tr -s ' ')
 expect_eq "table header" "step aarch64 s390x" "$header"
 row=$(grep -A3 '^per arch' recipe5.out | grep '^test ' | tr -s ' ')
@@ -78,6 +78,25 @@ validate both.json arches.json
 "$EMURUN" report merge aarch64.json aarch64.json -o twice.json >twice.out 2>&1 && rc=0 || rc=$?
 expect_eq "merge refuses the same arch twice" 125 "$rc"
 expect_contains "it says why" "$(cat twice.out)" "given twice"
+# Factors on CPU time: the header says so, the report too, and each emulated step keeps both
+# baseline times; `report show --factor-basis wall` shows the other basis from the same report.
+"$EMURUN" run arches.json -j 2 -q --baseline native.json --factor-basis cpu --report cpu.json \
+    --log-dir logs-cpu >cpu.out 2>&1 && rc=0 || rc=$?
+expect_eq "a run with --factor-basis cpu exits 0" 0 "$rc"
+expect_contains "table: the factor column is on CPU time" "$(cat cpu.out)" "x baseline CPU"
+expect_contains "per-arch table too" "$(cat cpu.out)" "per arch (wall, x baseline CPU):"
+python3 - <<'PY' && ok "report: factor_basis cpu, baseline_cpu of each emulated step" || not_ok "cpu report"
+import json
+r = json.load(open("cpu.json"))
+assert r["factor_basis"] == "cpu", r["factor_basis"]
+native = {x["template"]: x for x in json.load(open("native.json"))["steps"]}
+for s in r["steps"]:
+    base = native[s["template"]]
+    assert s["baseline_cpu"] == base["user"] + base["sys"], (s, base)
+    assert s["baseline_wall"] == base["wall"], s
+PY
+shown=$("$EMURUN" report show --factor-basis wall cpu.json)
+expect_contains "report show --factor-basis wall" "$shown" "x baseline wall"
 "$EMURUN" run arches.json --arch riscv64 --report x.json >bad.out 2>&1 && rc=0 || rc=$?
 expect_eq "--arch outside the pipeline's arches is refused" 125 "$rc"
 expect_contains "it names the arches" "$(cat bad.out)" "is not in the pipeline's arches (aarch64, s390x) (pick some of those (--arch))"

@@ -39,7 +39,10 @@ assert s["after"]["status"] == "skipped"
 assert open(s["after"]["log"]).read() == "skipped: needs bad<&>, which did not pass\n", s["after"]
 assert os.path.getsize(s["out"]["log"]) == 1500
 rules = sorted(f["rule"] for f in s["slow"]["flags"])
-assert rules == ["baseline", "budget"], rules
+# 20x its baseline, but it ran natively: no emulation factor, no baseline flag.
+assert rules == ["budget"], rules
+assert s["slow"]["baseline_wall"] is None and s["slow"]["baseline_cpu"] is None, s["slow"]
+assert r["factor_basis"] == "wall", r["factor_basis"]
 PY
 python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse("j.xml")' \
     && ok "JUnit XML well-formed" || not_ok "JUnit XML"

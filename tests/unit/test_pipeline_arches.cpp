@@ -216,6 +216,9 @@ StepResult result(const std::string& name, const std::string& tmpl, const std::s
     s.wall = wall;
     s.status = status;
     s.exit_code = 0;
+    // A step of a foreign arch runs emulated (the host's and arch-less steps natively).
+    s.emulation =
+        arch.empty() || arch == "x86_64" ? emurun::Emulation::native : emurun::Emulation::exec;
     return s;
 }
 
@@ -242,7 +245,7 @@ TEST_CASE("arches: a native baseline is matched by template, then by exact name"
     CHECK(run.steps[0].flags.size() == 1); // 15x over 10x
     CHECK(run.steps[1].baseline_wall == 2.0);
     CHECK(run.steps[1].flags.empty());
-    CHECK(run.steps[2].baseline_wall == 1.0);
+    CHECK_FALSE(run.steps[2].baseline_wall); // a native step has no emulation factor
     // A baseline with several instances: the same arch's.
     Report both = report({result("build[aarch64]", "build", "aarch64", 4),
                           result("build[s390x]", "build", "s390x", 6)});
@@ -294,12 +297,13 @@ TEST_CASE("arches: table and Markdown have a row per template and a column per a
                        result("summary", "", "", 1)});
     r.steps[0].baseline_wall = 1.5;
     const std::string table = emurun::to_table(r);
-    CHECK(table.find("per arch (wall, x baseline):\nstep          aarch64    s390x\n"
+    CHECK(table.find("per arch (wall, x baseline wall):\nstep          aarch64    s390x\n"
                      "build         3.0s 2.0x  failed 5.0s\n"
                      "test-${arch}  8.0s       -\n") != std::string::npos);
     const std::string md = emurun::to_markdown(r);
-    CHECK(md.find("#### Per arch (wall, x baseline)\n\n| step | aarch64 | s390x |\n|---|---|---|\n"
-                  "| build | 3.0s 2.0x | failed 5.0s |\n| test-${arch} | 8.0s | - |\n") !=
+    CHECK(md.find(
+              "#### Per arch (wall, x baseline wall)\n\n| step | aarch64 | s390x |\n|---|---|---|\n"
+              "| build | 3.0s 2.0x | failed 5.0s |\n| test-${arch} | 8.0s | - |\n") !=
           std::string::npos);
     // JSON stays flat, with the template and arch of each step.
     auto j = r.to_json();

@@ -67,12 +67,63 @@ TEST_CASE("report: a step both over budget and over 10x its native baseline gets
 
     StepResult fast = step("fast", 9.0); // 9x: under the default threshold
     fast.budget = 10.0;
+    fast.emulation = emurun::Emulation::exec;
     emurun::flag_step(fast, {}, &baseline, nullptr);
     CHECK(fast.flags.empty());
     emurun::flag_step(fast, {.baseline_factor = 8}, &baseline, nullptr);
     CHECK(rules_of(fast) == std::vector<std::string>{"baseline"});
     emurun::flag_step(fast, {.baseline_factor = 8}, &baseline, nullptr);
     CHECK(fast.flags.size() == 1); // re-applying does not duplicate
+}
+
+TEST_CASE("report: the factor on CPU time, no factor for a native step, no flag for a failure") {
+    Report baseline = report_of({step("unit", 2.0), step("tool", 1.0), step("broken", 1.0)});
+    // Wall 12x the baseline (a machine busy with other jobs), CPU only 3x.
+    StepResult unit = step("unit", 24.0);
+    unit.emulation = emurun::Emulation::exec;
+    unit.user = 3.0;
+    unit.sys = 0.6; // baseline CPU 1.2 s
+    const emurun::FlagRules cpu{.basis = emurun::FactorBasis::cpu};
+    emurun::flag_step(unit, cpu, &baseline, nullptr);
+    CHECK(unit.baseline_cpu.value() == doctest::Approx(1.2));
+    CHECK(unit.factor(emurun::FactorBasis::cpu).value() == doctest::Approx(3.0));
+    CHECK(unit.factor(emurun::FactorBasis::wall).value() == doctest::Approx(12.0));
+    CHECK(unit.flags.empty()); // 3x CPU: under 10x
+    emurun::flag_step(unit, {}, &baseline, nullptr);
+    REQUIRE(rules_of(unit) == std::vector<std::string>{"baseline"}); // 12x wall
+    CHECK(unit.flags[0].message.find("wall time") != std::string::npos);
+
+    StepResult tool = step("tool", 30.0); // a native step: 30x, but native against native
+    emurun::flag_step(tool, {}, &baseline, nullptr);
+    CHECK_FALSE(tool.baseline_wall);
+    CHECK_FALSE(tool.baseline_factor());
+    CHECK(tool.flags.empty());
+
+    StepResult broken = step("broken", 30.0, StepStatus::failed);
+    broken.emulation = emurun::Emulation::sandbox;
+    emurun::flag_step(broken, {}, &baseline, nullptr);
+    CHECK(broken.baseline_factor().value() == doctest::Approx(30.0)); // shown...
+    CHECK(broken.flags.empty());                                      // ...not flagged
+
+    unit.flags.clear();
+    Report run = report_of({unit, tool});
+    emurun::apply_flags(run, cpu, &baseline, nullptr);
+    CHECK(run.factor_basis == emurun::FactorBasis::cpu);
+    const auto table = emurun::to_table(run);
+    CHECK(table.find("x baseline CPU") != std::string::npos);
+    CHECK(table.find("3.0x") != std::string::npos);
+    CHECK(table.find("12.0x") == std::string::npos);
+    CHECK(emurun::to_markdown(run).find("| x baseline CPU |") != std::string::npos);
+    auto back = Report::parse(emurun::json_text(run.to_json()), "r.json");
+    REQUIRE(back);
+    CHECK(back->factor_basis == emurun::FactorBasis::cpu);
+    CHECK(back->steps[0].baseline_cpu == run.steps[0].baseline_cpu);
+    auto bad = run.to_json();
+    bad["factor_basis"] = "speed";
+    auto refused = Report::parse(emurun::json_text(bad), "r.json");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message().find("factor_basis: expected \"wall\" or \"cpu\"") !=
+          std::string::npos);
 }
 
 TEST_CASE("report: regression needs both the relative and the absolute margin") {

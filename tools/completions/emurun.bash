@@ -12,7 +12,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
         sandbox) echo "--arch --sysroot --env --qemu-dir --cpu" ;;
-        run) echo "--jobs --shard --matrix --baseline --previous --threshold --job-limit
+        run) echo "--jobs --shard --matrix --baseline --previous --threshold --factor-basis --job-limit
                   --job-limit-share --timeout-multiplier --calibration --grace --heartbeat --report --junit
                   --markdown --log-dir --fail-on-flag --quiet --pack --unpack --build-once --arch --native" ;;
         calibrate) echo "--arch --output --native-program --emulated-program --json" ;;
@@ -35,7 +35,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "root create") echo "--arch --suite --include --mirror" ;;
         "root install") echo "--arch --env" ;;
         "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate" ;;
-        "report show") echo "--format" ;;
+        "report show") echo "--format --factor-basis" ;;
         "report compare") echo "--json" ;;
         "report merge") echo "--output --junit" ;;
     esac

@@ -16,13 +16,16 @@ namespace {
 struct ReportArgs {
     std::string format = "table";
     std::vector<std::string> files;
-    std::string before, after, output, junit;
+    std::string before, after, output, junit, factor_basis;
     bool json = false;
 };
 
 int show(const ReportArgs& a) {
     for (const auto& f : a.files) {
         Report r = unwrap(Report::load(f));
+        if (auto basis = factor_basis_from(a.factor_basis)) {
+            r.factor_basis = *basis; // the factor columns only: flags stay as the run set them
+        }
         if (a.format == "json") {
             std::cout << json_text(r.to_json()) << '\n';
         } else if (a.format == "junit") {
@@ -73,6 +76,10 @@ void add_report(CLI::App& root, Action& action) {
     s->add_option("reports", a->files, "Report files")->required();
     s->add_option("--format", a->format, "table (default), json, junit, markdown")
         ->check(CLI::IsMember({"table", "json", "junit", "markdown"}));
+    s->add_option("--factor-basis", a->factor_basis,
+                  "The factor columns on wall or cpu time (default: the report's, as the run's "
+                  "--factor-basis)")
+        ->check(CLI::IsMember({"wall", "cpu"}));
     s->callback([&action, a] { action = [a] { return show(*a); }; });
     auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
     c->add_option("before", a->before, "Older report")->required();

@@ -35,6 +35,7 @@ struct RunArgs {
     std::vector<std::string> arches; ///< --arch A[,B]: some of the pipeline's "arches"
     bool native = false;             ///< --native: the native baseline run
     double threshold = 10, share = 80;
+    std::string factor_basis = "wall";
     bool matrix_given = false, fail_on_flag = false, quiet = false, build_once = false;
 };
 
@@ -226,6 +227,7 @@ RunnerOptions runner_options(const RunArgs& a, const Pipeline& pipeline) {
             static_cast<double>(option_duration("--job-limit", a.job_limit).count()) / 1e3;
     }
     o.rules.baseline_factor = a.threshold;
+    o.rules.basis = a.factor_basis == "cpu" ? FactorBasis::cpu : FactorBasis::wall;
     o.rules.job_limit_share = a.share / 100;
     unwrap(check_rules(o.rules));
     o.timeout_multiplier = timeout_multiplier(a, pipeline, o);
@@ -489,6 +491,10 @@ void add_run(CLI::App& root, Action& action) {
                     "Report of a native run: flag steps over --threshold");
     sub->add_option("--previous", a->previous, "Previous report: history, ETA, regressions");
     sub->add_option("--threshold", a->threshold, "Emulated/native factor that flags (default 10)");
+    sub->add_option("--factor-basis", a->factor_basis,
+                    "What the factor against --baseline divides: wall (default) or cpu (user + "
+                    "sys of the step's tree, steadier on a shared machine)")
+        ->check(CLI::IsMember({"wall", "cpu"}));
     sub->add_option("--job-limit", a->job_limit, "CI job limit, e.g. 6h: flag a projected overrun");
     sub->add_option("--job-limit-share", a->share,
                     "Percent of --job-limit that flags (default 80)");
