@@ -136,6 +136,9 @@ struct Pipeline {
     /// The arches its per-arch steps were expanded for (canonical, in the file's order, as
     /// selected); {host} for the native baseline; empty without "arches".
     std::vector<std::string> arches;
+    /// Loaded as the native baseline (ArchSelection::native): its reports say so, and a merge
+    /// or an artifact archive does not take it for one arch's run.
+    bool native = false;
 
     /// Load and validate a pipeline file (a regular file of at most k_pipeline_max_bytes; a
     /// bigger one is refused before it is read). Errors name the place and the problem:

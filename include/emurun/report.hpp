@@ -204,6 +204,9 @@ struct Report {
     /// What the steps' factors against the baseline divide (FlagRules::basis of the run): the
     /// table's and Markdown's "x baseline" column and the baseline flag use it.
     FactorBasis factor_basis = FactorBasis::wall;
+    /// A run of the native baseline (Pipeline::native): the other runs' baseline, never merged
+    /// with them as one more arch. False in reports written before emurun recorded it.
+    bool native_baseline = false;
     std::vector<StepResult> steps;
     std::vector<Flag> flags; ///< pipeline-wide (job_limit)
 
@@ -364,8 +367,11 @@ enum class CiLog { plain, github, gitlab };
 /// is there exactly once. A report that packed artifacts (the
 /// build job's) may join them: it is not a shard, its steps come first and stand for the
 /// shards' `reused` ones, its wall adds to theirs; then every shard must have reused that very
-/// archive, and a shard that reused one needs its build report.
-[[nodiscard]] EMURUN_EXPORT Result<Report> merge_reports(std::span<const Report> reports);
+/// archive, and a shard that reused one needs its build report. A native baseline's report
+/// (Report::native_baseline) merges only with reports of the same native run. `names` (the
+/// files, in the same order; may be empty) name the reports in errors.
+[[nodiscard]] EMURUN_EXPORT Result<Report> merge_reports(std::span<const Report> reports,
+                                                         std::span<const std::string> names = {});
 
 /// Write to_junit(report) to `file` atomically, as Report::save does: a temporary file in the
 /// same directory, fsync, rename; on failure (full disk) the old file is left whole.

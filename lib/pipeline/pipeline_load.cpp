@@ -581,6 +581,7 @@ Result<void> load_steps(const Json& steps, const Place& at, const detail::ArchPl
     for (const Arch* a : plan.arches) {
         p.arches.push_back(a->name);
     }
+    p.native = plan.native != nullptr;
     EMURUN_TRY(check_names(p, at, origin));
     return check_cycles(p, at, origin);
 }

@@ -403,6 +403,9 @@ Result<void> header_from(const Json& j, const Place& at, Report& r) {
         return at.key("factor_basis").fail("expected \"wall\" or \"cpu\", got \"" + basis + "\"");
     }
     r.factor_basis = *b;
+    auto native = EMURUN_TRY(
+        util::get_bool(j.value("native_baseline", Json(false)), at.key("native_baseline")));
+    r.native_baseline = native;
     return {};
 }
 
@@ -540,6 +543,7 @@ nlohmann::json Report::to_json() const {
         {"interrupted_by", interrupted_by ? Json(*interrupted_by) : Json(nullptr)},
         {"artifacts",
          artifacts ? Json{{"id", artifacts->id}, {"packed", artifacts->packed}} : Json(nullptr)},
+        {"native_baseline", native_baseline},
         {"flags", flags_json(flags)},
         {"steps", steps_json}};
 }

@@ -429,12 +429,31 @@ Result<std::vector<std::vector<Report>>> arch_groups(std::span<const Report> rep
     return groups;
 }
 
+// A native baseline's report with other runs' reports: it is their baseline, not one more arch
+// (the native shards of one run merge as any shards do).
+Result<void> check_native_apart(std::span<const Report> reports,
+                                std::span<const std::string> names) {
+    const auto native = std::ranges::find(reports, true, &Report::native_baseline);
+    if (native == reports.end() || std::ranges::all_of(reports, &Report::native_baseline)) {
+        return {};
+    }
+    const auto i = static_cast<std::size_t>(native - reports.begin());
+    const std::string name =
+        names.size() == reports.size() ? names[i] : "report " + std::to_string(i + 1);
+    return fail("merge reports",
+                name + " is the native baseline's report (each per-arch step once, natively), "
+                       "not one arch's run",
+                "merge the other reports without it: it is their baseline, given to each arch's "
+                "run (option baseline)");
+}
+
 } // namespace
 
-Result<Report> merge_reports(std::span<const Report> reports) {
+Result<Report> merge_reports(std::span<const Report> reports, std::span<const std::string> names) {
     if (reports.empty()) {
         return fail("merge reports", "no reports given", "pass the shard reports to merge");
     }
+    EMURUN_TRY(check_native_apart(reports, names));
     EMURUN_TRY(check_digests(reports));
     auto groups = EMURUN_TRY(arch_groups(reports));
     Report out = EMURUN_TRY(merge_run(groups.front()));

@@ -537,6 +537,7 @@ Result<Report> Execution::run() {
     }
     m_report.pipeline = m_p.name;
     m_report.pipeline_digest = m_p.digest;
+    m_report.native_baseline = m_p.native;
     m_report.started = utc_now();
     m_report.host_arch = host_arch() ? host_arch()->name : "";
     m_report.job_limit = m_o.job_limit;

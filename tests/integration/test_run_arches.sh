@@ -2,7 +2,8 @@
 # One pipeline for every arch (README "One pipeline for every arch"): the README's pipeline, a
 # static probe cross-built and run for aarch64 and s390x in the sandbox, is run as the native
 # baseline (--native), per arch (--arch, one job each) and whole; the per-arch reports merge into
-# one, and the table and the Markdown summary have a column per arch with the factor vs native.
+# one (the native baseline's report is refused there), and the table and the Markdown summary
+# have a column per arch with the factor vs native.
 . "$(dirname "$0")/lib/common.sh"
 need_fixture_arch aarch64
 need_fixture_arch s390x
@@ -97,6 +98,15 @@ for s in r["steps"]:
 PY
 shown=$("$EMURUN" report show --factor-basis wall cpu.json)
 expect_contains "report show --factor-basis wall" "$shown" "x baseline wall"
+# The native baseline's report is the per-arch reports' baseline, not one more arch.
+python3 -c 'import json; assert json.load(open("native.json"))["native_baseline"] is True' &&
+    ok "the --native report says it is the native baseline" || not_ok "native_baseline not true"
+"$EMURUN" report merge aarch64.json native.json s390x.json -o mixed.json >mixed.out 2>&1 &&
+    rc=0 || rc=$?
+expect_eq "merge refuses the native baseline's report among the per-arch ones" 125 "$rc"
+expect_contains "it names the file and says what to do" "$(cat mixed.out)" \
+    "native.json is the native baseline's report (each per-arch step once, natively), not one arch's run (merge the other reports without it: it is their baseline, given to each arch's run (--baseline))"
+[ ! -e mixed.json ] && ok "a refused merge writes nothing" || not_ok "mixed.json written"
 "$EMURUN" run arches.json --arch riscv64 --report x.json >bad.out 2>&1 && rc=0 || rc=$?
 expect_eq "--arch outside the pipeline's arches is refused" 125 "$rc"
 expect_contains "it names the arches" "$(cat bad.out)" "is not in the pipeline's arches (aarch64, s390x) (pick some of those (--arch))"

@@ -2,6 +2,7 @@
 // (baseline by template, merge of per-arch reports, the per-arch table). No arch is assumed
 // foreign: the unit tests also run under qemu on aarch64, ppc64le and s390x.
 #include <emurun/arch.hpp>
+#include <emurun/json.hpp>
 #include <emurun/pipeline.hpp>
 #include <emurun/report.hpp>
 
@@ -113,6 +114,8 @@ TEST_CASE("arches: --native runs each template once natively with its overrides"
     const std::string host = other_arch({"x86_64", "aarch64"}); // any arch of the table
     Pipeline p = parsed(k_three, ArchSelection{{}, true, host});
     CHECK(p.arches == std::vector<std::string>{host});
+    CHECK(p.native);
+    CHECK_FALSE(parsed(k_three).native);
     CHECK(names(p) == std::vector<std::string>{"build[" + host + "]", "test-" + host, "summary"});
     const auto* b = p.find("build[" + host + "]");
     CHECK(b->template_name == "build");
@@ -287,6 +290,43 @@ TEST_CASE("arches: report merge joins per-arch reports of one pipeline") {
     shard.shard_count = 2;
     std::vector<Report> missing{arm, shard};
     CHECK(emurun::merge_reports(missing).error().message().find("shard 2 of 2 is missing") !=
+          std::string::npos);
+}
+
+TEST_CASE("arches: report merge refuses the native baseline's report, naming its file") {
+    Report arm =
+        report({result("build[aarch64]", "build", "aarch64", 3), result("summary", "", "", 1)});
+    Report z = report({result("build[s390x]", "build", "s390x", 5), result("summary", "", "", 1)});
+    Report native =
+        report({result("build[x86_64]", "build", "x86_64", 1), result("summary", "", "", 1)});
+    native.native_baseline = true;
+    std::vector<Report> three{arm, native, z};
+    const std::vector<std::string> files{"aarch64.json", "native.json", "s390x.json"};
+    auto m = emurun::merge_reports(three, files);
+    REQUIRE_FALSE(m.has_value());
+    CHECK(m.error().message() ==
+          "merge reports: native.json is the native baseline's report (each per-arch step once, "
+          "natively), not one arch's run (merge the other reports without it: it is their "
+          "baseline, given to each arch's run (option baseline))");
+    CHECK(emurun::merge_reports(three).error().message().find("report 2 is the native") !=
+          std::string::npos); // without names, its place
+    // The shards of one native run merge as any shards do.
+    Report one = native, two = native;
+    one.shard_count = two.shard_count = 2;
+    two.shard_index = 2;
+    std::vector<Report> shards{one, two};
+    auto both = emurun::merge_reports(shards);
+    REQUIRE_MESSAGE(both.has_value(), (both ? "" : both.error().message()));
+    CHECK(both->native_baseline);
+    // The mark survives JSON; a report without it (older emurun) is not a baseline.
+    auto back = Report::parse(emurun::json_text(native.to_json()), "native.json");
+    REQUIRE(back.has_value());
+    CHECK(back->native_baseline);
+    auto j = arm.to_json();
+    j.erase("native_baseline");
+    CHECK_FALSE(Report::from_json(j, "old.json").value().native_baseline);
+    j["native_baseline"] = "yes";
+    CHECK(Report::from_json(j, "bad.json").error().message().find("native_baseline") !=
           std::string::npos);
 }
 

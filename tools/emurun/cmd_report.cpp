@@ -57,7 +57,7 @@ int merge(const ReportArgs& a) {
     for (const auto& f : a.files) {
         reports.push_back(unwrap(Report::load(f)));
     }
-    Report merged = unwrap(merge_reports(reports));
+    Report merged = unwrap(merge_reports(reports, a.files));
     unwrap(merged.save(a.output));
     if (!a.junit.empty()) {
         unwrap(save_junit(merged, a.junit));
