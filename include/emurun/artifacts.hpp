@@ -20,6 +20,8 @@ namespace emurun {
 
 /// The archive member that holds the manifest, at the archive's root.
 inline constexpr std::string_view k_manifest_member = ".emurun-artifacts.json";
+/// The archive's directory of the packed steps' logs (ArtifactManifest::logs), at its root.
+inline constexpr std::string_view k_logs_member = ".emurun-logs";
 
 /// What an artifact archive holds, written into it as k_manifest_member.
 struct ArtifactManifest {
@@ -30,20 +32,28 @@ struct ArtifactManifest {
     /// Every packed path, relative to the pipeline's directory, lexically normal, none below
     /// another (a directory holds what is under it)
     std::vector<std::string> paths;
+    /// The file names of the packed steps' logs (their `log` and each attempt's), in the
+    /// archive under k_logs_member/: a test job puts them in its own log directory
+    std::vector<std::string> logs;
     /// The build job's report, reduced to the packed steps (all passed)
     Report report;
 };
 
-/// The id of a manifest: a hash of its pipeline digest, the build's start, wall, steps and paths.
+/// The id of a manifest: a hash of its pipeline digest, the build's start, wall, steps, paths
+/// and logs.
 [[nodiscard]] EMURUN_EXPORT std::string artifact_id(const ArtifactManifest& manifest);
-/// The manifest as JSON text: {"format", "pipeline", "digest", "id", "paths", "report"}.
+/// The manifest as JSON text: {"format", "pipeline", "digest", "id", "paths", "logs", "report"}.
 [[nodiscard]] EMURUN_EXPORT std::string manifest_json(const ArtifactManifest& manifest);
 /// Read a manifest (from an archive: untrusted). Errors name the place, as report errors do;
-/// unsafe paths (absolute, "..", control characters, one below another) are errors.
+/// unsafe paths (absolute, "..", control characters, one below another) and logs that are not
+/// plain file names, or are listed twice, are errors; "logs" may be absent (none packed).
 [[nodiscard]] EMURUN_EXPORT Result<ArtifactManifest> parse_manifest(std::string_view text,
                                                                     const std::string& source);
-/// Error unless `manifest` was packed by this very pipeline (name and digest), its id is its
-/// own, and it names only passed, non-test steps of the pipeline. `archive` names it in errors.
+/// Error unless `manifest` was packed by this very pipeline (name and digest) as loaded here:
+/// by a native baseline's run exactly when `pipeline` is one (Pipeline::native), with per-arch
+/// steps of no arch `pipeline` did not select (an aarch64 build job's archive in a ppc64le test
+/// job is refused, naming both); its id is its own, and it names only passed, non-test steps of
+/// the pipeline. `archive` names it in errors.
 [[nodiscard]] EMURUN_EXPORT Result<void> check_manifest(const ArtifactManifest& manifest,
                                                         const Pipeline& pipeline,
                                                         const std::string& archive);
@@ -53,8 +63,8 @@ struct ArtifactManifest {
 /// step and the path when one does not exist (or a glob matches nothing).
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
 collect_outputs(const Pipeline& pipeline, const Report& report);
-/// Error unless every archive member (as `tar -t` lists them) is the manifest or one of its
-/// paths or below one, relative, without "..".
+/// Error unless every archive member (as `tar -t` lists them) is the manifest, one of its paths
+/// or below one, or one of its logs under k_logs_member/, relative, without "..".
 [[nodiscard]] EMURUN_EXPORT Result<void> check_archive_members(std::span<const std::string> members,
                                                                const ArtifactManifest& manifest,
                                                                const std::string& archive);
@@ -62,7 +72,8 @@ collect_outputs(const Pipeline& pipeline, const Report& report);
 /// a file outside it) and relative symlinks that stay inside it.
 [[nodiscard]] EMURUN_EXPORT Result<void> check_unpacked_tree(const std::filesystem::path& root);
 
-/// Pack the outputs of the steps that passed in `report` (a run of `pipeline`) and a manifest
+/// Pack the outputs of the steps that passed in `report` (a run of `pipeline`), their logs
+/// (those of the files their `log` and attempts name that exist) and a manifest
 /// into `archive` (.tar, .tar.gz/.tgz, .tar.zst/.tzst or .tar.xz), atomically: a temporary
 /// file beside it, renamed over it once complete; on any error nothing is written. On success
 /// `report.artifacts` names the archive (packed) and the manifest is returned. A SIGINT, SIGTERM
@@ -73,12 +84,16 @@ collect_outputs(const Pipeline& pipeline, const Report& report);
 pack_artifacts(const Pipeline& pipeline, Report& report, const std::filesystem::path& archive);
 
 /// Check `archive` against `pipeline` (check_manifest, check_archive_members), extract it into
-/// a fresh directory in the pipeline's directory, check that (check_unpacked_tree), then move
-/// the packed paths into place. A packed path that already exists is an error (nothing is
-/// overwritten); on any error nothing is left behind. Returns the steps to reuse. A SIGINT,
-/// SIGTERM or SIGHUP while tar runs stops it as for pack_artifacts: an error, nothing left
-/// behind, and the signal raised again.
+/// a fresh directory in the pipeline's directory, check that (check_unpacked_tree), put the
+/// packed logs into `log_dir` (the run's RunnerOptions::log_dir, created if missing; a log of
+/// that name there is replaced, as a run replaces its steps' logs), then move the packed paths
+/// into place. A packed path that already exists is an error (nothing is overwritten); on any
+/// error nothing is left behind. Returns the steps to reuse, each `log` (and attempt's) naming
+/// its file in `log_dir`, or empty when the archive holds none for it. A SIGINT, SIGTERM or
+/// SIGHUP while tar runs stops it as for pack_artifacts: an error, nothing left behind, and the
+/// signal raised again.
 [[nodiscard]] EMURUN_EXPORT Result<ReusedSteps>
-unpack_artifacts(const Pipeline& pipeline, const std::filesystem::path& archive);
+unpack_artifacts(const Pipeline& pipeline, const std::filesystem::path& archive,
+                 const std::filesystem::path& log_dir = "emurun-logs");
 
 } // namespace emurun

@@ -76,6 +76,21 @@ Result<std::vector<std::string>> manifest_paths(const Json& j, const Place& at) 
     return paths;
 }
 
+// The manifest's "logs": file names (no directory), each once; absent in older archives.
+Result<std::vector<std::string>> manifest_logs(const Json& j, const Place& at) {
+    auto logs = EMURUN_TRY(util::get_string_list(j.value("logs", Json::array()), at.key("logs")));
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < logs.size(); ++i) {
+        if (!is_plain_relative(logs[i]) || logs[i].find('/') != std::string::npos ||
+            !seen.insert(logs[i]).second) {
+            return at.key("logs").index(i).fail("expected a log's file name, each once, got " +
+                                                    util::describe(Json(logs[i])),
+                                                "use an archive that 'emurun run --pack' wrote");
+        }
+    }
+    return logs;
+}
+
 bool has_glob(std::string_view s) {
     return s.find_first_of("*?[") != std::string_view::npos;
 }
@@ -192,6 +207,39 @@ Result<std::vector<std::string>> expand_output(const Pipeline& p, const Step& st
     return out;
 }
 
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) {
+        out += (out.empty() ? "" : ", ") + n;
+    }
+    return out.empty() ? "no arch" : out;
+}
+
+// The archive comes from a run of the same kind (the native baseline, or per-arch runs) and
+// holds no per-arch step of an arch this run does not select: a job of one arch never takes
+// another arch's build for its own.
+Result<void> check_arches(const ArtifactManifest& m, const Pipeline& p, const std::string& what) {
+    if (m.report.native_baseline != p.native) {
+        return fail(what,
+                    m.report.native_baseline
+                        ? "packed by the native baseline's run, and this run is not one"
+                        : "packed by a run that was not the native baseline, and this run is one",
+                    "unpack it in a run like the one that packed it: the native baseline's archive "
+                    "in the native baseline's run (option native), another run's without it");
+    }
+    const auto packed = m.report.arches();
+    for (const auto& arch : packed) {
+        if (std::ranges::find(p.arches, arch) == p.arches.end()) {
+            return fail(what,
+                        "packed for arch " + joined(packed) + ", and this run selects " +
+                            joined(p.arches),
+                        "unpack it in the run of the arches it was packed for (option arches), "
+                        "or pack one archive in each arch's build job");
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 std::string artifact_id(const ArtifactManifest& m) {
@@ -201,6 +249,9 @@ std::string artifact_id(const ArtifactManifest& m) {
     }
     Json identity{{"digest", m.digest},    {"pipeline", m.pipeline}, {"started", m.report.started},
                   {"wall", m.report.wall}, {"steps", steps},         {"paths", m.paths}};
+    if (!m.logs.empty()) { // an archive without logs keeps the id it had before they were packed
+        identity["logs"] = m.logs;
+    }
     return util::fnv1a64_hex(json_text(identity, -1));
 }
 
@@ -210,6 +261,7 @@ std::string manifest_json(const ArtifactManifest& m) {
            {"digest", m.digest},
            {"id", m.id},
            {"paths", m.paths},
+           {"logs", m.logs},
            {"report", m.report.to_json()}};
     return json_text(j) + "\n";
 }
@@ -217,8 +269,8 @@ std::string manifest_json(const ArtifactManifest& m) {
 Result<ArtifactManifest> parse_manifest(std::string_view text, const std::string& source) {
     auto j = EMURUN_TRY(util::parse_json_text(text, source));
     Place at(source);
-    EMURUN_TRY(
-        util::check_object(j, at, {"format", "pipeline", "digest", "id", "paths", "report"}));
+    EMURUN_TRY(util::check_object(
+        j, at, {"format", "pipeline", "digest", "id", "paths", "logs", "report"}));
     auto format = EMURUN_TRY(util::get_integer(j.value("format", Json()), at.key("format"), 1, 1));
     (void)format;
     ArtifactManifest m;
@@ -229,6 +281,8 @@ Result<ArtifactManifest> parse_manifest(std::string_view text, const std::string
     }
     auto paths = EMURUN_TRY(manifest_paths(j, at));
     m.paths = paths;
+    auto logs = EMURUN_TRY(manifest_logs(j, at));
+    m.logs = logs;
     if (!j.contains("report")) {
         return at.fail("missing required key \"report\"");
     }
@@ -256,6 +310,7 @@ Result<void> check_manifest(const ArtifactManifest& m, const Pipeline& p,
         return fail(what, "its manifest was changed after packing (id " + m.id + " does not match)",
                     "use the archive as 'emurun run --pack' wrote it");
     }
+    EMURUN_TRY(check_arches(m, p, what));
     for (const auto& s : m.report.steps) {
         const Step* step = p.find(s.name);
         if (!step || step->kind == StepKind::test || s.status != StepStatus::passed) {
@@ -284,6 +339,20 @@ Result<std::vector<std::string>> collect_outputs(const Pipeline& p, const Report
     return outermost(std::move(all));
 }
 
+namespace {
+
+// The logs' directory or one of the manifest's logs in it.
+bool is_log_member(std::string_view name, const ArtifactManifest& m) {
+    if (name == k_logs_member) {
+        return true;
+    }
+    const std::string prefix = std::string(k_logs_member) + "/";
+    return name.starts_with(prefix) &&
+           std::ranges::find(m.logs, name.substr(prefix.size())) != m.logs.end();
+}
+
+} // namespace
+
 Result<void> check_archive_members(std::span<const std::string> members, const ArtifactManifest& m,
                                    const std::string& archive) {
     for (const auto& listed : members) {
@@ -291,10 +360,10 @@ Result<void> check_archive_members(std::span<const std::string> members, const A
         while (name.size() > 1 && name.back() == '/') {
             name.remove_suffix(1); // tar lists directories as "dir/"
         }
-        const bool known =
-            name == k_manifest_member || std::ranges::any_of(m.paths, [&](const std::string& p) {
-                return is_at_or_below(name, p);
-            });
+        const bool known = name == k_manifest_member || is_log_member(name, m) ||
+                           std::ranges::any_of(m.paths, [&](const std::string& p) {
+                               return is_at_or_below(name, p);
+                           });
         if (!is_plain_relative(name) || !known) {
             return fail("artifacts " + archive,
                         "member \"" + listed + "\" is " +

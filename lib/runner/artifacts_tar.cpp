@@ -7,11 +7,13 @@
 
 #include <emurun/artifacts.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
 #include <unistd.h>
 
 namespace emurun {
@@ -126,7 +128,26 @@ Result<void> fsync_file(const fs::path& file) {
     return {};
 }
 
-// The manifest of what `report` packs: its passed steps and their outputs.
+// The logs of `report`'s steps (each one's `log` and its attempts') that are files: by file
+// name, the name a test job's log directory gives them.
+std::map<std::string, fs::path> log_sources(const Report& report) {
+    std::map<std::string, fs::path> out;
+    auto add = [&](const fs::path& log) {
+        std::error_code ec;
+        if (!log.empty() && fs::is_regular_file(log, ec)) {
+            out.emplace(log.filename().string(), log);
+        }
+    };
+    for (const auto& s : report.steps) {
+        add(s.log);
+        for (const auto& a : s.attempts) {
+            add(a.log);
+        }
+    }
+    return out;
+}
+
+// The manifest of what `report` packs: its passed steps, their outputs and their logs.
 Result<ArtifactManifest> make_manifest(const Pipeline& p, const Report& report) {
     ArtifactManifest m;
     m.pipeline = p.name;
@@ -137,6 +158,9 @@ Result<ArtifactManifest> make_manifest(const Pipeline& p, const Report& report) 
     m.report.artifacts.reset();
     std::erase_if(m.report.steps,
                   [](const StepResult& s) { return s.status != StepStatus::passed; });
+    for (const auto& [name, source] : log_sources(m.report)) {
+        m.logs.push_back(name);
+    }
     m.id = artifact_id(m);
     return m;
 }
@@ -195,6 +219,74 @@ Result<void> move_into_place(const Pipeline& p, const fs::path& staging,
     return {};
 }
 
+// Copies of the logs `m` lists into `dir` (created), for tar to pack.
+Result<void> stage_logs(const ArtifactManifest& m, const fs::path& dir) {
+    if (m.logs.empty()) {
+        return {};
+    }
+    std::error_code ec;
+    if (fs::create_directory(dir, ec); ec) {
+        return fail("create " + dir.string(), ec.message());
+    }
+    const auto sources = log_sources(m.report);
+    for (const auto& name : m.logs) {
+        const auto it = sources.find(name);
+        if (it == sources.end() || !fs::copy_file(it->second, dir / name, ec)) {
+            return fail("pack the log " + name, it == sources.end() ? "it is gone" : ec.message());
+        }
+    }
+    return {};
+}
+
+void remove_files(const std::vector<fs::path>& files) {
+    for (const auto& f : files) {
+        std::error_code ec;
+        fs::remove(f, ec);
+    }
+}
+
+// The packed logs from the unpacked tree `staging` into `log_dir`: the files that were written
+// (removed again when the unpack fails later).
+Result<std::vector<fs::path>> place_logs(const fs::path& staging, const ArtifactManifest& m,
+                                         const fs::path& log_dir) {
+    std::vector<fs::path> placed;
+    std::error_code ec;
+    if (!m.logs.empty()) {
+        fs::create_directories(log_dir, ec);
+    }
+    for (const auto& name : m.logs) {
+        const fs::path from = staging / k_logs_member / name;
+        const bool file = !ec && fs::symlink_status(from, ec).type() == fs::file_type::regular;
+        if (!file ||
+            !fs::copy_file(from, log_dir / name, fs::copy_options::overwrite_existing, ec)) {
+            remove_files(placed);
+            return fail("unpack the log " + name + " into " + log_dir.string(),
+                        ec ? ec.message() : "the archive holds no such file",
+                        "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+        }
+        placed.push_back(log_dir / name);
+    }
+    return placed;
+}
+
+// `steps` with each log (and each attempt's) naming its file in `log_dir` when the archive held
+// it, else empty.
+std::vector<StepResult> relinked(std::vector<StepResult> steps, const ArtifactManifest& m,
+                                 const fs::path& log_dir) {
+    auto relink = [&](fs::path& log) {
+        const std::string name = log.filename().string();
+        const bool packed = !log.empty() && std::ranges::find(m.logs, name) != m.logs.end();
+        log = packed ? log_dir / name : fs::path();
+    };
+    for (auto& s : steps) {
+        relink(s.log);
+        for (auto& a : s.attempts) {
+            relink(a.log);
+        }
+    }
+    return steps;
+}
+
 Result<ArtifactManifest> pack(const Pipeline& p, const ArtifactManifest& m,
                               const std::vector<std::string>& comp, const fs::path& archive,
                               int& interrupted_by) {
@@ -207,10 +299,15 @@ Result<ArtifactManifest> pack(const Pipeline& p, const ArtifactManifest& m,
     }
     EMURUN_TRY(util::write_file_atomic(tmp.path() / k_manifest_member, manifest_json(m)));
     EMURUN_TRY(util::write_file_atomic(list, names));
-    EMURUN_TRY(
-        tar({"-c", "-f", out.string(), "-C", tmp.path().string(), std::string(k_manifest_member),
-             "-C", p.dir.string(), "--null", "--verbatim-files-from", "-T", list.string()},
-            comp, "pack " + archive.string(), interrupted_by));
+    EMURUN_TRY(stage_logs(m, tmp.path() / k_logs_member));
+    std::vector<std::string> args{
+        "-c", "-f", out.string(), "-C", tmp.path().string(), std::string(k_manifest_member)};
+    if (!m.logs.empty()) {
+        args.emplace_back(k_logs_member);
+    }
+    args.insert(args.end(),
+                {"-C", p.dir.string(), "--null", "--verbatim-files-from", "-T", list.string()});
+    EMURUN_TRY(tar(std::move(args), comp, "pack " + archive.string(), interrupted_by));
     EMURUN_TRY(fsync_file(out));
     if (::rename(out.c_str(), archive.c_str()) != 0) {
         return fail("rename " + out.string() + " to " + archive.string(), std::strerror(errno));
@@ -218,7 +315,8 @@ Result<ArtifactManifest> pack(const Pipeline& p, const ArtifactManifest& m,
     return m;
 }
 
-Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, int& interrupted_by) {
+Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, const fs::path& log_dir,
+                           int& interrupted_by) {
     auto comp = EMURUN_TRY(compression(archive));
     auto m = EMURUN_TRY(inspect(p, archive, comp, interrupted_by));
     auto staging = EMURUN_TRY(TempDir::make(p.dir / ".emurun-unpack-"));
@@ -226,8 +324,12 @@ Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, int& inte
                     "--no-same-owner", "--no-overwrite-dir"},
                    comp, "unpack " + archive.string(), interrupted_by));
     EMURUN_TRY(check_unpacked_tree(staging.path()));
-    EMURUN_TRY(move_into_place(p, staging.path(), m.paths));
-    return ReusedSteps{m.id, m.report.steps};
+    auto logs = EMURUN_TRY(place_logs(staging.path(), m, log_dir));
+    if (auto moved = move_into_place(p, staging.path(), m.paths); !moved) {
+        remove_files(logs);
+        return std::unexpected(moved.error());
+    }
+    return ReusedSteps{m.id, relinked(m.report.steps, m, log_dir)};
 }
 
 } // namespace
@@ -248,9 +350,10 @@ Result<ArtifactManifest> pack_artifacts(const Pipeline& p, Report& report,
     return packed;
 }
 
-Result<ReusedSteps> unpack_artifacts(const Pipeline& p, const fs::path& archive) {
+Result<ReusedSteps> unpack_artifacts(const Pipeline& p, const fs::path& archive,
+                                     const fs::path& log_dir) {
     int interrupted_by = 0;
-    auto reused = unpack(p, archive, interrupted_by);
+    auto reused = unpack(p, archive, log_dir, interrupted_by);
     if (interrupted_by != 0) { // raised again once the staging directory is gone
         ::raise(interrupted_by);
     }

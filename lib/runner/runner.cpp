@@ -3,6 +3,7 @@
 // step and finishing the report. Scheduling is linear in steps + needs: a ready queue ordered by
 // priority, a count of unfinished needs per step and reverse edges to wake or skip dependents.
 #include "runner/runner_internal.hpp"
+#include "util/file.hpp"
 
 #include <emurun/arch.hpp>
 #include <emurun/root.hpp>
@@ -282,6 +283,13 @@ void Execution::take_reused() {
         StepResult r = built;
         r.status = StepStatus::reused;
         r.message = "reused: passed in the build job (artifacts " + m_o.reused->artifacts_id + ")";
+        if (r.log.empty()) { // the archive held no log of it: say so where the log would be
+            r.log = blank(i).log;
+            r.message += "; its log is not in the archive";
+            if (!util::write_file_atomic(r.log, r.message + "\n")) {
+                r.log.clear(); // the report names no log rather than a missing one
+            }
+        }
         leave_pending(i);
         finish(i, std::move(r));
     }

@@ -1,5 +1,6 @@
 // Fuzz target for the artifact manifest reader (read from an archive a test job was given): no
-// input may crash it; what loads must round-trip, and its paths must be plain relative ones.
+// input may crash it; what loads must round-trip, its paths must be plain relative ones and its
+// logs plain file names (a test job writes them into its log directory).
 #include <emurun/artifacts.hpp>
 
 #include <cstdint>
@@ -26,8 +27,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             std::abort();
         }
     }
+    for (const auto& log : m->logs) {
+        if (log.empty() || log == "." || log == ".." || log.find('/') != std::string::npos) {
+            std::fprintf(stderr, "fuzz_manifest: an unsafe log name was accepted\n");
+            std::abort();
+        }
+    }
     auto again = emurun::parse_manifest(emurun::manifest_json(*m), "again.tar");
-    if (!again || again->paths != m->paths || again->id != m->id || !(again->report == m->report)) {
+    if (!again || again->paths != m->paths || again->logs != m->logs || again->id != m->id ||
+        !(again->report == m->report)) {
         std::fprintf(stderr, "fuzz_manifest: a loaded manifest does not round-trip\n");
         std::abort();
     }
@@ -37,8 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 std::vector<std::vector<unsigned char>> emurun_fuzz_seeds() {
     std::string seed = R"({"format": 1, "pipeline": "p", "digest": "0123456789abcdef",
-      "id": "fedcba9876543210", "paths": ["build/bin/tool", "build/lib"],
+      "id": "fedcba9876543210", "paths": ["build/bin/tool", "build/lib"], "logs": ["build.log"],
       "report": {"schema_version": 1, "pipeline": "p", "wall": 3.5, "flags": [],
+                 "native_baseline": false,
                  "steps": [{"name": "build", "status": "passed", "wall": 1.5, "user": 1,
                             "sys": 0.1, "exit_code": 0, "signal": null, "max_rss_kib": 2048,
                             "log": "build.log", "flags": []}]}})";

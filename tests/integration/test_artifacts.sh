@@ -1,9 +1,11 @@
 #!/bin/bash
 # Build once, test in two shards (README "Build once, test in many jobs"): a build job packs its
 # step's outputs, two shard jobs in fresh checkouts unpack them and run only their test steps,
-# which read the outputs; report merge joins the three reports and refuses a missing shard or
-# build report. Archives that do not match the pipeline, or whose members or symlinks would
-# land outside, are refused with 125 and nothing unpacked; a missing output packs nothing.
+# which read the outputs, and a reused step's log is the build's, unpacked into the shard's log
+# dir; report merge joins the three reports and refuses a missing shard or build report. With
+# "arches", --pack and --unpack take --arch: an archive serves its own arch's jobs only.
+# Archives that do not match the pipeline, or whose members or symlinks would land outside, are
+# refused with 125 and nothing unpacked; a missing output packs nothing.
 . "$(dirname "$0")/lib/common.sh"
 for tool in tar zstd python3; do
     command -v "$tool" >/dev/null || skip "$tool needed (archives, tampered archives)"
@@ -16,7 +18,7 @@ mkdir src
 cat > src/p.json <<'JSON'
 {"name": "once", "steps": [
   {"name": "build", "kind": "build", "shell": true,
-   "argv": "mkdir -p build/bin build/data && echo built > build/bin/tool.txt && ln -s tool.txt build/bin/alias && seq 1 3 > build/data/n && touch build-ran",
+   "argv": "mkdir -p build/bin build/data && echo built > build/bin/tool.txt && ln -s tool.txt build/bin/alias && seq 1 3 > build/data/n && touch build-ran && echo the build step says hello",
    "outputs": ["build/bin", "build/data/*"]},
   {"name": "t1", "kind": "test", "shell": true, "needs": ["build"],
    "argv": "grep -qx built build/bin/tool.txt && test -L build/bin/alias"},
@@ -37,9 +39,9 @@ r = json.load(open("build.json"))
 assert [s["name"] for s in r["steps"]] == ["build"], r["steps"]
 assert r["artifacts"]["packed"] is True and len(r["artifacts"]["id"]) == 16, r["artifacts"]
 PY
-members=$(tar -tf build.tar.zst | sort | tr '\n' ' ')
-expect_eq "the archive holds the manifest and the outputs" \
-    ".emurun-artifacts.json build/bin/ build/bin/alias build/bin/tool.txt build/data/n " "$members"
+members=$(tar -tf build.tar.zst | LC_ALL=C sort | tr '\n' ' ')
+expect_eq "the archive holds the manifest, the build step's log and the outputs" \
+    ".emurun-artifacts.json .emurun-logs/ .emurun-logs/build.log build/bin/ build/bin/alias build/bin/tool.txt build/data/n " "$members"
 
 # Jobs 2 and 3: the shards, each in a fresh checkout.
 for k in 1 2; do
@@ -53,13 +55,18 @@ for k in 1 2; do
         ok "shard $k left no unpack directory" || not_ok "shard $k left its staging dir"
 done
 python3 - <<'PY' && ok "each shard reused the build and ran one test step" || not_ok "shard reports"
-import json
+import json, os
 b = json.load(open("build.json"))
 tests = []
 for k in (1, 2):
     r = json.load(open(f"s{k}.json"))
     s = {x["name"]: x for x in r["steps"]}
     assert s["build"]["status"] == "reused", s["build"]
+    # The reused step's log is the build job's, unpacked into this job's own log directory.
+    assert s["build"]["log"] == "emurun-logs/build.log", s["build"]["log"]
+    log = open(os.path.join(f"job-s{k}", s["build"]["log"])).read()
+    assert log == open(os.path.join("job-build", b["steps"][0]["log"])).read(), log
+    assert "the build step says hello" in log, log
     assert s["build"]["wall"] == b["steps"][0]["wall"], (s["build"], b["steps"][0])
     assert r["artifacts"] == {"id": b["artifacts"]["id"], "packed": False}, r["artifacts"]
     tests += [n for n in s if n != "build" and s[n]["status"] == "passed"]
@@ -177,6 +184,54 @@ expect_contains "it names step and path" "$(cat missing.out)" 'step build: outpu
 [ ! -e missing.tar.zst ] && [ -z "$(ls -A . | grep '\.tmp-' || true)" ] &&
     ok "no archive and no temporary file" || not_ok "an archive or temporary was left"
 [ -e missing.json ] && ok "the report is still written" || not_ok "no report"
+
+# One pipeline for every arch, built once per arch: aarch64's build job packs with --arch
+# aarch64 and its test job unpacks with --arch aarch64; a ppc64le or native baseline test job
+# refuses that archive, saying whose it is. The steps run host tools (emulation native).
+mkdir arches
+cat >arches/p.json <<'JSON'
+{"name": "per-arch", "arches": ["aarch64", "ppc64le"], "steps": [
+  {"name": "build", "kind": "build", "emulation": "native", "shell": true,
+   "argv": "mkdir -p out/${arch} && echo ${triplet} > out/${arch}/triplet && echo built for ${arch}",
+   "outputs": ["out/${arch}"]},
+  {"name": "test", "kind": "test", "emulation": "native", "shell": true, "needs": ["build"],
+   "argv": "grep -qx ${triplet} out/${arch}/triplet"}]}
+JSON
+arch_job() { # arch_job DIR ARGS...: `emurun run p.json -q ARGS` in DIR, a fresh checkout
+    local dir=$1
+    shift
+    rm -rf "$dir" && cp -r arches "$dir"
+    (cd "$dir" && "$EMURUN" run p.json -q "$@") >"$dir.out" 2>&1
+}
+arch_job arm-build --arch aarch64 --pack ../arm.tar.zst --report ../arm-build.json && rc=0 ||
+    rc=$?
+expect_eq "--arch aarch64 --pack: aarch64's build job passes" 0 "$rc"
+tar -tf arm.tar.zst >arm.members
+expect_eq "its archive holds aarch64's outputs only" "out/aarch64" \
+    "$(grep '^out/' arm.members | cut -d/ -f1-2 | sort -u)"
+expect_eq "and build[aarch64]'s log" 1 "$(grep -c '^\.emurun-logs/build_aarch64_-.*\.log$' arm.members)"
+arch_job arm-test --arch aarch64 --unpack ../arm.tar.zst --report ../arm-test.json && rc=0 ||
+    rc=$?
+expect_eq "--arch aarch64 --unpack: aarch64's test job passes on the unpacked build" 0 "$rc"
+python3 - <<'PY' && ok "aarch64's test job reused build[aarch64], its log there, and ran test[aarch64]" || not_ok "arm-test.json: $(cat arm-test.out)"
+import json, os
+s = {x["name"]: x for x in json.load(open("arm-test.json"))["steps"]}
+assert sorted(s) == ["build[aarch64]", "test[aarch64]"], s
+assert s["build[aarch64]"]["status"] == "reused" and s["test[aarch64]"]["status"] == "passed", s
+log = open(os.path.join("arm-test", s["build[aarch64]"]["log"])).read()
+assert "built for aarch64" in log, log
+PY
+arch_job ppc-test --arch ppc64le --unpack ../arm.tar.zst --report ../ppc-test.json && rc=0 ||
+    rc=$?
+expect_eq "--arch ppc64le --unpack of aarch64's archive is refused with 125" 125 "$rc"
+expect_contains "it names both arches" "$(cat ppc-test.out)" \
+    "packed for arch aarch64, and this run selects ppc64le (unpack it in the run of the arches it was packed for (--arch), or pack one archive in each arch's build job)"
+[ ! -e ppc-test/out ] && ok "ppc64le's job unpacked nothing" || not_ok "ppc-test/out exists"
+arch_job native-test --native --unpack ../arm.tar.zst --report ../native-test.json && rc=0 ||
+    rc=$?
+expect_eq "--native --unpack of aarch64's archive is refused with 125" 125 "$rc"
+expect_contains "it says why" "$(cat native-test.out)" \
+    "packed by a run that was not the native baseline, and this run is one"
 
 # --matrix auto from the merged report: one shard fits an hour.
 (cd src && "$EMURUN" run p.json --matrix auto --job-limit 1h --previous ../merged.json) \

@@ -1,8 +1,10 @@
 // Artifact archives: the manifest, its match with the pipeline, the paths a build packs, and the
 // checks a test job makes of the members and of the unpacked tree, without tar; with tar (skipped
 // without it), an interrupt while it runs.
+#include "fake_command_runner.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
+#include "util/file.hpp"
 #include "util/path.hpp"
 
 #include <emurun/artifacts.hpp>
@@ -37,6 +39,14 @@ Pipeline pipeline_in(const fs::path& dir, const std::string& text = k_pipeline) 
 void touch(const fs::path& file) {
     fs::create_directories(file.parent_path());
     std::ofstream(file) << "x";
+}
+
+// k_pipeline in `dir`, with the outputs of its step build made.
+Pipeline built_in(const fs::path& dir) {
+    touch(dir / "out/bin/tool");
+    touch(dir / "out/lib/liba.so");
+    touch(dir / "out/share/x");
+    return pipeline_in(dir);
 }
 
 Report passed(std::initializer_list<const char*> names) {
@@ -258,10 +268,7 @@ TEST_CASE("artifacts: SIGTERM while tar packs or unpacks stops it, nothing is le
         EMURUN_SKIP("tar is not in PATH");
     }
     const fs::path dir = test::testdir("pack-interrupt");
-    Pipeline p = pipeline_in(dir);
-    touch(dir / "out/bin/tool");
-    touch(dir / "out/lib/liba.so");
-    touch(dir / "out/share/x");
+    Pipeline p = built_in(dir);
     Report report = passed({"build"});
     const fs::path archive = dir / "b.tar";
     Result<ArtifactManifest> packed = ArtifactManifest{};
@@ -285,4 +292,141 @@ TEST_CASE("artifacts: SIGTERM while tar packs or unpacks stops it, nothing is le
     CHECK(reused.error().message().find("interrupted by SIGTERM") != std::string::npos);
     CHECK_FALSE(fs::exists(fresh / "out"));
     CHECK_FALSE(holds_temporary(fresh));
+}
+
+namespace {
+
+const char* const k_arches = R"({"name": "p", "arches": ["aarch64", "ppc64le"], "steps": [
+    {"name": "build", "kind": "build", "argv": ["b"], "outputs": ["out-${arch}"]},
+    {"name": "t", "kind": "test", "argv": ["t"], "per_arch": true, "needs": ["build"]}]})";
+
+Pipeline arches_in(const fs::path& dir, const ArchSelection& selection) {
+    auto p = Pipeline::parse(k_arches, "pipeline.json", dir, selection);
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().message()));
+    return *p;
+}
+
+// The manifest of a build job of `arch` (the native baseline's when `native`).
+ArtifactManifest built_for(const Pipeline& p, const std::string& arch, bool native = false) {
+    ArtifactManifest m = manifest_of(p, {"out-" + arch});
+    m.report = passed({""});
+    m.report.native_baseline = native;
+    m.report.steps[0].name = "build[" + arch + "]";
+    m.report.steps[0].template_name = "build";
+    m.report.steps[0].arch = arch;
+    m.id = artifact_id(m);
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("artifacts: an arch's archive is refused by another arch's run and the native one") {
+    const fs::path dir = test::testdir("arches");
+    const Pipeline arm = arches_in(dir, {{"aarch64"}, false, {}});
+    const ArtifactManifest m = built_for(arm, "aarch64");
+    CHECK(message_of(check_manifest(m, arm, "a.tar")).empty());
+    CHECK(message_of(check_manifest(m, arches_in(dir, {}), "a.tar")).empty()); // both arches
+    const std::string other =
+        message_of(check_manifest(m, arches_in(dir, {{"ppc64le"}, false, {}}), "a.tar"));
+    CHECK(other == "artifacts a.tar: packed for arch aarch64, and this run selects ppc64le "
+                   "(unpack it in the run of the arches it was packed for (option arches), or "
+                   "pack one archive in each arch's build job)");
+    // The native baseline (its arch named here: no host is assumed) and an arch's run.
+    const Pipeline native = arches_in(dir, {{}, true, "s390x"});
+    CHECK(message_of(check_manifest(m, native, "a.tar"))
+              .find("packed by a run that was not the native baseline, and this run is one") !=
+          std::string::npos);
+    const ArtifactManifest baseline = built_for(native, "s390x", true);
+    CHECK(message_of(check_manifest(baseline, native, "a.tar")).empty());
+    CHECK(message_of(check_manifest(baseline, arches_in(dir, {}), "a.tar"))
+              .find("packed by the native baseline's run, and this run is not one") !=
+          std::string::npos);
+}
+
+TEST_CASE("artifacts: the manifest's logs are plain file names, each once, and archive members") {
+    Pipeline p = pipeline_in(test::testdir("logs-manifest"));
+    ArtifactManifest m = manifest_of(p, {"out/bin/tool"});
+    m.logs = {"build.log", "build@attempt1.log"};
+    m.id = artifact_id(m);
+    CHECK(m.id != manifest_of(p, {"out/bin/tool"}).id); // the logs are part of the identity
+    auto back = parse_manifest(manifest_json(m), "a.tar");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(back->logs == m.logs);
+    CHECK(message_of(check_manifest(*back, p, "a.tar")).empty());
+    for (std::string bad : {"a/b.log", "..", ".", "", "x\ny", "build.log"}) {
+        CAPTURE(bad);
+        ArtifactManifest b = m;
+        b.logs.push_back(bad); // "build.log" twice
+        auto r = parse_manifest(manifest_json(b), "a.tar");
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().message().find("logs[2]: expected a log's file name, each once") !=
+              std::string::npos);
+    }
+    const std::vector<std::string> good{".emurun-artifacts.json", ".emurun-logs/",
+                                        ".emurun-logs/build.log", "out/bin/tool"};
+    CHECK(message_of(check_archive_members(good, m, "a.tar")).empty());
+    const std::vector<std::string> extra{".emurun-logs/other.log"};
+    CHECK(message_of(check_archive_members(extra, m, "a.tar"))
+              .find("member \".emurun-logs/other.log\" is not one of the manifest's paths") !=
+          std::string::npos);
+}
+
+TEST_CASE("artifacts: the packed steps' logs travel in the archive to the test job's log dir" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path dir = test::testdir("pack-logs");
+    Pipeline p = built_in(dir);
+    touch(dir / "doc.txt");
+    fs::create_directories(dir / "logs");
+    std::ofstream(dir / "logs/build.log") << "the build's output\n";
+    std::ofstream(dir / "logs/build@attempt1.log") << "the first attempt\n";
+    Report report = passed({"build", "docs"});
+    report.steps[0].log = dir / "logs/build.log";
+    report.steps[0].attempts.resize(2);
+    report.steps[0].attempts[0].status = StepStatus::failed;
+    report.steps[0].attempts[0].log = dir / "logs/build@attempt1.log";
+    report.steps[0].attempts[1].status = StepStatus::passed;
+    report.steps[0].attempts[1].log = dir / "logs/build.log";
+    report.steps[1].log = dir / "logs/docs.log"; // gone: not packed
+    auto packed = pack_artifacts(p, report, dir / "b.tar");
+    REQUIRE_MESSAGE(packed.has_value(), (packed ? "" : packed.error().message()));
+    CHECK(packed->logs == std::vector<std::string>{"build.log", "build@attempt1.log"});
+
+    const fs::path fresh = test::testdir("unpack-logs");
+    auto reused = unpack_artifacts(pipeline_in(fresh), dir / "b.tar", fresh / "test-logs");
+    REQUIRE_MESSAGE(reused.has_value(), (reused ? "" : reused.error().message()));
+    REQUIRE(reused->steps.size() == 2);
+    const StepResult& build = reused->steps[0];
+    CHECK(build.log == fresh / "test-logs/build.log");
+    CHECK(emurun::util::read_file(build.log).value_or("") == "the build's output\n");
+    CHECK(build.attempts.at(0).log == fresh / "test-logs/build@attempt1.log");
+    CHECK(emurun::util::read_file(build.attempts[0].log).value_or("") == "the first attempt\n");
+    CHECK(reused->steps[1].log.empty());
+    CHECK_FALSE(fs::exists(fresh / ".emurun-logs"));
+    CHECK(fs::exists(fresh / "out/bin/tool"));
+}
+
+TEST_CASE("artifacts: a reused step whose log was not packed gets a log saying so") {
+    RunnerOptions o = test::runner_options("reused-log");
+    StepResult built;
+    built.name = "build";
+    built.status = StepStatus::passed;
+    built.wall = 3;
+    o.reused = ReusedSteps{"0123456789abcdef", {built}};
+    test::FakeCommandRunner fake;
+    auto r = Runner(test::pipeline_of(R"([{"name": "build", "kind": "build", "argv": ["b"]},
+        {"name": "t", "kind": "test", "argv": ["t"], "needs": ["build"]}])"),
+                    o)
+                 .run(fake);
+    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message()));
+    const StepResult* step = r->find("build");
+    REQUIRE(step != nullptr);
+    CHECK(step->status == StepStatus::reused);
+    CHECK(step->log == o.log_dir / "build.log");
+    CHECK(emurun::util::read_file(step->log).value_or("") ==
+          "reused: passed in the build job (artifacts 0123456789abcdef); its log is not "
+          "in the archive\n");
+    CHECK(test::status_of(*r, "t") == StepStatus::passed);
 }

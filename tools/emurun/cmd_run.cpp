@@ -358,7 +358,7 @@ bool stop_signal_pending() {
 // --unpack: the steps to reuse. Interrupted, it leaves the signal pending: the runner takes it
 // before the first step, so the reports say the run was interrupted and nothing ran.
 void unpack(const Pipeline& pipeline, const std::string& archive, RunnerOptions& o) {
-    auto reused = unpack_artifacts(pipeline, archive);
+    auto reused = unpack_artifacts(pipeline, archive, o.log_dir);
     if (!reused && stop_signal_pending()) {
         spdlog::warn("{}", reused.error().message());
         return;
