@@ -107,15 +107,19 @@ struct Calibration {
 };
 
 /// How to calibrate: the workload programs are built from an embedded C source with the host
-/// compiler and <triplet>-gcc -static unless given. When either is given, both run once
-/// without arguments as the one phase "program" (the compiled workload then runs its compute,
-/// libc and syscalls parts in one go), and that phase's slowdown is the calibration's.
+/// compiler and <triplet>-gcc -static (in a private mkdtemp directory) unless given. Given
+/// programs (both or neither: one alone would compare two different programs) run once without
+/// arguments as the one phase "program", whose slowdown is then the calibration's. A phase whose
+/// native run takes under 0.01 s of CPU is refused as timer noise; so is the host's own arch.
 struct CalibrateOptions {
     std::optional<std::filesystem::path> native_program;
     std::optional<std::filesystem::path> emulated_program;
     std::filesystem::path work_dir; ///< where to compile; empty = a temporary directory
     EmulatorSearch emulators;
     int startups = 150; ///< process start-ups of the "startup" phase
+    /// Polled every 100 ms while a program runs: a signal number stops it (calibrate() then
+    /// fails "interrupted by signal N", its temporary directory removed); 0 goes on.
+    std::function<int()> interrupted;
 };
 
 /// Run the workload natively and under qemu (exec mode), phase by phase, and measure both (CPU

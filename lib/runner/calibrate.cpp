@@ -3,6 +3,7 @@
 #include "util/cache.hpp"
 #include "util/file.hpp"
 #include "util/json.hpp"
+#include "util/temp_dir.hpp"
 
 #include <emurun/arch.hpp>
 #include <emurun/calibrate.hpp>
@@ -11,6 +12,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdio>
+#include <optional>
 #include <unistd.h>
 
 namespace emurun {
@@ -105,24 +108,50 @@ Result<double> parse_factor(std::string_view text, std::string_view what) {
     return v;
 }
 
-// Run `cmd` under a Supervisor and return its CPU seconds (user + sys). Errors name `program`
-// (the workload), not qemu, which is argv[0] of the emulated run.
-Result<double> measure(Command cmd, const fs::path& program) {
+// The shortest native CPU time a phase may measure: below it the ratio is timer noise.
+constexpr double k_min_native_seconds = 0.01;
+
+// Run `cmd` under a Supervisor and return how it ended and its CPU seconds (user + sys); a stop
+// signal (options.interrupted) stops it and is an error saying so.
+struct ChildRun {
+    ExitStatus status;
+    double cpu = 0;
+};
+
+Result<ChildRun> run_child(const Command& cmd, const CalibrateOptions& options) {
     Supervisor sup;
     EMURUN_TRY(sup.spawn(cmd));
+    int stopped_by = 0;
     while (true) {
-        auto done = EMURUN_TRY(sup.wait_any());
+        auto done = EMURUN_TRY(sup.wait_any(std::chrono::milliseconds(100)));
+        if (stopped_by == 0 && options.interrupted) {
+            if ((stopped_by = options.interrupted()) != 0) {
+                sup.stop_all();
+            }
+        }
         for (const auto& c : done) {
             if (c.start_error) {
                 return std::unexpected(*c.start_error);
             }
-            if (!c.status.success()) {
-                return fail("calibration workload " + program.string(), c.status.describe(),
-                            "check that it exists and runs (or omit it to compile the workload)");
+            if (stopped_by != 0) {
+                return fail("calibrate", "interrupted by signal " + std::to_string(stopped_by),
+                            "the arch being measured was not stored");
             }
-            return std::chrono::duration<double>(c.user + c.sys).count();
+            return ChildRun{c.status, std::chrono::duration<double>(c.user + c.sys).count()};
         }
     }
+}
+
+// CPU seconds of the workload `program` run by `cmd`. Errors name the program, not qemu, which
+// is argv[0] of the emulated run.
+Result<double> measure(const Command& cmd, const fs::path& program,
+                       const CalibrateOptions& options) {
+    auto run = EMURUN_TRY(run_child(cmd, options));
+    if (!run.status.success()) {
+        return fail("calibration workload " + program.string(), run.status.describe(),
+                    "check that it exists and runs (or omit it to compile the workload)");
+    }
+    return run.cpu;
 }
 
 // A workload program, run natively (emulator null) or under qemu.
@@ -132,7 +161,8 @@ struct Workload {
 };
 
 // CPU seconds of `runs` runs of the workload with `args`.
-Result<double> measure_runs(const Workload& w, const std::vector<std::string>& args, int runs) {
+Result<double> measure_runs(const Workload& w, const std::vector<std::string>& args, int runs,
+                            const CalibrateOptions& options) {
     double total = 0;
     for (int i = 0; i < runs; ++i) {
         Command cmd;
@@ -142,93 +172,84 @@ Result<double> measure_runs(const Workload& w, const std::vector<std::string>& a
             cmd.argv = {w.program.string()};
             cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
         }
-        total += EMURUN_TRY(measure(std::move(cmd), w.program));
+        total += EMURUN_TRY(measure(cmd, w.program, options));
     }
     return total;
 }
 
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", s);
+    return buf;
+}
+
 // One phase natively, then emulated.
 Result<CalibrationPhase> measure_phase(std::string_view name, const Workload& native,
-                                       const Workload& emulated, int startups) {
+                                       const Workload& emulated,
+                                       const CalibrateOptions& options) {
     std::vector<std::string> args;
     if (name != "program") {
         args.emplace_back(name);
     }
-    const int runs = name == "startup" ? std::max(startups, 1) : 1;
+    const int runs = name == "startup" ? std::max(options.startups, 1) : 1;
     CalibrationPhase phase;
     phase.name = std::string(name);
-    phase.native_seconds = EMURUN_TRY(measure_runs(native, args, runs));
-    phase.emulated_seconds = EMURUN_TRY(measure_runs(emulated, args, runs));
+    phase.native_seconds = EMURUN_TRY(measure_runs(native, args, runs, options));
+    if (phase.native_seconds < k_min_native_seconds) {
+        return fail("calibration phase " + phase.name,
+                    "the native run took " + seconds_text(phase.native_seconds) +
+                        " s of CPU, too little to measure",
+                    "give a workload that runs at least 0.05 s natively (or omit the programs "
+                    "to compile emurun's)");
+    }
+    phase.emulated_seconds = EMURUN_TRY(measure_runs(emulated, args, runs, options));
     return phase;
 }
 
 Result<fs::path> compile(const std::string& compiler, const fs::path& dir, const fs::path& src,
-                         const std::string& name) {
+                         const std::string& name, const CalibrateOptions& options) {
     fs::path out = dir / name;
     Command cmd;
     cmd.argv = {compiler, "-O1", "-static", "-o", out.string(), src.string()};
-    auto status = run_foreground(cmd);
-    if (!status) {
-        return fail("compile the calibration workload with " + compiler, status.error().why,
+    auto run = run_child(cmd, options);
+    if (!run) {
+        if (run.error().what == "calibrate") {
+            return std::unexpected(run.error()); // interrupted
+        }
+        return fail("compile the calibration workload with " + compiler, run.error().why,
                     "install the cross compiler, or pass the programs explicitly");
     }
-    if (!status->success()) {
-        return fail("compile the calibration workload with " + compiler, status->describe());
+    if (!run->status.success()) {
+        return fail("compile the calibration workload with " + compiler, run->status.describe());
     }
     return out;
 }
 
 // The document of an existing calibration file: read with a size limit, parsed, and checked
-// to be one ({"arches": {...}}).
+// to be one ({"arches": {...}}). A missing file says to calibrate; any other refusal says to
+// give a calibration file.
 Result<util::Json> read_calibration(const fs::path& file) {
+    const std::string other = "give a calibration file written by 'emurun calibrate', or a new path";
     auto text = util::read_file(file, k_calibration_max_bytes);
     if (!text) {
-        return fail("read calibration " + file.string(), text.error().why,
-                    "calibrate each arch first ('emurun calibrate')");
-    }
-    auto j = EMURUN_TRY(util::parse_json_text(*text, file.string()));
-    if (!j.is_object() || !j.contains("arches") || !j["arches"].is_object()) {
-        return fail(file.string(), "not an emurun calibration file (no \"arches\" object)",
-                    "give a calibration file written by 'emurun calibrate', or a new path");
-    }
-    return j;
-}
-
-// {slowdown, native_seconds, emulated_seconds, phases: [{name, ...}]}: a calibration file's
-// entry and the --json document's.
-util::Json calibration_entry(const Calibration& c) {
-    util::Json phases = util::Json::array();
-    for (const auto& p : c.phases) {
-        phases.push_back({{"name", p.name},
-                          {"native_seconds", p.native_seconds},
-                          {"emulated_seconds", p.emulated_seconds},
-                          {"slowdown", p.slowdown()}});
-    }
-    return {{"slowdown", c.slowdown()},
-            {"native_seconds", c.native_seconds},
-            {"emulated_seconds", c.emulated_seconds},
-            {"phases", std::move(phases)}};
-}
-
-// Removes a temporary directory on every way out of calibrate(), failures included.
-struct RemoveOnExit {
-    fs::path dir;
-    ~RemoveOnExit() {
         std::error_code ec;
-        if (!dir.empty()) {
-            fs::remove_all(dir, ec);
-        }
+        const bool missing = fs::symlink_status(file, ec).type() == fs::file_type::not_found;
+        return fail("read calibration " + file.string(), text.error().why,
+                    missing ? "calibrate each arch first ('emurun calibrate')" : other);
     }
-};
-
-} // namespace
-
-fs::path default_calibration_file() {
-    return util::cache_dir() / "calibration.json";
+    auto j = util::parse_json_text(*text, file.string());
+    if (!j) {
+        return fail(j.error().what, j.error().why, other);
+    }
+    if (!j->is_object() || !j->contains("arches") || !(*j)["arches"].is_object()) {
+        return fail(file.string(), "not an emurun calibration file (no \"arches\" object)", other);
+    }
+    return std::move(*j);
 }
 
-Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::path& file) {
-    auto j = EMURUN_TRY(read_calibration(file));
+// Every arch's slowdown in a calibration document, each checked.
+Result<std::map<std::string, double, std::less<>>> slowdowns_of(const util::Json& j,
+                                                                const fs::path& file) {
     std::map<std::string, double, std::less<>> out;
     util::Place at(file.string());
     for (const auto& [arch, entry] : j["arches"].items()) {
@@ -247,12 +268,44 @@ Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::pa
     return out;
 }
 
+// {slowdown, native_seconds, emulated_seconds, phases: [{name, ...}]}: a calibration file's
+// entry and the --json document's.
+util::Json calibration_entry(const Calibration& c) {
+    util::Json phases = util::Json::array();
+    for (const auto& p : c.phases) {
+        phases.push_back({{"name", p.name},
+                          {"native_seconds", p.native_seconds},
+                          {"emulated_seconds", p.emulated_seconds},
+                          {"slowdown", p.slowdown()}});
+    }
+    return {{"slowdown", c.slowdown()},
+            {"native_seconds", c.native_seconds},
+            {"emulated_seconds", c.emulated_seconds},
+            {"phases", std::move(phases)}};
+}
+
+} // namespace
+
+fs::path default_calibration_file() {
+    return util::cache_dir() / "calibration.json";
+}
+
+Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::path& file) {
+    auto j = EMURUN_TRY(read_calibration(file));
+    return slowdowns_of(j, file);
+}
+
 Result<void> check_calibration_file(const fs::path& file) {
+    if (file.empty() || !file.has_filename()) {
+        return fail("calibration file \"" + file.string() + "\"", "not a file name",
+                    "name a file, or omit the option for the default");
+    }
     std::error_code ec;
     if (fs::symlink_status(file, ec).type() == fs::file_type::not_found) {
         return {};
     }
-    EMURUN_TRY(read_calibration(file));
+    auto j = EMURUN_TRY(read_calibration(file));
+    EMURUN_TRY(slowdowns_of(j, file));
     return {};
 }
 
@@ -331,23 +384,40 @@ double Calibration::slowdown() const {
     return sum / static_cast<double>(phases.size());
 }
 
+Result<void> check_options(const Arch& arch, const CalibrateOptions& options) {
+    if (options.native_program.has_value() != options.emulated_program.has_value()) {
+        return fail("calibrate " + arch.name,
+                    "only one workload program given: the two runs would not run the same work",
+                    "give both programs, the same workload built for the host and for the arch, "
+                    "or neither to compile emurun's");
+    }
+    if (runs_natively(arch)) {
+        return fail("calibrate " + arch.name,
+                    "it is this machine's own arch: its programs run natively, not under qemu",
+                    "calibrate the foreign arches your pipelines emulate");
+    }
+    return {};
+}
+
 Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options) {
+    EMURUN_TRY(check_options(arch, options));
+    std::optional<util::TempDir> temp;
     fs::path dir = options.work_dir;
     if (dir.empty()) {
-        dir = fs::temp_directory_path() / ("emurun-calibrate-" + std::to_string(::getpid()));
+        temp.emplace(EMURUN_TRY(util::TempDir::make(fs::temp_directory_path() / "emurun-calibrate-")));
+        dir = temp->path();
     }
-    RemoveOnExit cleanup{options.work_dir.empty() ? dir : fs::path{}};
     std::error_code ec;
     fs::create_directories(dir, ec);
     fs::path src = dir / "workload.c";
     EMURUN_TRY(util::write_file_atomic(src, k_workload));
-    auto native = EMURUN_TRY(options.native_program ? Result<fs::path>(*options.native_program)
-                                                    : compile("cc", dir, src, "workload-native"));
-    auto foreign = EMURUN_TRY(options.emulated_program ? Result<fs::path>(*options.emulated_program)
-                                                       : compile(arch.triplet + "-gcc", dir, src,
-                                                                 "workload-" + arch.name));
+    const bool given = options.native_program.has_value();
+    auto native = EMURUN_TRY(given ? Result<fs::path>(*options.native_program)
+                                   : compile("cc", dir, src, "workload-native", options));
+    auto foreign =
+        EMURUN_TRY(given ? Result<fs::path>(*options.emulated_program)
+                         : compile(arch.triplet + "-gcc", dir, src, "workload-" + arch.name, options));
     auto emu = EMURUN_TRY(find_emulator(arch, options.emulators));
-    const bool given = options.native_program || options.emulated_program;
     std::vector<std::string_view> names(k_phases.begin(), k_phases.end());
     if (given) {
         names = {"program"};
@@ -355,7 +425,7 @@ Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options)
     Calibration c;
     c.arch = arch.name;
     for (auto name : names) {
-        auto phase = EMURUN_TRY(measure_phase(name, {native}, {foreign, &emu}, options.startups));
+        auto phase = EMURUN_TRY(measure_phase(name, {native}, {foreign, &emu}, options));
         c.native_seconds += phase.native_seconds;
         c.emulated_seconds += phase.emulated_seconds;
         c.phases.push_back(std::move(phase));

@@ -31,13 +31,49 @@ expect_contains "the error says to run emurun calibrate" "$out" "emurun calibrat
 # A failed calibration reports the missing program and leaves no temporary directory behind.
 mkdir tmp
 set +e
-out=$(TMPDIR=$T/tmp "$EMURUN" calibrate --arch aarch64 --emulated-program "$T/missing" 2>&1)
+out=$(TMPDIR=$T/tmp "$EMURUN" calibrate --arch aarch64 --native-program "$T/missing" \
+    --emulated-program "$T/missing" 2>&1)
 rc=$?
 set -e
 [ "$rc" -ne 0 ] && ok "calibrate with a missing program fails" || not_ok "calibrate exited 0: $out"
 expect_contains "the error names the program" "$out" "$T/missing"
 expect_eq "no temporary directory left" "" "$(ls tmp)"
 [ ! -e "$cal" ] && ok "nothing stored after a failure" || not_ok "failed calibration stored $cal"
+
+# Refused before anything runs (125), each naming why: an output path that is empty or in a
+# missing directory, one program without the other (two different programs compared), the
+# host's own arch, a native run too short to measure.
+refused() { # DESCRIPTION EXPECTED-TEXT ARGS...
+    local what=$1 text=$2 out rc
+    shift 2
+    set +e
+    out=$("$EMURUN" calibrate "$@" 2>&1)
+    rc=$?
+    set -e
+    expect_eq "$what: 125" 125 "$rc"
+    expect_contains "$what: says why" "$out" "$text"
+}
+refused "-o ''" "not a file name" --arch aarch64 -o ""
+refused "-o in a missing directory" "its directory $T/none does not exist" --arch aarch64 -o "$T/none/c.json"
+[ ! -e "$T/none" ] && ok "the missing directory was not created" || not_ok "$T/none created"
+refused "one program only" "only one workload program given" --arch aarch64 --native-program /bin/true
+refused "the host's arch" "this machine's own arch" --arch "$(uname -m)" -o h.json
+refused "a native run of 1 ms" "too little to measure" --arch aarch64 -o t.json \
+    --native-program /bin/true --emulated-program "$EMURUN_FIXTURE_DIR/aarch64/probe-static"
+[ ! -e "$cal" ] && [ ! -e h.json ] && [ ! -e t.json ] && ok "nothing stored by a refusal" ||
+    not_ok "a refused calibrate stored a file"
+
+# SIGINT while it measures: exit 130, the private temporary directory gone, nothing stored.
+mkdir -p sigtmp
+TMPDIR=$T/sigtmp "$EMURUN" calibrate --arch aarch64 -o sig.json >sig.out 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT "$pid"
+rc=0; wait "$pid" || rc=$?
+expect_eq "SIGINT during calibrate: exit 130" 130 "$rc"
+expect_contains "it says so" "$(cat sig.out)" "interrupted by signal 2"
+expect_eq "no temporary directory left" "" "$(ls sigtmp)"
+[ ! -e sig.json ] && ok "nothing stored after SIGINT" || not_ok "sig.json stored"
 
 "$EMURUN" calibrate --arch aarch64 >cal.txt 2>&1 || { cat cal.txt; not_ok "emurun calibrate"; finish; exit 1; }
 cat cal.txt

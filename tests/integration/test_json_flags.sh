@@ -40,11 +40,11 @@ part_verify() {
 part_calibrate() {
     need_probe aarch64 || return 0
     rc=0
-    "$EMURUN" calibrate --json -o cal.json --arch aarch64 --native-program "$EMURUN_HELPER_DIR/exit_with" \
+    "$EMURUN" calibrate --json -o cal.json --arch aarch64 --native-program "$EMURUN_HELPER_DIR/burn_cpu" \
         --emulated-program "$probe" >calibrate.json 2>calibrate.err || rc=$?
     if [ "$rc" -eq 0 ]; then
         check "calibrate --json" calibrate.json \
-            "c = d['calibrations'][0]; assert c['arch'] == 'aarch64' and c['emulated_seconds'] > 0 and c['slowdown'] > 0; assert d['file'].endswith('cal.json')"
+            "c = d['calibrations'][0]; assert c['arch'] == 'aarch64' and c['emulated_seconds'] > 0 and c['slowdown'] > 0; assert [p['name'] for p in c['phases']] == ['program']; assert d['file'].endswith('cal.json')"
     else
         not_ok "calibrate --json exited $rc: $(cat calibrate.err)"
     fi

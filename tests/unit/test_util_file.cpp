@@ -2,12 +2,15 @@
 #include "testdir.hpp"
 #include "util/fd.hpp"
 #include "util/file.hpp"
+#include "util/temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <fcntl.h>
 #include <sched.h>
 #include <string>
@@ -219,4 +222,26 @@ TEST_CASE("util file: on a full disk write_file_atomic reports ENOSPC and keeps 
         EMURUN_SKIP("no user namespace to mount a small tmpfs in (the EFBIG case covers the path)");
     }
     CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("util temp dir: a fresh private directory each time, removed with its content") {
+    const auto prefix = emurun::test::testdir("tempdir") / "calibrate-";
+    std::filesystem::path first_path;
+    {
+        auto first = emurun::util::TempDir::make(prefix);
+        auto second = emurun::util::TempDir::make(prefix);
+        REQUIRE(first);
+        REQUIRE(second);
+        CHECK(first->path() != second->path()); // no fixed name another user could plant
+        struct stat st {};
+        REQUIRE(::lstat(first->path().c_str(), &st) == 0);
+        CHECK(S_ISDIR(st.st_mode));
+        CHECK((st.st_mode & 0777) == 0700);
+        std::ofstream(first->path() / "workload.c") << "int main(void) { return 0; }\n";
+        first_path = first->path();
+    }
+    CHECK_FALSE(std::filesystem::exists(first_path));
+    auto nowhere = emurun::util::TempDir::make("/nonexistent/dir/x-");
+    REQUIRE_FALSE(nowhere);
+    CHECK(nowhere.error().what.find("/nonexistent/dir/x-") != std::string::npos);
 }

@@ -1,0 +1,33 @@
+// A fresh private directory (mkdtemp), removed with its content.
+#include "util/temp_dir.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <stdlib.h>
+#include <utility>
+
+namespace emurun::util {
+
+namespace fs = std::filesystem;
+
+Result<TempDir> TempDir::make(const fs::path& prefix) {
+    std::error_code ec;
+    auto absolute = fs::absolute(prefix, ec);
+    std::string tmpl = (ec ? prefix : absolute).string() + "XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+        return fail("create a temporary directory " + tmpl, std::strerror(errno),
+                    "check that its parent exists and is writable (TMPDIR)");
+    }
+    return TempDir(tmpl);
+}
+
+TempDir::TempDir(TempDir&& o) noexcept : m_path(std::exchange(o.m_path, {})) {}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    if (!m_path.empty()) {
+        fs::remove_all(m_path, ec);
+    }
+}
+
+} // namespace emurun::util
