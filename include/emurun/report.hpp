@@ -247,10 +247,17 @@ struct FlagRules {
     double regression_relative = 0.2; ///< (c) slower than previous by more than 20 % ...
     double regression_absolute = 5;   ///< ... and by more than 5 s
     double job_limit_share = 0.8;     ///< (d) projected total over 80 % of the job limit
-    /// (e) a test is flagged slow over baseline_factor x its baseline time, unless that
-    /// baseline time is below this many seconds (timer noise)
+    /// (b), (e): a step or test is flagged over baseline_factor x its baseline time, unless
+    /// that baseline time (wall, CPU for a step on the CPU basis) is below this many seconds
+    /// (timer noise)
     double test_min_baseline = 0.05;
 };
+
+/// Error unless `baseline` (read from `name`) can serve as a native baseline: some step of it
+/// ran natively. A report whose steps all ran emulated would give factors near 1 that mean
+/// nothing.
+[[nodiscard]] EMURUN_EXPORT Result<void> check_baseline(const Report& baseline,
+                                                        const std::string& name);
 
 /// Error unless every threshold is a finite number in its range: baseline_factor > 0,
 /// regression margins >= 0, 0 < job_limit_share <= 1 (NaN and -1 would silence a rule).

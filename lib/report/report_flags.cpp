@@ -54,20 +54,23 @@ void add_unique(std::vector<Flag>& into, const Flag& flag) {
     }
 }
 
-// Rule (b): an emulated step's factor against its native baseline; a native step gets none
-// (it would compare native with native), a step that did not pass is not flagged (its time
-// says how far it got, not how slow emulation is).
+// Rule (b): an emulated step's factor against its native baseline step; a native step gets
+// none (it would compare native with native), nor does one whose baseline step ran emulated; a
+// step that did not pass is not flagged (its time says how far it got, not how slow emulation
+// is), nor one whose baseline time is timer noise.
 void flag_baseline(StepResult& result, const FlagRules& rules, const StepResult* base) {
-    if (!base || result.emulation == Emulation::native) {
+    if (!base || result.emulation == Emulation::native || base->emulation != Emulation::native) {
         return;
     }
     result.baseline_wall = base->wall;
     result.baseline_cpu = base->cpu();
     auto factor = result.factor(rules.basis);
-    if (result.status != StepStatus::passed || !factor || !(*factor > rules.baseline_factor)) {
+    const bool cpu = rules.basis == FactorBasis::cpu;
+    const double base_time = cpu ? base->cpu() : base->wall;
+    if (result.status != StepStatus::passed || !factor || !(*factor > rules.baseline_factor) ||
+        base_time < rules.test_min_baseline) {
         return;
     }
-    const bool cpu = rules.basis == FactorBasis::cpu;
     add_unique(result.flags,
                {"baseline", printf_string("%.1fx the native baseline's %s (%s), over %gx", *factor,
                                           cpu ? "CPU time" : "wall time",
@@ -181,6 +184,17 @@ void flag_step(StepResult& result, const FlagRules& rules, const Report* baselin
                                prev->wall > 0 ? 100 * delta / prev->wall : 100.0)});
         }
     }
+}
+
+Result<void> check_baseline(const Report& baseline, const std::string& name) {
+    const bool native = std::ranges::any_of(
+        baseline.steps, [](const StepResult& s) { return s.emulation == Emulation::native; });
+    if (!native && !baseline.steps.empty()) {
+        return fail("baseline " + name,
+                    "none of its steps ran natively: it is an emulated run, not a native baseline",
+                    "make the baseline with a native run of the pipeline ('emurun run --native')");
+    }
+    return {};
 }
 
 double projected_total(double elapsed, double remaining, int jobs) {
@@ -336,6 +350,14 @@ Result<void> add_report(Report& out, const Report& r) {
                     "they are of different pipelines (\"" + out.pipeline + "\" and \"" +
                         r.pipeline + "\")",
                     "merge only the shards of one pipeline run");
+    }
+    if (r.factor_basis != out.factor_basis) {
+        return fail("merge reports",
+                    "their factors divide different times (" +
+                        std::string(to_string(out.factor_basis)) + " and " +
+                        std::string(to_string(r.factor_basis)) +
+                        "): their columns and baseline flags would not compare",
+                    "run every job with the same --factor-basis");
     }
     out.started = std::min(out.started, r.started);
     out.wall = std::max(out.wall, r.wall); // shards run side by side

@@ -185,8 +185,7 @@ std::string seconds_text(double s) {
 
 // One phase natively, then emulated.
 Result<CalibrationPhase> measure_phase(std::string_view name, const Workload& native,
-                                       const Workload& emulated,
-                                       const CalibrateOptions& options) {
+                                       const Workload& emulated, const CalibrateOptions& options) {
     std::vector<std::string> args;
     if (name != "program") {
         args.emplace_back(name);
@@ -229,7 +228,8 @@ Result<fs::path> compile(const std::string& compiler, const fs::path& dir, const
 // to be one ({"arches": {...}}). A missing file says to calibrate; any other refusal says to
 // give a calibration file.
 Result<util::Json> read_calibration(const fs::path& file) {
-    const std::string other = "give a calibration file written by 'emurun calibrate', or a new path";
+    const std::string other =
+        "give a calibration file written by 'emurun calibrate', or a new path";
     auto text = util::read_file(file, k_calibration_max_bytes);
     if (!text) {
         std::error_code ec;
@@ -404,7 +404,8 @@ Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options)
     std::optional<util::TempDir> temp;
     fs::path dir = options.work_dir;
     if (dir.empty()) {
-        temp.emplace(EMURUN_TRY(util::TempDir::make(fs::temp_directory_path() / "emurun-calibrate-")));
+        temp.emplace(
+            EMURUN_TRY(util::TempDir::make(fs::temp_directory_path() / "emurun-calibrate-")));
         dir = temp->path();
     }
     std::error_code ec;
@@ -414,9 +415,9 @@ Result<Calibration> calibrate(const Arch& arch, const CalibrateOptions& options)
     const bool given = options.native_program.has_value();
     auto native = EMURUN_TRY(given ? Result<fs::path>(*options.native_program)
                                    : compile("cc", dir, src, "workload-native", options));
-    auto foreign =
-        EMURUN_TRY(given ? Result<fs::path>(*options.emulated_program)
-                         : compile(arch.triplet + "-gcc", dir, src, "workload-" + arch.name, options));
+    auto foreign = EMURUN_TRY(
+        given ? Result<fs::path>(*options.emulated_program)
+              : compile(arch.triplet + "-gcc", dir, src, "workload-" + arch.name, options));
     auto emu = EMURUN_TRY(find_emulator(arch, options.emulators));
     std::vector<std::string_view> names(k_phases.begin(), k_phases.end());
     if (given) {

@@ -126,6 +126,40 @@ TEST_CASE("report: the factor on CPU time, no factor for a native step, no flag 
           std::string::npos);
 }
 
+TEST_CASE(
+    "report: no baseline flag over timer noise or an emulated baseline; merge keeps one basis") {
+    Report baseline = report_of({step("tiny", 0.002), step("unit", 1.0)});
+    StepResult tiny = step("tiny", 0.07); // 35x a 2 ms native run: noise
+    tiny.emulation = emurun::Emulation::exec;
+    emurun::flag_step(tiny, {}, &baseline, nullptr);
+    CHECK(tiny.baseline_factor().value() == doctest::Approx(35.0)); // shown...
+    CHECK(tiny.flags.empty());                                      // ...not flagged
+
+    Report emulated = baseline;
+    for (auto& s : emulated.steps) {
+        s.emulation = emurun::Emulation::sandbox;
+    }
+    StepResult unit = step("unit", 30.0);
+    unit.emulation = emurun::Emulation::exec;
+    emurun::flag_step(unit, {}, &emulated, nullptr);
+    CHECK_FALSE(unit.baseline_wall); // emulated against emulated is no emulation factor
+    auto refused = emurun::check_baseline(emulated, "arm.json");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message().find("baseline arm.json: none of its steps ran natively") !=
+          std::string::npos);
+    CHECK(emurun::check_baseline(baseline, "native.json"));
+
+    Report wall = report_of({step("a", 1.0)});
+    Report cpu = wall;
+    cpu.factor_basis = emurun::FactorBasis::cpu;
+    wall.shard_count = cpu.shard_count = 2;
+    cpu.shard_index = 2;
+    std::vector<Report> mixed{wall, cpu};
+    auto merged = emurun::merge_reports(mixed);
+    REQUIRE_FALSE(merged);
+    CHECK(merged.error().message().find("different times (wall and cpu)") != std::string::npos);
+}
+
 TEST_CASE("report: regression needs both the relative and the absolute margin") {
     Report previous = report_of({step("a", 100), step("b", 10), step("c", 10)});
     StepResult a = step("a", 110); // +10 s but only +10 %

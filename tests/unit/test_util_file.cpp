@@ -9,9 +9,9 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <fcntl.h>
 #include <sched.h>
 #include <string>
 #include <sys/mount.h>

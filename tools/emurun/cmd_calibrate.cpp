@@ -52,7 +52,8 @@ std::filesystem::path output_file(const CalibrateArgs& a) {
     std::error_code ec;
     auto dir = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
     if (!std::filesystem::is_directory(dir, ec)) {
-        throw Failure(Error{"output " + a.output, "its directory " + dir.string() + " does not exist",
+        throw Failure(Error{"output " + a.output,
+                            "its directory " + dir.string() + " does not exist",
                             "create it, or write the calibration somewhere else"});
     }
     return file;

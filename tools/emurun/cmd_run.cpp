@@ -221,6 +221,9 @@ RunnerOptions runner_options(const RunArgs& a, const Pipeline& pipeline) {
     o.jobs = a.jobs;
     o.shard = shard_of(a);
     o.baseline = load_report(a.baseline);
+    if (o.baseline) {
+        unwrap(check_baseline(*o.baseline, a.baseline));
+    }
     o.previous = load_report(a.previous);
     if (!a.job_limit.empty()) {
         o.job_limit =
