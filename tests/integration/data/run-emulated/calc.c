@@ -1,6 +1,6 @@
 /* calc: tiny test program. `sum N...` prints the sum, `burn N` runs N rounds of a
-   xorshift and snprintf/strtoul loop (so that an emulated run is measurably slower), `arch` prints the arch it was
-   compiled for (proves a foreign binary really ran). */
+   xorshift and snprintf/strtoul loop (so that an emulated run is measurably slower), `arch` prints
+   the arch it was compiled for (proves a foreign binary really ran). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
