@@ -39,8 +39,9 @@ struct ArtifactManifest {
     Report report;
 };
 
-/// The id of a manifest: a hash of its pipeline digest, the build's start, wall, steps, paths
-/// and logs.
+/// The id of a manifest, 16 hex digits: a hash of all a test job takes from it (the pipeline's
+/// name and digest, the paths, the logs and the whole report, every step's entry included), so
+/// that an edit of any of it is refused (check_manifest).
 [[nodiscard]] EMURUN_EXPORT std::string artifact_id(const ArtifactManifest& manifest);
 /// The manifest as JSON text: {"format", "pipeline", "digest", "id", "paths", "logs", "report"}.
 [[nodiscard]] EMURUN_EXPORT std::string manifest_json(const ArtifactManifest& manifest);
@@ -52,8 +53,10 @@ struct ArtifactManifest {
 /// Error unless `manifest` was packed by this very pipeline (name and digest) as loaded here:
 /// by a native baseline's run exactly when `pipeline` is one (Pipeline::native), with per-arch
 /// steps of no arch `pipeline` did not select (an aarch64 build job's archive in a ppc64le test
-/// job is refused, naming both); its id is its own, and it names only passed, non-test steps of
-/// the pipeline. `archive` names it in errors.
+/// job is refused, naming both); its id is its own (else the error says the archive was edited
+/// or written by another emurun version), it names only passed, non-test steps of the pipeline,
+/// each once, and each of its logs is the own log of one of them (the name a run gives that
+/// step's log or an attempt's, computed from the step's name). `archive` names it in errors.
 [[nodiscard]] EMURUN_EXPORT Result<void> check_manifest(const ArtifactManifest& manifest,
                                                         const Pipeline& pipeline,
                                                         const std::string& archive);
@@ -85,11 +88,15 @@ pack_artifacts(const Pipeline& pipeline, Report& report, const std::filesystem::
 
 /// Check `archive` against `pipeline` (check_manifest, check_archive_members), extract it into
 /// a fresh directory in the pipeline's directory, check that (check_unpacked_tree), put the
-/// packed logs into `log_dir` (the run's RunnerOptions::log_dir, created if missing; a log of
-/// that name there is replaced, as a run replaces its steps' logs), then move the packed paths
-/// into place. A packed path that already exists is an error (nothing is overwritten); on any
-/// error nothing is left behind. Returns the steps to reuse, each `log` (and attempt's) naming
-/// its file in `log_dir`, or empty when the archive holds none for it. A SIGINT, SIGTERM or
+/// packed logs into `log_dir` (the run's RunnerOptions::log_dir, created if missing) under the
+/// names computed from their steps: each written as a new temporary file there and renamed over
+/// whatever has the name (a symlink is replaced, never followed; an empty directory removed; a
+/// directory that is not empty is an error before anything is written), as a run replaces its
+/// steps' logs; then move the packed paths into place. A packed path that already exists is an
+/// error (nothing is overwritten); on any error (a full disk: the errno, and what to do) nothing
+/// is left behind: no log, no temporary file, no `log_dir` it made. Returns the steps to reuse,
+/// each `log` (and attempt's) naming its file in `log_dir`, or empty when the archive holds none
+/// for it. A SIGINT, SIGTERM or
 /// SIGHUP while tar runs stops it as for pack_artifacts: an error, nothing left behind, and the
 /// signal raised again.
 [[nodiscard]] EMURUN_EXPORT Result<ReusedSteps>

@@ -1,5 +1,6 @@
 // Artifact manifests and the checks around an archive: which paths a build packs, which members
 // and which unpacked tree a test job accepts. The tar side is in artifacts_tar.cpp.
+#include "runner/runner_internal.hpp"
 #include "util/hash.hpp"
 #include "util/json.hpp"
 
@@ -240,20 +241,70 @@ Result<void> check_arches(const ArtifactManifest& m, const Pipeline& p, const st
     return {};
 }
 
+// The manifest's steps: each once, a passed non-test step of the pipeline.
+Result<void> check_packed_steps(const ArtifactManifest& m, const Pipeline& p,
+                                const std::string& what) {
+    std::set<std::string_view> seen;
+    for (const auto& s : m.report.steps) {
+        const Step* step = p.find(s.name);
+        if (!step || step->kind == StepKind::test || s.status != StepStatus::passed) {
+            return fail(what,
+                        "its manifest lists step \"" + s.name + "\" as " +
+                            std::string(to_string(s.status)) +
+                            (step ? "" : ", which the pipeline does not have"),
+                        "use the archive as 'emurun run --pack' wrote it");
+        }
+        if (!seen.insert(s.name).second) {
+            return fail(what, "its manifest lists step \"" + s.name + "\" twice",
+                        "use the archive as 'emurun run --pack' wrote it");
+        }
+    }
+    return {};
+}
+
+// Each packed log is one of a packed step's own (detail::own_logs): a test job writes it under
+// that name, never under another step's.
+Result<void> check_packed_logs(const ArtifactManifest& m, const std::string& what) {
+    const auto owned = detail::own_logs(m.report);
+    for (const auto& name : m.logs) {
+        if (!owned.contains(name)) {
+            return fail(what,
+                        "its manifest lists the log \"" + name +
+                            "\", which is not the log of a packed step",
+                        "use the archive as 'emurun run --pack' wrote it");
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 std::string artifact_id(const ArtifactManifest& m) {
-    Json steps = Json::array();
-    for (const auto& s : m.report.steps) {
-        steps.push_back(s.name);
-    }
-    Json identity{{"digest", m.digest},    {"pipeline", m.pipeline}, {"started", m.report.started},
-                  {"wall", m.report.wall}, {"steps", steps},         {"paths", m.paths}};
-    if (!m.logs.empty()) { // an archive without logs keeps the id it had before they were packed
-        identity["logs"] = m.logs;
-    }
+    // All a test job takes from the manifest: an edit of any of it changes the id.
+    Json identity{{"format", ArtifactManifest::k_format},
+                  {"pipeline", m.pipeline},
+                  {"digest", m.digest},
+                  {"paths", m.paths},
+                  {"logs", m.logs},
+                  {"report", m.report.to_json()}};
     return util::fnv1a64_hex(json_text(identity, -1));
 }
+
+namespace detail {
+
+std::map<std::string, fs::path> own_logs(const Report& report) {
+    std::map<std::string, fs::path> out;
+    for (const auto& s : report.steps) {
+        for_each_own_log(s, [&](const fs::path& log, const std::string& own) {
+            if (!log.empty() && log.filename() == own) {
+                out.emplace(own, log);
+            }
+        });
+    }
+    return out;
+}
+
+} // namespace detail
 
 std::string manifest_json(const ArtifactManifest& m) {
     Json j{{"format", ArtifactManifest::k_format},
@@ -307,21 +358,16 @@ Result<void> check_manifest(const ArtifactManifest& m, const Pipeline& p,
                     rebuild);
     }
     if (artifact_id(m) != m.id) {
-        return fail(what, "its manifest was changed after packing (id " + m.id + " does not match)",
-                    "use the archive as 'emurun run --pack' wrote it");
+        return fail(what,
+                    "its manifest's id " + m.id +
+                        " does not match its content: the archive was edited after packing, or "
+                        "written by another emurun version",
+                    "use the archive as 'emurun run --pack' of this emurun version wrote it (run "
+                    "the build job again)");
     }
     EMURUN_TRY(check_arches(m, p, what));
-    for (const auto& s : m.report.steps) {
-        const Step* step = p.find(s.name);
-        if (!step || step->kind == StepKind::test || s.status != StepStatus::passed) {
-            return fail(what,
-                        "its manifest lists step \"" + s.name + "\" as " +
-                            std::string(to_string(s.status)) +
-                            (step ? "" : ", which the pipeline does not have"),
-                        "use the archive as 'emurun run --pack' wrote it");
-        }
-    }
-    return {};
+    EMURUN_TRY(check_packed_steps(m, p, what));
+    return check_packed_logs(m, what);
 }
 
 Result<std::vector<std::string>> collect_outputs(const Pipeline& p, const Report& report) {

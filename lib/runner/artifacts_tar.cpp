@@ -2,6 +2,7 @@
 // the archive's name), started through the process module. Every check runs before anything
 // is moved into place, and a failure leaves nothing behind.
 #include "process/spawn.hpp"
+#include "runner/runner_internal.hpp"
 #include "util/file.hpp"
 #include "util/path.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace emurun {
@@ -128,22 +130,14 @@ Result<void> fsync_file(const fs::path& file) {
     return {};
 }
 
-// The logs of `report`'s steps (each one's `log` and its attempts') that are files: by file
-// name, the name a test job's log directory gives them.
+// The logs of `report`'s steps that are files (detail::own_logs): by file name, the name a
+// test job's log directory gives them.
 std::map<std::string, fs::path> log_sources(const Report& report) {
-    std::map<std::string, fs::path> out;
-    auto add = [&](const fs::path& log) {
+    auto out = detail::own_logs(report);
+    std::erase_if(out, [](const auto& named) {
         std::error_code ec;
-        if (!log.empty() && fs::is_regular_file(log, ec)) {
-            out.emplace(log.filename().string(), log);
-        }
-    };
-    for (const auto& s : report.steps) {
-        add(s.log);
-        for (const auto& a : s.attempts) {
-            add(a.log);
-        }
-    }
+        return !fs::is_regular_file(named.second, ec);
+    });
     return out;
 }
 
@@ -238,51 +232,148 @@ Result<void> stage_logs(const ArtifactManifest& m, const fs::path& dir) {
     return {};
 }
 
-void remove_files(const std::vector<fs::path>& files) {
-    for (const auto& f : files) {
-        std::error_code ec;
-        fs::remove(f, ec);
-    }
-}
-
-// The packed logs from the unpacked tree `staging` into `log_dir`: the files that were written
-// (removed again when the unpack fails later).
-Result<std::vector<fs::path>> place_logs(const fs::path& staging, const ArtifactManifest& m,
-                                         const fs::path& log_dir) {
-    std::vector<fs::path> placed;
+// Makes `dir` and the directories missing above it; those it made, outermost first.
+Result<std::vector<fs::path>> make_directories(const fs::path& dir) {
+    std::vector<fs::path> missing;
     std::error_code ec;
-    if (!m.logs.empty()) {
-        fs::create_directories(log_dir, ec);
+    for (fs::path d = dir;
+         !d.empty() && fs::symlink_status(d, ec).type() == fs::file_type::not_found;
+         d = d.parent_path()) {
+        missing.insert(missing.begin(), d);
     }
-    for (const auto& name : m.logs) {
-        const fs::path from = staging / k_logs_member / name;
-        const bool file = !ec && fs::symlink_status(from, ec).type() == fs::file_type::regular;
-        if (!file ||
-            !fs::copy_file(from, log_dir / name, fs::copy_options::overwrite_existing, ec)) {
-            remove_files(placed);
-            return fail("unpack the log " + name + " into " + log_dir.string(),
-                        ec ? ec.message() : "the archive holds no such file",
-                        "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+        if (::mkdir(missing[i].c_str(), 0777) != 0) {
+            const int err = errno;
+            for (std::size_t j = i; j-- > 0;) {
+                ::rmdir(missing[j].c_str());
+            }
+            return std::unexpected(system_error("create the log directory " + dir.string(), err,
+                                                "choose a log directory emurun can write to "
+                                                "(--log-dir); nothing was unpacked"));
         }
-        placed.push_back(log_dir / name);
     }
-    return placed;
+    return missing;
 }
 
-// `steps` with each log (and each attempt's) naming its file in `log_dir` when the archive held
-// it, else empty.
-std::vector<StepResult> relinked(std::vector<StepResult> steps, const ArtifactManifest& m,
-                                 const fs::path& log_dir) {
-    auto relink = [&](fs::path& log) {
-        const std::string name = log.filename().string();
-        const bool packed = !log.empty() && std::ranges::find(m.logs, name) != m.logs.end();
-        log = packed ? log_dir / name : fs::path();
-    };
-    for (auto& s : steps) {
-        relink(s.log);
-        for (auto& a : s.attempts) {
-            relink(a.log);
+// What to do when writing into the log directory `dir` failed with `e`.
+std::string placing_hint(const Error& e, const fs::path& dir) {
+    const bool full = e.why == std::strerror(ENOSPC) || e.why == std::strerror(EDQUOT);
+    return (full ? "free space in " + dir.string() + " or choose another --log-dir"
+                 : "check that " + dir.string() + " is writable, or choose another --log-dir") +
+           "; nothing was unpacked and no step ran";
+}
+
+// The packed logs on their way into the log directory: each copied into a new temporary file
+// beside its name, then renamed over whatever is there (a symlink is replaced, never followed;
+// an empty directory removed), as a run replaces its steps' logs. Until keep(), the destructor
+// takes it all back: the temporary files, the logs placed and the directories made for them.
+class LogPlacement {
+  public:
+    explicit LogPlacement(fs::path dir) : m_dir(std::move(dir)) {}
+    LogPlacement(const LogPlacement&) = delete;
+    LogPlacement& operator=(const LogPlacement&) = delete;
+    ~LogPlacement() {
+        if (m_kept) {
+            return;
         }
+        for (std::size_t i = 0; i < m_files.size(); ++i) {
+            ::unlink((i < m_renamed ? m_files[i].second : m_files[i].first).c_str());
+        }
+        for (auto it = m_made.rbegin(); it != m_made.rend(); ++it) {
+            ::rmdir(it->c_str());
+        }
+    }
+
+    // Copies of the logs `names` (file names under k_logs_member in `staging`), not yet in place.
+    Result<void> copy(const fs::path& staging, const std::vector<std::string>& names) {
+        if (names.empty()) {
+            return {};
+        }
+        m_made = EMURUN_TRY(make_directories(m_dir));
+        for (const auto& name : names) {
+            const std::string what = "unpack the log " + name + " into " + m_dir.string();
+            const fs::path from = staging / k_logs_member / name;
+            std::error_code ec;
+            if (fs::symlink_status(from, ec).type() != fs::file_type::regular) {
+                return fail(what, "the archive holds no such file",
+                            "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+            }
+            auto tmp = util::copy_to_temporary(from, m_dir / name);
+            if (!tmp) {
+                return fail(what, tmp.error().message(), placing_hint(tmp.error(), m_dir));
+            }
+            m_files.emplace_back(*tmp, m_dir / name);
+        }
+        return {};
+    }
+
+    // Each copy renamed over its name.
+    Result<void> commit() {
+        for (; m_renamed < m_files.size(); ++m_renamed) {
+            const auto& [tmp, log] = m_files[m_renamed];
+            struct stat st {};
+            const bool dir = ::lstat(log.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+            if ((dir && ::rmdir(log.c_str()) != 0) || ::rename(tmp.c_str(), log.c_str()) != 0) {
+                const Error e = system_error(dir ? "remove the directory " + log.string()
+                                                 : "rename " + tmp.string() + " to " + log.string(),
+                                             errno);
+                return fail("unpack the log " + log.filename().string() + " into " + m_dir.string(),
+                            e.message(), placing_hint(e, m_dir));
+            }
+        }
+        return {};
+    }
+
+    void keep() { m_kept = true; }
+
+  private:
+    fs::path m_dir;
+    std::vector<fs::path> m_made;                       // outermost first
+    std::vector<std::pair<fs::path, fs::path>> m_files; // temporary file, the log's name
+    std::size_t m_renamed = 0;                          // of m_files, renamed into place
+    bool m_kept = false;
+};
+
+// Error when a packed log's name in `log_dir` is a directory that is not empty (a run fails
+// the step whose log it is: it cannot open it); before anything is written. Whatever else is
+// there is replaced, as a run replaces its logs.
+Result<void> check_log_targets(const std::vector<std::string>& names, const fs::path& log_dir) {
+    for (const auto& name : names) {
+        const fs::path log = log_dir / name;
+        std::error_code ec;
+        if (fs::is_directory(fs::symlink_status(log, ec)) && !fs::is_empty(log, ec)) {
+            return fail("unpack the log " + name + " into " + log_dir.string(),
+                        log.string() + " is a directory, and not empty (a run fails the step "
+                                       "whose log it is: open failed: Is a directory)",
+                        "remove it, or choose another --log-dir; nothing was unpacked and no step "
+                        "ran");
+        }
+    }
+    return {};
+}
+
+// The names of the packed logs a test job places: those of detail::own_logs, computed from the
+// steps' names (check_manifest refused a manifest listing any other).
+std::vector<std::string> placed_logs(const ArtifactManifest& m) {
+    std::vector<std::string> out;
+    for (const auto& [name, log] : detail::own_logs(m.report)) {
+        if (std::ranges::find(m.logs, name) != m.logs.end()) {
+            out.push_back(name);
+        }
+    }
+    return out;
+}
+
+// `steps` with each log (and each attempt's) naming its file in `log_dir` when one of `placed`
+// is its own, else empty.
+std::vector<StepResult> relinked(std::vector<StepResult> steps,
+                                 const std::vector<std::string>& placed, const fs::path& log_dir) {
+    for (auto& s : steps) {
+        detail::for_each_own_log(s, [&](fs::path& log, const std::string& own) {
+            const bool packed = !log.empty() && log.filename() == own &&
+                                std::ranges::find(placed, own) != placed.end();
+            log = packed ? log_dir / own : fs::path();
+        });
     }
     return steps;
 }
@@ -319,17 +410,19 @@ Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, const fs:
                            int& interrupted_by) {
     auto comp = EMURUN_TRY(compression(archive));
     auto m = EMURUN_TRY(inspect(p, archive, comp, interrupted_by));
+    const auto placed = placed_logs(m);
+    EMURUN_TRY(check_log_targets(placed, log_dir));
     auto staging = EMURUN_TRY(TempDir::make(p.dir / ".emurun-unpack-"));
     EMURUN_TRY(tar({"-x", "-f", fs::absolute(archive).string(), "-C", staging.path().string(),
                     "--no-same-owner", "--no-overwrite-dir"},
                    comp, "unpack " + archive.string(), interrupted_by));
     EMURUN_TRY(check_unpacked_tree(staging.path()));
-    auto logs = EMURUN_TRY(place_logs(staging.path(), m, log_dir));
-    if (auto moved = move_into_place(p, staging.path(), m.paths); !moved) {
-        remove_files(logs);
-        return std::unexpected(moved.error());
-    }
-    return ReusedSteps{m.id, relinked(m.report.steps, m, log_dir)};
+    LogPlacement logs(log_dir);
+    EMURUN_TRY(logs.copy(staging.path(), placed));
+    EMURUN_TRY(logs.commit());
+    EMURUN_TRY(move_into_place(p, staging.path(), m.paths));
+    logs.keep();
+    return ReusedSteps{m.id, relinked(m.report.steps, placed, log_dir)};
 }
 
 } // namespace

@@ -26,10 +26,8 @@ bool wants_retry(const Step& step, const StepResult& r, std::size_t attempts_don
 
 Attempt set_aside_attempt(const StepResult& r, std::size_t number) {
     Attempt a{r.status, r.exit_code, r.signal, r.wall, r.evidence, r.message, r.log};
-    // '@' is in no step log's name (log_file_name keeps letters, digits, '-', '_' and '.'):
-    // "a.attempt1.log" was also the log of a step named "a.attempt1", which overwrote it.
     auto aside = r.log;
-    aside.replace_filename(r.log.stem().string() + "@attempt" + std::to_string(number) + ".log");
+    aside.replace_filename(attempt_log_file_name(r.name, number));
     std::error_code ec;
     std::filesystem::rename(r.log, aside, ec);
     if (!ec) {

@@ -5,6 +5,7 @@
 #include <emurun/qemu.hpp>
 #include <emurun/runner.hpp>
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,25 @@ void close_attempts(std::vector<Attempt> earlier, StepResult& r);
 /// other name with unsafe characters as '_', shortened, and a hash of the name appended, so
 /// "a/b", "a b" and "a_b" get three files.
 std::string log_file_name(std::string_view step);
+/// The file name attempt `number` (1-based) of `step` is set aside to, "<stem>@attempt<N>.log"
+/// of log_file_name(step) (set_aside_attempt).
+std::string attempt_log_file_name(std::string_view step, std::size_t number);
+
+/// Calls `f(log, name)` for the log of `r` (a StepResult, const or not) and each attempt's:
+/// `name` is the file name a run gives that log, computed from the step's name (the last
+/// attempt's log is the step's own, the earlier ones were set aside).
+template <class R, class F> void for_each_own_log(R& r, F f) {
+    const std::string own = log_file_name(r.name);
+    f(r.log, own);
+    for (std::size_t i = 0; i < r.attempts.size(); ++i) {
+        f(r.attempts[i].log,
+          i + 1 == r.attempts.size() ? own : attempt_log_file_name(r.name, i + 1));
+    }
+}
+
+/// The logs of `report`'s steps that carry the name a run gives them (for_each_own_log): by that
+/// name, the path the report names. What a build job packs, and all a test job unpacks.
+std::map<std::string, std::filesystem::path> own_logs(const Report& report);
 
 /// Error when two steps would share a log file, or the log directory's name is not UTF-8 (the
 /// report names each log in JSON text). Before anything runs.

@@ -39,6 +39,13 @@ std::string log_file_name(std::string_view step) {
     return out + "-" + util::fnv1a64_hex(step) + ".log";
 }
 
+std::string attempt_log_file_name(std::string_view step, std::size_t number) {
+    const std::string own = log_file_name(step);
+    // '@' is in no step log's name (log_file_name keeps letters, digits, '-', '_' and '.'):
+    // "a.attempt1.log" was also the log of a step named "a.attempt1", which overwrote it.
+    return own.substr(0, own.size() - 4) + "@attempt" + std::to_string(number) + ".log";
+}
+
 Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::path& log_dir) {
     if (!is_utf8(log_dir.string())) {
         return fail("log directory " + log_dir.string(),

@@ -157,10 +157,20 @@ Result<void> write_all(int fd, std::string_view content, const std::string& name
 
 namespace {
 
-/// Write, chmod, fsync and close the temporary file; the caller removes it on failure.
-Result<void> fill_temporary(UniqueFd fd, const std::string& tmp, std::string_view content,
-                            mode_t mode) {
-    EMURUN_TRY(write_all(fd.get(), content, tmp));
+/// A new temporary file ".NAME.XXXXXX" beside `path` (mkostemp: O_CREAT | O_EXCL) into `tmp`.
+Result<UniqueFd> make_temporary(const fs::path& path, std::string& tmp) {
+    const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    tmp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+    UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!fd) {
+        return std::unexpected(system_error("create a temporary file " + tmp, errno,
+                                            "is " + dir.string() + " writable?"));
+    }
+    return fd;
+}
+
+/// Chmod, fsync and close the temporary file; the caller removes it on failure.
+Result<void> seal_temporary(UniqueFd fd, const std::string& tmp, mode_t mode) {
     // mkstemp creates 0600; reports and configs are read by the job's other steps.
     if (::fchmod(fd.get(), mode) != 0) {
         return std::unexpected(system_error("fchmod " + tmp, errno));
@@ -169,6 +179,32 @@ Result<void> fill_temporary(UniqueFd fd, const std::string& tmp, std::string_vie
         return std::unexpected(system_error("fsync " + tmp, errno));
     }
     return fd.close(tmp);
+}
+
+/// Write, chmod, fsync and close the temporary file; the caller removes it on failure.
+Result<void> fill_temporary(UniqueFd fd, const std::string& tmp, std::string_view content,
+                            mode_t mode) {
+    EMURUN_TRY(write_all(fd.get(), content, tmp));
+    return seal_temporary(std::move(fd), tmp, mode);
+}
+
+/// Copy all of `in` (named `from`) into the temporary file `out`, then seal it.
+Result<void> copy_into_temporary(int in, const std::string& from, UniqueFd out,
+                                 const std::string& tmp, mode_t mode) {
+    char buf[65536];
+    while (true) {
+        const ssize_t n = ::read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return std::unexpected(system_error("read " + from, errno));
+        }
+        if (n == 0) {
+            return seal_temporary(std::move(out), tmp, mode);
+        }
+        EMURUN_TRY(write_all(out.get(), std::string_view(buf, static_cast<std::size_t>(n)), tmp));
+    }
 }
 
 } // namespace
@@ -213,13 +249,8 @@ Result<void> check_replaceable(const fs::path& path) {
 
 Result<void> write_file_atomic(const fs::path& path, std::string_view content, mode_t mode) {
     EMURUN_TRY(check_replaceable(path));
-    const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-    std::string tmp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-    UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
-    if (!fd) {
-        return std::unexpected(system_error("create a temporary file " + tmp, errno,
-                                            "is " + dir.string() + " writable?"));
-    }
+    std::string tmp;
+    auto fd = EMURUN_TRY(make_temporary(path, tmp));
     auto filled = fill_temporary(std::move(fd), tmp, content, mode);
     if (filled && ::rename(tmp.c_str(), path.c_str()) != 0) {
         filled = std::unexpected(system_error("rename " + tmp + " to " + path.string(), errno));
@@ -230,6 +261,26 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view content, m
                               (filled.error().hint.empty() ? "" : "; " + filled.error().hint);
     }
     return filled;
+}
+
+Result<fs::path> copy_to_temporary(const fs::path& from, const fs::path& to, mode_t mode) {
+    UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
+    struct stat st {};
+    if (!in || ::fstat(in.get(), &st) != 0) {
+        return std::unexpected(system_error("open " + from.string(), errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return fail("copy " + from.string(), "not a regular file",
+                    std::string("it is ") + std::string(file_kind(st.st_mode)));
+    }
+    std::string tmp;
+    auto out = EMURUN_TRY(make_temporary(to, tmp));
+    if (auto copied = copy_into_temporary(in.get(), from.string(), std::move(out), tmp, mode);
+        !copied) {
+        ::unlink(tmp.c_str());
+        return std::unexpected(copied.error());
+    }
+    return fs::path(tmp);
 }
 
 } // namespace emurun::util

@@ -60,6 +60,15 @@ inline constexpr std::size_t k_no_limit = std::numeric_limits<std::size_t>::max(
 [[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
                                              std::string_view content, mode_t mode = 0644);
 
+/// A copy of the regular file `from` (not followed when a symlink) as a new temporary file
+/// beside `to` (".NAME.XXXXXX", created with O_EXCL: never written through a symlink or into an
+/// existing file), chmod'ed to `mode` and fsync'ed; its path, for the caller to rename over `to`
+/// or remove. On any failure (full disk: ENOSPC, quota, I/O error) nothing is left and the error
+/// names the call, the file and strerror.
+[[nodiscard]] Result<std::filesystem::path> copy_to_temporary(const std::filesystem::path& from,
+                                                              const std::filesystem::path& to,
+                                                              mode_t mode = 0644);
+
 /// write(2) all of `content` to `fd`, retrying on EINTR and short writes. Error: the errno.
 [[nodiscard]] Result<void> write_all(int fd, std::string_view content, const std::string& name);
 

@@ -1,6 +1,7 @@
 // Fuzz target for the artifact manifest reader (read from an archive a test job was given): no
-// input may crash it; what loads must round-trip, its paths must be plain relative ones and its
-// logs plain file names (a test job writes them into its log directory).
+// input may crash it; what loads must round-trip with the same id (which hashes the whole
+// manifest), its paths must be plain relative ones and its logs plain file names (a test job
+// writes them into its log directory).
 #include <emurun/artifacts.hpp>
 
 #include <cstdint>
@@ -39,7 +40,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::fprintf(stderr, "fuzz_manifest: a loaded manifest does not round-trip\n");
         std::abort();
     }
-    (void)emurun::artifact_id(*m);
+    // The id covers the whole manifest a test job takes: it must not change in a round trip,
+    // or an archive as packed would be refused as edited.
+    if (emurun::artifact_id(*again) != emurun::artifact_id(*m) ||
+        emurun::artifact_id(*m).size() != 16) {
+        std::fprintf(stderr, "fuzz_manifest: the id of a loaded manifest is not stable\n");
+        std::abort();
+    }
     return 0;
 }
 

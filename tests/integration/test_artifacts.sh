@@ -165,13 +165,20 @@ archive("symlink.tar", [link("build/bin/escape", "../../../outside"), file("buil
 archive("hardlink.tar", [hard("build/bin/h", "../../outside"), file("build/data/n")])
 m = json.loads(manifest); m["paths"].append("build/more")
 archive("edited.tar", [file("build/data/n")], json.dumps(m).encode())
+# The report entries are hashed into the id too: a step's wall or message edited, id kept.
+m = json.loads(manifest); m["report"]["steps"][0]["wall"] = 9999
+archive("edited-wall.tar", [file("build/data/n")], json.dumps(m).encode())
+m = json.loads(manifest); m["report"]["steps"][0]["message"] = "edited"
+archive("edited-message.tar", [file("build/data/n")], json.dumps(m).encode())
 PY
 unpack_refused dotdot dotdot.tar 'member "build/bin/../../../outside" is not a plain relative path'
 unpack_refused absolute absolute.tar 'member "/tmp/outside-emurun-test" is not a plain relative path'
 unpack_refused extra extra.tar 'member "build/other" is not one of the manifest'
 unpack_refused symlink symlink.tar "is a symlink to ../../../outside, outside the archive"
 unpack_refused hardlink hardlink.tar "tar failed"
-unpack_refused edited edited.tar "was changed after packing"
+unpack_refused edited edited.tar "the archive was edited after packing, or written by another emurun version"
+unpack_refused edited-wall edited-wall.tar "does not match its content: the archive was edited"
+unpack_refused edited-message edited-message.tar "does not match its content: the archive was edited"
 [ ! -e /tmp/outside-emurun-test ] && ok "no absolute member written" || not_ok "/tmp written"
 
 # A build step that does not make a declared output: the pack fails, nothing is written.

@@ -126,7 +126,7 @@ TEST_CASE("artifacts: a manifest round-trips and must match the pipeline that un
           std::string::npos);
     ArtifactManifest tampered = m;
     tampered.paths.push_back("out/more");
-    CHECK(message_of(check_manifest(tampered, p, "a.tar")).find("changed after packing") !=
+    CHECK(message_of(check_manifest(tampered, p, "a.tar")).find("edited after packing") !=
           std::string::npos);
     ArtifactManifest test_step = m;
     test_step.report = passed({"t"});
@@ -347,8 +347,14 @@ TEST_CASE("artifacts: the manifest's logs are plain file names, each once, and a
     Pipeline p = pipeline_in(test::testdir("logs-manifest"));
     ArtifactManifest m = manifest_of(p, {"out/bin/tool"});
     m.logs = {"build.log", "build@attempt1.log"};
+    m.report.steps[0].log = "logs/build.log";
+    m.report.steps[0].attempts.resize(2);
+    m.report.steps[0].attempts[0].log = "logs/build@attempt1.log";
+    m.report.steps[0].attempts[1].log = "logs/build.log";
     m.id = artifact_id(m);
-    CHECK(m.id != manifest_of(p, {"out/bin/tool"}).id); // the logs are part of the identity
+    ArtifactManifest no_logs = m;
+    no_logs.logs.clear();
+    CHECK(m.id != artifact_id(no_logs)); // the logs are part of the identity
     auto back = parse_manifest(manifest_json(m), "a.tar");
     REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
     CHECK(back->logs == m.logs);
@@ -429,4 +435,143 @@ TEST_CASE("artifacts: a reused step whose log was not packed gets a log saying s
           "reused: passed in the build job (artifacts 0123456789abcdef); its log is not "
           "in the archive\n");
     CHECK(test::status_of(*r, "t") == StepStatus::passed);
+}
+
+TEST_CASE("artifacts: the id covers the report entries; an edited manifest is refused") {
+    // Only the steps' names were hashed: a report entry's wall or message edited in the manifest
+    // unpacked as if packed so.
+    const fs::path dir = test::testdir("manifest-id");
+    Pipeline p = pipeline_in(dir);
+    ArtifactManifest m = manifest_of(p, {"out/bin/tool"});
+    m.report.steps[0].wall = 0.1 + 0.2; // the id survives the JSON round trip of any double
+    m.report.steps[0].user = 1e-7;
+    m.report.steps[0].message = "built";
+    m.id = artifact_id(m);
+    CHECK(m.id.size() == 16);
+    CHECK(m.id.find_first_not_of("0123456789abcdef") == std::string::npos);
+    auto back = parse_manifest(manifest_json(m), "a.tar");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(message_of(check_manifest(*back, p, "a.tar")).empty());
+    for (int edit = 0; edit < 3; ++edit) {
+        CAPTURE(edit);
+        ArtifactManifest e = *back;
+        if (edit == 0) {
+            e.report.steps[0].wall = 9999;
+        } else if (edit == 1) {
+            e.report.steps[0].message = "edited";
+        } else {
+            e.report.wall = 1;
+        }
+        CHECK(message_of(check_manifest(e, p, "a.tar")) ==
+              "artifacts a.tar: its manifest's id " + m.id +
+                  " does not match its content: the archive was edited after packing, or written "
+                  "by another emurun version (use the archive as 'emurun run --pack' of this "
+                  "emurun version wrote it (run the build job again))");
+    }
+}
+
+TEST_CASE("artifacts: a packed log is one of its step's own; another step's is refused") {
+    // With a recomputed id, "logs": ["t.log"] and the build step's log named t.log made the
+    // build's log the test step t's.
+    Pipeline p = pipeline_in(test::testdir("logs-own"));
+    ArtifactManifest m = manifest_of(p, {"out/bin/tool"});
+    m.report.steps[0].log = "logs/t.log";
+    m.logs = {"t.log"};
+    m.id = artifact_id(m);
+    CHECK(message_of(check_manifest(m, p, "a.tar")) ==
+          "artifacts a.tar: its manifest lists the log \"t.log\", which is not the log of a "
+          "packed step (use the archive as 'emurun run --pack' wrote it)");
+    m.report.steps[0].log = "logs/build.log";
+    m.id = artifact_id(m);
+    CHECK(message_of(check_manifest(m, p, "a.tar")).find("the log \"t.log\", which is not") !=
+          std::string::npos);
+    m.logs = {"build.log"};
+    m.id = artifact_id(m);
+    CHECK(message_of(check_manifest(m, p, "a.tar")).empty());
+    m.report.steps.push_back(m.report.steps[0]);
+    m.id = artifact_id(m);
+    CHECK(message_of(check_manifest(m, p, "a.tar")).find("lists step \"build\" twice") !=
+          std::string::npos);
+}
+
+namespace {
+
+// An archive of built_in(dir) whose build step has the log `text`, packed as `dir`/b.tar.
+fs::path packed_with_log(const fs::path& dir, const std::string& text) {
+    Pipeline p = built_in(dir);
+    fs::create_directories(dir / "logs");
+    std::ofstream(dir / "logs/build.log") << text;
+    Report report = passed({"build"});
+    report.steps[0].log = dir / "logs/build.log";
+    auto packed = pack_artifacts(p, report, dir / "b.tar");
+    REQUIRE_MESSAGE(packed.has_value(), (packed ? "" : packed.error().message()));
+    return dir / "b.tar";
+}
+
+} // namespace
+
+TEST_CASE("artifacts: a reused log replaces a symlink at its name, never writes through it" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path archive = packed_with_log(test::testdir("log-symlink"), "the build's log\n");
+    const fs::path fresh = test::testdir("log-symlink-unpack");
+    const fs::path victim = test::testdir("log-symlink-victim") / "victim.txt";
+    std::ofstream(victim) << "keep me\n";
+    fs::create_directories(fresh / "L");
+    fs::create_symlink(victim, fresh / "L/build.log");
+    auto reused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "L");
+    REQUIRE_MESSAGE(reused.has_value(), (reused ? "" : reused.error().message()));
+    CHECK(emurun::util::read_file(victim).value_or("") == "keep me\n");
+    CHECK(fs::is_regular_file(fs::symlink_status(fresh / "L/build.log")));
+    CHECK(emurun::util::read_file(fresh / "L/build.log").value_or("") == "the build's log\n");
+    CHECK(reused->steps.at(0).log == fresh / "L/build.log");
+    for (const auto& e : fs::directory_iterator(fresh / "L")) {
+        CHECK(e.path().filename() == "build.log"); // no temporary file left
+    }
+}
+
+TEST_CASE("artifacts: a directory at a reused log's name: replaced when empty, else refused" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path archive = packed_with_log(test::testdir("log-dir"), "the build's log\n");
+    const fs::path fresh = test::testdir("log-dir-unpack");
+    fs::create_directories(fresh / "L/build.log/inside");
+    auto refused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "L");
+    REQUIRE_FALSE(refused.has_value());
+    const std::string log = (fresh / "L/build.log").string();
+    CHECK(refused.error().message() ==
+          "unpack the log build.log into " + (fresh / "L").string() + ": " + log +
+              " is a directory, and not empty (a run fails the step whose log it is: open "
+              "failed: Is a directory) (remove it, or choose another --log-dir; nothing was "
+              "unpacked and no step ran)");
+    CHECK_FALSE(fs::exists(fresh / "out"));
+    CHECK_FALSE(holds_temporary(fresh));
+    fs::remove(fresh / "L/build.log/inside"); // empty: replaced, as a run replaces it
+    auto reused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "L");
+    REQUIRE_MESSAGE(reused.has_value(), (reused ? "" : reused.error().message()));
+    CHECK(emurun::util::read_file(fresh / "L/build.log").value_or("") == "the build's log\n");
+}
+
+TEST_CASE("artifacts: a refused unpack leaves no log directory it made, and no log" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path archive = packed_with_log(test::testdir("log-undo"), "the build's log\n");
+    const fs::path fresh = test::testdir("log-undo-unpack");
+    touch(fresh / "out"); // a file where the outputs' directory goes: moving them fails
+    auto refused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "new/logs");
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message().starts_with("unpack out/bin/tool into "));
+    CHECK_FALSE(fs::exists(fresh / "new"));
+    CHECK_FALSE(holds_temporary(fresh));
+    fs::create_directories(fresh / "logs");
+    std::ofstream(fresh / "logs/other.log") << "x";
+    CHECK_FALSE(unpack_artifacts(pipeline_in(fresh), archive, fresh / "logs").has_value());
+    CHECK_FALSE(fs::exists(fresh / "logs/build.log"));
+    CHECK(fs::exists(fresh / "logs/other.log")); // a directory that was there stays
 }
