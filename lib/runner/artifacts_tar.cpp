@@ -5,6 +5,7 @@
 #include "runner/runner_internal.hpp"
 #include "util/file.hpp"
 #include "util/path.hpp"
+#include "util/temp_dir.hpp"
 
 #include <emurun/artifacts.hpp>
 
@@ -95,32 +96,7 @@ Result<std::string> tar(std::vector<std::string> args, const std::vector<std::st
     return run.out;
 }
 
-// A fresh directory "<prefix>XXXXXX"; removed with all it holds when the owner goes.
-class TempDir {
-  public:
-    static Result<TempDir> make(const fs::path& prefix) {
-        std::string tmpl = fs::absolute(prefix).string() + "XXXXXX";
-        if (::mkdtemp(tmpl.data()) == nullptr) {
-            return fail("mkdtemp " + tmpl, std::strerror(errno));
-        }
-        return TempDir(tmpl);
-    }
-    TempDir(TempDir&& o) noexcept : m_path(std::exchange(o.m_path, {})) {}
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    TempDir& operator=(TempDir&&) = delete;
-    ~TempDir() {
-        std::error_code ec;
-        if (!m_path.empty()) {
-            fs::remove_all(m_path, ec);
-        }
-    }
-    [[nodiscard]] const fs::path& path() const { return m_path; }
-
-  private:
-    explicit TempDir(fs::path p) : m_path(std::move(p)) {}
-    fs::path m_path;
-};
+using util::TempDir;
 
 Result<void> fsync_file(const fs::path& file) {
     util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
