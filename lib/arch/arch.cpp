@@ -1,19 +1,14 @@
-#include <emurun/arch.hpp>
+#include "arch/arch_table.hpp"
 
-#include <nlohmann/json.hpp>
+#include <emurun/arch.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <exception>
-#include <stdexcept>
 #include <sys/utsname.h>
 
 namespace emurun {
-namespace detail {
-extern const std::string_view k_arch_table_json;
-}
-
 namespace {
 
 std::string lower(std::string_view s) {
@@ -22,71 +17,41 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-int hex_value(char c) {
-    const auto u = static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(c)));
-    if (u >= '0' && u <= '9') {
-        return u - '0';
-    }
-    if (u >= 'a' && u <= 'f') {
-        return u - 'a' + 10;
-    }
-    throw std::invalid_argument(std::string("bad hex digit '") + c + "'");
-}
-
-// The table spells bytes as qemu-binfmt-conf.sh does: literal characters and \xHH escapes.
-std::string unescape(std::string_view s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] == 'x') {
-            out.push_back(static_cast<char>(hex_value(s[i + 2]) * 16 + hex_value(s[i + 3])));
-            i += 3;
-        } else if (s[i] == '\\') {
-            throw std::invalid_argument("backslash not followed by xHH");
-        } else {
-            out.push_back(s[i]);
-        }
-    }
-    return out;
-}
-
-Arch arch_from_json(const nlohmann::json& j) {
+Arch arch_from_row(const detail::ArchRow& r) {
     Arch a;
-    a.name = j.at("name").get<std::string>();
-    a.aliases = j.value("aliases", std::vector<std::string>{});
-    a.elf_class = j.at("elf_class").get<int>() == 64 ? 2 : 1;
-    a.elf_data = j.at("elf_data").get<std::string>() == "big" ? 2 : 1;
-    a.e_machine = j.at("e_machine").get<std::uint16_t>();
-    a.e_flags_mask = j.value("e_flags_mask", 0U);
-    a.e_flags_value = j.value("e_flags_value", 0U);
-    a.magic = unescape(j.at("magic").get<std::string>());
-    a.mask = unescape(j.at("mask").get<std::string>());
-    a.qemu = j.at("qemu").get<std::string>();
-    a.triplet = j.value("triplet", "");
-    a.debian = j.value("debian", "");
-    a.family = j.value("family", a.name);
-    a.known_issue = j.value("known_issue", "");
-    if (a.magic.size() != a.mask.size()) {
-        throw std::invalid_argument(a.name + ": magic and mask differ in length");
-    }
+    a.name = r.name;
+    a.aliases.assign(r.aliases.begin(), r.aliases.end());
+    a.elf_class = r.elf_class == 64 ? 2 : 1;
+    a.elf_data = r.elf_data == "big" ? 2 : 1;
+    a.e_machine = r.e_machine;
+    a.e_flags_mask = r.e_flags_mask;
+    a.e_flags_value = r.e_flags_value;
+    a.magic = r.magic.view();
+    a.mask = r.mask.view();
+    a.qemu = r.qemu;
+    a.triplet = r.triplet;
+    a.debian = r.debian;
+    a.family = r.family;
+    a.known_issue = r.known_issue;
     return a;
 }
 
 std::vector<Arch> load_table() {
-    auto doc = nlohmann::json::parse(detail::k_arch_table_json);
     std::vector<Arch> out;
-    for (const auto& j : doc.at("arches")) {
-        out.push_back(arch_from_json(j));
+    out.reserve(detail::k_arch_table.size());
+    for (const auto& row : detail::k_arch_table) {
+        out.push_back(arch_from_row(row));
     }
     return out;
 }
 
-// The table is embedded at build time and validated by the unit tests, so a malformed one is a
-// build defect: report it and stop rather than let an exception escape the library.
+// The table is checked when it compiles (arch_table.hpp); what is left to fail is memory: report
+// it and stop rather than let an exception escape the library.
 std::vector<Arch> load_table_or_die() noexcept {
     try {
         return load_table();
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "emurun: internal error: embedded binfmt/arches.json: %s\n", e.what());
+        std::fprintf(stderr, "emurun: internal error: building the arch table: %s\n", e.what());
         std::terminate();
     }
 }

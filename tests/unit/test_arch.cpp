@@ -72,6 +72,47 @@ TEST_CASE("arch: the table has upstream's arches and records its source") {
     CHECK(doc.at("arches").size() == all_arches().size());
 }
 
+// The table is generated from binfmt/arches.json at build time (cmake/ArchTable.cmake); read
+// here the way the JSON says it, field by field, it must come out the same.
+TEST_CASE("arch: the generated table is binfmt/arches.json, field by field") {
+    const auto doc = nlohmann::json::parse(emurun::arch_table_json());
+    const auto& arches = doc.at("arches");
+    REQUIRE(arches.size() == all_arches().size());
+    for (std::size_t i = 0; i < arches.size(); ++i) {
+        const auto& j = arches[i];
+        const Arch& a = all_arches()[i];
+        CAPTURE(a.name);
+        CHECK(a.name == j.at("name").get<std::string>());
+        CHECK(a.aliases == j.value("aliases", std::vector<std::string>{}));
+        CHECK(a.elf_class == (j.at("elf_class").get<int>() == 64 ? 2 : 1));
+        CHECK(a.elf_data == (j.at("elf_data").get<std::string>() == "big" ? 2 : 1));
+        CHECK(a.e_machine == j.at("e_machine").get<int>());
+        CHECK(a.e_flags_mask == j.value("e_flags_mask", 0U));
+        CHECK(a.e_flags_value == j.value("e_flags_value", 0U));
+        CHECK(a.qemu == j.at("qemu").get<std::string>());
+        CHECK(a.triplet == j.value("triplet", ""));
+        CHECK(a.debian == j.value("debian", ""));
+        CHECK(a.family == j.value("family", a.name));
+        CHECK(a.known_issue == j.value("known_issue", ""));
+        // magic and mask: \xHH escapes become the byte, everything else stays.
+        for (const auto& [bytes, field] :
+             {std::pair{&a.magic, "magic"}, std::pair{&a.mask, "mask"}}) {
+            const auto text = j.at(field).get<std::string>();
+            std::string expected;
+            for (std::size_t k = 0; k < text.size(); ++k) {
+                if (text.compare(k, 2, "\\x") == 0) {
+                    expected.push_back(
+                        static_cast<char>(std::stoi(text.substr(k + 2, 2), nullptr, 16)));
+                    k += 3;
+                } else {
+                    expected.push_back(text[k]);
+                }
+            }
+            CHECK_MESSAGE(*bytes == expected, field);
+        }
+    }
+}
+
 TEST_CASE("arch: every name and alias resolves to its arch, case-insensitively") {
     for (const auto& a : all_arches()) {
         CAPTURE(a.name);
