@@ -29,7 +29,16 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
-void add_subcommands(CLI::App& app, Action& action) {
+/// `emurun exec` starts once for every foreign program a build runs (CMAKE_CROSSCOMPILING_EMULATOR,
+/// Meson's exe_wrapper), so when it is the first argument only exec is set up: building the other
+/// ten subcommands' options cost more than exec's own work (issue 15, start-up). Its parse is the
+/// same: exec's command takes every word after its options, and what exec does not know falls
+/// through to the global options, which are there either way.
+void add_subcommands(CLI::App& app, Action& action, int argc, char** argv) {
+    if (argc > 1 && std::string_view(argv[1]) == "exec") {
+        add_exec(app, action);
+        return;
+    }
     add_inspect(app, action);
     add_exec(app, action);
     add_binfmt(app, action);
@@ -106,7 +115,7 @@ int main(int argc, char** argv) {
     GlobalOptions g;
     add_global_options(app, g);
     Action action;
-    add_subcommands(app, action);
+    add_subcommands(app, action, argc, argv);
     one_value_per_option(app);
     try {
         app.parse(argc, argv);
