@@ -2,17 +2,19 @@
 // The parent writes the maps (a process cannot map more than its own id into its own
 // namespace); the child waits for them on a pipe, runs the caller's set-up and starts the command.
 #include "process/namespaces.hpp"
+#include "process/spawn.hpp"
 #include "util/file.hpp"
 #include "util/self.hpp"
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
+#include <ranges>
 #include <sched.h>
 #include <sstream>
 #include <sys/mount.h>
@@ -28,9 +30,24 @@ namespace {
 
 constexpr const char* k_subid_hint_tail = " and install the package uidmap (newuidmap/newgidmap)";
 
+/// The caller's login name, which /etc/subuid lines may use: /etc/passwd's, else what the
+/// system's name service says (`getent passwd UID`, libc-bin: LDAP, sssd, systemd users), else
+/// the number. Not getpwuid(): the emurun binary links glibc statically (issue 15, start-up), and
+/// a static glibc would have to load the host's name service modules itself.
 std::string user_name(uid_t uid) {
-    const struct passwd* pw = ::getpwuid(uid);
-    return pw != nullptr ? std::string(pw->pw_name) : std::to_string(uid);
+    if (auto name = passwd_name(util::read_file("/etc/passwd").value_or(""), uid)) {
+        return *name;
+    }
+    detail::CaptureOptions o;
+    o.timeout = std::chrono::seconds(10);
+    o.max_output = 4096;
+    auto run = detail::run_captured(Command{.argv = {"getent", "passwd", std::to_string(uid)}}, o);
+    if (run && !run->start_error && run->status.success()) {
+        if (auto name = passwd_name(run->out, uid)) {
+            return *name;
+        }
+    }
+    return std::to_string(uid);
 }
 
 std::string read_text(const std::string& path) {
@@ -334,6 +351,25 @@ Result<ExitStatus> collect(pid_t pid, util::UniqueFd error_fd) {
 
 int interrupted_by() {
     return g_interrupted_by;
+}
+
+std::optional<std::string> passwd_name(std::string_view text, uid_t uid) {
+    const std::string id = std::to_string(uid);
+    constexpr auto npos = std::string_view::npos;
+    for (const auto part : std::views::split(text, '\n')) {
+        const std::string_view line(part.begin(), part.end());
+        // name:password:uid:gid:...
+        const auto c1 = line.find(':');
+        const auto c2 = c1 == npos ? npos : line.find(':', c1 + 1);
+        if (c1 == 0 || c2 == npos) {
+            continue;
+        }
+        const auto c3 = line.find(':', c2 + 1);
+        if (line.substr(c2 + 1, c3 == npos ? npos : c3 - c2 - 1) == id) {
+            return std::string(line.substr(0, c1));
+        }
+    }
+    return std::nullopt;
 }
 
 Result<SubIdRange> find_subid_range(const std::string& text, const std::string& user, uid_t uid,

@@ -7,7 +7,9 @@
 #include <emurun/process.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 
 namespace emurun::process {
@@ -27,6 +29,10 @@ struct SubIdRange {
 [[nodiscard]] Result<SubIdRange> find_subid_range(const std::string& text, const std::string& user,
                                                   uid_t uid, const std::string& file,
                                                   unsigned long needed);
+
+/// The login name of `uid` in passwd(5)-format `text` (/etc/passwd, or `getent passwd`'s
+/// line): the first field of the first line whose third field is `uid`; nullopt if none.
+[[nodiscard]] std::optional<std::string> passwd_name(std::string_view text, uid_t uid);
 
 /// How the child's id maps are written:
 /// - as real root: "0 0 65536" for uids and gids (the root's files keep their own ids);

@@ -1,11 +1,15 @@
 // The Debian mirror a root is made from: the one this machine's apt uses, and whether it answers.
+#include "process/spawn.hpp"
 #include "root/root_internal.hpp"
 #include "util/env.hpp"
 #include "util/file.hpp"
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <cerrno>
-#include <netdb.h>
+#include <charconv>
+#include <cstdint>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sstream>
 #include <sys/socket.h>
@@ -67,34 +71,81 @@ std::vector<fs::path> files_in(const fs::path& dir, const std::string& ext) {
     return out;
 }
 
-/// Connect to host:port with a timeout; true on success.
-bool connects(const std::string& host, const std::string& port) {
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) {
-        return false;
+/// A socket address to connect to.
+struct TcpAddress {
+    sockaddr_storage addr{};
+    socklen_t len = 0;
+};
+
+/// The TCP addresses of `host` (a name or a numeric address) as this machine resolves them:
+/// `getent ahosts` (libc-bin), under the host's own name service (nsswitch.conf, resolved, ...).
+/// Not getaddrinfo(): the emurun binary links glibc statically (issue 15, start-up), and a static
+/// glibc would have to load the host's name service modules itself.
+std::vector<TcpAddress> tcp_addresses(const std::string& host, std::uint16_t port) {
+    auto run = detail::run_captured(Command{.argv = {"getent", "ahosts", "--", host}}, {});
+    std::vector<TcpAddress> out;
+    if (!run || run->start_error || !run->status.success()) {
+        return out;
     }
-    bool ok = false;
-    for (addrinfo* a = res; a != nullptr && !ok; a = a->ai_next) {
-        const util::UniqueFd sock(
-            ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-        const int fd = sock.get();
-        if (fd < 0) {
+    std::istringstream in(run->out);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string text;
+        std::string type;
+        TcpAddress a;
+        auto* v4 = reinterpret_cast<sockaddr_in*>(&a.addr);
+        auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.addr);
+        if (!(fields >> text >> type) || type != "STREAM") {
             continue;
         }
-        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-            ok = true;
-        } else if (errno == EINPROGRESS) {
-            pollfd p{fd, POLLOUT, 0};
-            int err = 0;
-            socklen_t len = sizeof err;
-            ok = ::poll(&p, 1, k_connect_timeout_ms) == 1 &&
-                 ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+        if (::inet_pton(AF_INET6, text.c_str(), &v6->sin6_addr) == 1) {
+            v6->sin6_family = AF_INET6;
+            v6->sin6_port = htons(port);
+            a.len = sizeof *v6;
+        } else if (::inet_pton(AF_INET, text.c_str(), &v4->sin_addr) == 1) {
+            v4->sin_family = AF_INET;
+            v4->sin_port = htons(port);
+            a.len = sizeof *v4;
+        } else {
+            continue;
         }
+        out.push_back(a);
     }
-    ::freeaddrinfo(res);
-    return ok;
+    return out;
+}
+
+/// A TCP connection to `a` is accepted within k_connect_timeout_ms.
+bool connects_to(const TcpAddress& a) {
+    const util::UniqueFd sock(
+        ::socket(a.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    const int fd = sock.get();
+    if (fd < 0) {
+        return false;
+    }
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a.addr), a.len) == 0) {
+        return true;
+    }
+    if (errno != EINPROGRESS) {
+        return false;
+    }
+    pollfd p{fd, POLLOUT, 0};
+    int err = 0;
+    socklen_t len = sizeof err;
+    return ::poll(&p, 1, k_connect_timeout_ms) == 1 &&
+           ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+}
+
+/// Connect to host:port (a decimal port) with a timeout; true on success.
+bool connects(const std::string& host, const std::string& port) {
+    unsigned number = 0;
+    const char* end = port.data() + port.size();
+    const auto parsed = std::from_chars(port.data(), end, number);
+    if (parsed.ec != std::errc{} || parsed.ptr != end || number == 0 || number > 65535) {
+        return false;
+    }
+    return std::ranges::any_of(tcp_addresses(host, static_cast<std::uint16_t>(number)),
+                               connects_to);
 }
 
 } // namespace

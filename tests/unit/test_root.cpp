@@ -3,7 +3,10 @@
 #include "known_arch.hpp"
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
+#include "scoped_env.hpp"
 #include "skip.hpp"
+#include "util/fd.hpp"
+#include "util/path.hpp"
 
 #include <emurun/pipeline.hpp>
 #include <emurun/root.hpp>
@@ -12,8 +15,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <filesystem>
 #include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -113,6 +119,50 @@ TEST_CASE("root: subordinate id ranges") {
     REQUIRE_FALSE(small.has_value());
     CHECK(small.error().hint.find("usermod --add-subuids 100000-165535") != std::string::npos);
     CHECK(small.error().hint.find("uidmap") != std::string::npos);
+}
+
+TEST_CASE("root: the login name of a uid, from passwd(5) text") {
+    const std::string text = "root:x:0:0:root:/root:/bin/bash\n"
+                             "# not a line\n"
+                             ":x:1000:1000::/:/bin/sh\n"
+                             "alice:x:10000:10000:Alice:/home/alice:/bin/bash\n"
+                             "al:x:1000:1000::/home/al:/bin/sh\n"
+                             "bob:x:1001\n";
+    CHECK(process::passwd_name(text, 0) == "root");
+    CHECK(process::passwd_name(text, 1000) == "al");  // not alice's 10000, not the nameless line
+    CHECK(process::passwd_name(text, 1001) == "bob"); // getent's line may end after the uid
+    CHECK_FALSE(process::passwd_name(text, 100).has_value());
+    CHECK_FALSE(process::passwd_name("", 0).has_value());
+}
+
+// The mirror check resolves names with getent (libc-bin), not getaddrinfo: the emurun binary is
+// linked statically. A listener on 127.0.0.1 answers by address and by the name localhost; once
+// closed, the check says it cannot connect.
+TEST_CASE("root: the mirror check connects by address and by name" * test::may_skip()) {
+    if (!util::find_executable("getent")) {
+        EMURUN_SKIP("no getent in PATH (package libc-bin)");
+    }
+    const test::ScopedEnv no_proxy("http_proxy", std::nullopt);
+    util::UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    REQUIRE(listener.get() >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    REQUIRE(::listen(listener.get(), 4) == 0);
+    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    const std::string port = std::to_string(ntohs(addr.sin_port));
+    for (const std::string host : {"127.0.0.1", "localhost"}) {
+        CAPTURE(host);
+        auto r = root_detail::check_mirror("http://" + host + ":" + port + "/debian");
+        CHECK_MESSAGE(r.has_value(), (r ? "" : r.error().message()));
+    }
+    listener.reset();
+    auto closed = root_detail::check_mirror("http://127.0.0.1:" + port + "/debian");
+    REQUIRE_FALSE(closed.has_value());
+    CHECK(closed.error().why.find("cannot connect to 127.0.0.1:" + port) != std::string::npos);
+    CHECK_FALSE(root_detail::check_mirror("http://127.0.0.1:http/debian").has_value());
 }
 
 TEST_CASE("root: the host's mirror, deb822 first, security skipped") {
