@@ -26,7 +26,8 @@ set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME emurun)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION devel)
-# dpkg-shlibdeps computes Depends from the binaries (libc6 only: spdlog and fmt are compiled in, libstdc++ linked statically).
+# dpkg-shlibdeps computes Depends from the binaries: none, as emurun is a static PIE and its
+# helpers are static (tools/emurun/CMakeLists.txt); a sanitizer or shared-library build gets libc6.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "qemu-user-static")
 # zstd: emurun run --pack/--unpack of .tar.zst archives (tar and gzip are essential; .tar.xz needs xz-utils).
