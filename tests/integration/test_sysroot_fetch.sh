@@ -110,12 +110,14 @@ expect_contains "none found: the error names the script" "$out" \
 expect_contains "and says what to do" "$out" "install emurun-sysroot"
 expect_eq "none found is emurun's failure" 125 "$rc"
 
-# check: FILE after --sysroot DIR is a program to check, and --sysroot repeats.
-rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/empty" --sysroot / "$EMURUN") || rc=$?
-expect_contains "check --sysroot DIR FILE checks FILE" "$out" "$EMURUN: ok ("
+# check: FILE after --sysroot DIR is a program to check, and --sysroot repeats. FILE is the
+# native probe fixture, a dynamic program (emurun itself is a static PIE: nothing to resolve).
+dyn=$EMURUN_FIXTURE_DIR/native/probe
+rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/empty" --sysroot / "$dyn") || rc=$?
+expect_contains "check --sysroot DIR FILE checks FILE" "$out" "$dyn: ok ("
 expect_eq "and exits 0 when it resolves" 0 "$rc"
-rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/empty" "$EMURUN") || rc=$?
-expect_contains "a sysroot without FILE's libraries: FILE is reported" "$out" "$EMURUN: "
+rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/empty" "$dyn") || rc=$?
+expect_contains "a sysroot without FILE's libraries: FILE is reported" "$out" "$dyn: "
 expect_eq "and check exits 1" 1 "$rc"
 
 # check: a sysroot that is not there, a file, or a directory without programs is bad input.
