@@ -108,7 +108,8 @@ out=$("$R/usr/bin/emurun" doctor --no-probe 2>&1) && rc=0 || rc=$?
 [ "$rc" -le 1 ] && ok "installed emurun doctor runs (exit $rc)" || not_ok "installed emurun doctor: exit $rc: $out"
 expect_contains "installed emurun doctor checks the kernel" "$out" "kernel:"
 # And inside that root: chrooted (user namespace, own /proc), with the shared libraries the
-# Depends name copied in from this host as the stand-in for installing those packages.
+# Depends name copied in from this host as the stand-in for installing those packages (none for
+# a static emurun: then it runs in a root with no library at all).
 if unshare --user --map-root-user --mount --pid --fork true 2>/dev/null; then
     for lib in $(ldd "$R/usr/bin/emurun" | awk '/=>/ {print $3} /^\t\// {print $1}'); do
         mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
