@@ -6,6 +6,7 @@
 #include "util/file.hpp"
 #include "util/self.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -14,7 +15,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <grp.h>
-#include <ranges>
 #include <sched.h>
 #include <sstream>
 #include <sys/mount.h>
@@ -356,8 +356,12 @@ int interrupted_by() {
 std::optional<std::string> passwd_name(std::string_view text, uid_t uid) {
     const std::string id = std::to_string(uid);
     constexpr auto npos = std::string_view::npos;
-    for (const auto part : std::views::split(text, '\n')) {
-        const std::string_view line(part.begin(), part.end());
+    // A loop of find() rather than std::views::split: clang-15 (the sanitizer build) cannot
+    // instantiate libstdc++ 12's split_view of a string_view.
+    for (std::size_t start = 0; start < text.size();) {
+        const auto end = std::min(text.find('\n', start), text.size());
+        const std::string_view line = text.substr(start, end - start);
+        start = end + 1;
         // name:password:uid:gid:...
         const auto c1 = line.find(':');
         const auto c2 = c1 == npos ? npos : line.find(':', c1 + 1);
