@@ -277,17 +277,21 @@ Result<void> check_packed_logs(const ArtifactManifest& m, const std::string& wha
     return {};
 }
 
+// Every field of the manifest but its id: what a test job takes from it, and what the id hashes.
+Json manifest_fields(const ArtifactManifest& m) {
+    return Json{{"format", ArtifactManifest::k_format},
+                {"pipeline", m.pipeline},
+                {"digest", m.digest},
+                {"paths", m.paths},
+                {"logs", m.logs},
+                {"report", m.report.to_json()}};
+}
+
 } // namespace
 
 std::string artifact_id(const ArtifactManifest& m) {
     // All a test job takes from the manifest: an edit of any of it changes the id.
-    Json identity{{"format", ArtifactManifest::k_format},
-                  {"pipeline", m.pipeline},
-                  {"digest", m.digest},
-                  {"paths", m.paths},
-                  {"logs", m.logs},
-                  {"report", m.report.to_json()}};
-    return util::fnv1a64_hex(json_text(identity, -1));
+    return util::fnv1a64_hex(json_text(manifest_fields(m), -1));
 }
 
 namespace detail {
@@ -307,13 +311,8 @@ std::map<std::string, fs::path> own_logs(const Report& report) {
 } // namespace detail
 
 std::string manifest_json(const ArtifactManifest& m) {
-    Json j{{"format", ArtifactManifest::k_format},
-           {"pipeline", m.pipeline},
-           {"digest", m.digest},
-           {"id", m.id},
-           {"paths", m.paths},
-           {"logs", m.logs},
-           {"report", m.report.to_json()}};
+    Json j = manifest_fields(m);
+    j["id"] = m.id;
     return json_text(j) + "\n";
 }
 

@@ -29,6 +29,19 @@ std::string_view file_kind(mode_t mode) {
     }
 }
 
+/// One read(2) of up to `size` bytes, retried on EINTR: the count, 0 at EOF.
+Result<std::size_t> read_some(int fd, char* buf, std::size_t size, const std::string& name) {
+    while (true) {
+        const ssize_t n = ::read(fd, buf, size);
+        if (n >= 0) {
+            return static_cast<std::size_t>(n);
+        }
+        if (errno != EINTR) {
+            return std::unexpected(system_error("read " + name, errno));
+        }
+    }
+}
+
 /// Read until EOF or `max_bytes` + 1 bytes (which proves the file is over the limit).
 Result<std::string> read_to_end(int fd, const std::string& name, std::size_t max_bytes,
                                 std::size_t size_hint) {
@@ -36,17 +49,11 @@ Result<std::string> read_to_end(int fd, const std::string& name, std::size_t max
     out.reserve(std::min(size_hint, max_bytes));
     char buf[65536];
     while (out.size() <= max_bytes) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return std::unexpected(system_error("read " + name, errno));
-        }
+        const std::size_t n = EMURUN_TRY(read_some(fd, buf, sizeof buf, name));
         if (n == 0) {
             return out;
         }
-        out.append(buf, static_cast<std::size_t>(n));
+        out.append(buf, n);
     }
     return fail("read " + name,
                 "file is more than the limit of " + std::to_string(max_bytes) + " bytes");
@@ -193,17 +200,11 @@ Result<void> copy_into_temporary(int in, const std::string& from, UniqueFd out,
                                  const std::string& tmp, mode_t mode) {
     char buf[65536];
     while (true) {
-        const ssize_t n = ::read(in, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return std::unexpected(system_error("read " + from, errno));
-        }
+        const std::size_t n = EMURUN_TRY(read_some(in, buf, sizeof buf, from));
         if (n == 0) {
             return seal_temporary(std::move(out), tmp, mode);
         }
-        EMURUN_TRY(write_all(out.get(), std::string_view(buf, static_cast<std::size_t>(n)), tmp));
+        EMURUN_TRY(write_all(out.get(), std::string_view(buf, n), tmp));
     }
 }
 
