@@ -123,6 +123,8 @@ class SupervisorImpl {
 
   private:
     Result<void> start_supervisor(Child& child, const SpawnOptions& options);
+    Result<pid_t> launch_supervisor(const detail::PreparedExec& exec,
+                                    const detail::SupervisorFds& fds);
     void fire_timers(Clock::time_point now);
     std::vector<ChildResult> collect_done();
     void read_output(Child& child, Stream stream);
@@ -136,6 +138,9 @@ class SupervisorImpl {
     ChildId m_next_id = 1;
     std::optional<std::filesystem::path> m_helper; ///< emurun-supervisor, found at first spawn
     detail::OrphanCatcher m_orphans;
+    std::optional<detail::SupervisorServer> m_server; ///< from the second step on
+    int m_launched = 0;                               ///< supervisors started so far
+    bool m_server_failed = false;                     ///< refused or gone: spawn each helper
     std::vector<char> m_buffer = std::vector<char>(64 * 1024);
 };
 
@@ -179,7 +184,7 @@ Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& 
     }
     const detail::SupervisorFds fds{null_in.get(), out->second.get(), err->second.get(),
                                     report->second.get(), control->second.get()};
-    child.supervisor = EMURUN_TRY(detail::spawn_supervisor(*m_helper, *child.exec, fds));
+    child.supervisor = EMURUN_TRY(launch_supervisor(*child.exec, fds));
     child.out = std::move(out->first);
     child.err = std::move(err->first);
     child.report = std::move(report->first);
@@ -188,6 +193,28 @@ Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& 
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     }
     return {};
+}
+
+/// The first step's supervisor is started directly (a one-step user pays no server); later ones
+/// are forked by the server, or started directly once the server was refused or is gone.
+Result<pid_t> SupervisorImpl::launch_supervisor(const detail::PreparedExec& exec,
+                                                const detail::SupervisorFds& fds) {
+    if (m_launched++ > 0 && !m_server_failed && !m_server) {
+        auto server = detail::SupervisorServer::start(*m_helper);
+        m_server_failed = !server;
+        if (server) {
+            m_server.emplace(std::move(*server));
+        }
+    }
+    if (m_server) {
+        auto pid = m_server->spawn(exec, fds);
+        if (!pid || *pid) {
+            return pid ? Result<pid_t>(**pid) : std::unexpected(pid.error());
+        }
+        m_server.reset(); // refused: every later step starts its helper itself
+        m_server_failed = true;
+    }
+    return detail::spawn_supervisor(*m_helper, exec, fds);
 }
 
 void SupervisorImpl::read_output(Child& child, Stream stream) {
@@ -342,6 +369,9 @@ int SupervisorImpl::sweep_orphans() {
     std::set<pid_t> keep;
     for (const auto& child : m_children) {
         keep.insert(child->supervisor);
+    }
+    if (m_server) {
+        keep.insert(m_server->pid());
     }
     return m_orphans.sweep(keep);
 }

@@ -19,6 +19,12 @@
 // posix_spawn's clone(CLONE_VM|CLONE_VFORK) copies nothing, and the command is forked from the
 // helper's few hundred KiB.
 //
+// From a Supervisor's second step on, the helper is not started per step: one
+// `emurun-supervisor --serve` (SupervisorServer) forks each step's supervisor from its own
+// small image with clone3(CLONE_PARENT), so the new supervisor is emurun's child exactly as
+// when posix_spawn started it. A start of the static helper cost ~0.3 ms (glibc's start-up,
+// CPUID trapped on a VM); the fork costs a fraction (issue 15's runner rows).
+//
 // - The command's stdout/stderr are emurun's pipes; the supervisor drops its own copies, so
 //   the pipes reach EOF only when every process holding them is gone.
 // - Signals to the step go through the control socket ('T' = SIGTERM, 'K' = SIGKILL to the
@@ -33,8 +39,14 @@
 #include <cerrno>
 #include <charconv>
 #include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 namespace emurun::detail {
@@ -161,27 +173,163 @@ std::optional<SupervisorReport> parse_report(std::string_view line) {
     }
 }
 
-Result<pid_t> spawn_supervisor(const std::filesystem::path& helper, const PreparedExec& exec,
-                               const SupervisorFds& fds) {
+namespace {
+
+/// posix_spawn `helper` with `argv` (null-terminated), `envp` and `fds` on 0..4.
+Result<pid_t> spawn_helper(const std::filesystem::path& helper, const char* const* argv,
+                           const char* const* envp, const SupervisorFds& fds) {
     SpawnSetup setup;
     int rc = arrange_fds(setup, fds);
     rc = rc != 0 ? rc : reset_signals(setup);
     if (rc != 0) {
         return std::unexpected(system_error("prepare to start " + helper.string(), rc));
     }
-    // emurun-supervisor CWD PROGRAM ARGV0 ARGS...; the command's environment is the helper's.
-    std::vector<const char*> argv{helper.c_str(), exec.cwd.c_str(), exec.path.c_str()};
-    argv.insert(argv.end(), exec.argv.begin(), exec.argv.end()); // ends with its nullptr
     pid_t pid = -1;
     rc = ::posix_spawn(&pid, helper.c_str(), &setup.actions, &setup.attr,
-                       const_cast<char* const*>(argv.data()),
-                       const_cast<char* const*>(exec.envp.data()));
+                       const_cast<char* const*>(argv), const_cast<char* const*>(envp));
     if (rc != 0) {
         return std::unexpected(system_error("start the step supervisor " + helper.string(), rc,
                                             "reinstall emurun: " + std::string(k_supervisor_name) +
                                                 " is installed with it"));
     }
     return pid;
+}
+
+/// The request's text: "<argc> <envc> <has stdin>", cwd, program, argv, environment, each
+/// ended by NUL (the protocol of the helper's serve()).
+Result<std::string> request_text(const PreparedExec& exec, bool has_stdin) {
+    std::string cwd = exec.cwd;
+    if (cwd.empty()) { // the server's cwd is this process's at its start, not necessarily now
+        std::error_code ec;
+        cwd = std::filesystem::current_path(ec).string();
+        if (ec) {
+            return std::unexpected(system_error("getcwd", ec.value()));
+        }
+    }
+    const std::size_t argc = exec.args.size();
+    const std::size_t envc = exec.envs.size();
+    std::string text =
+        std::to_string(argc) + ' ' + std::to_string(envc) + (has_stdin ? " 1" : " 0");
+    text += '\0';
+    text.append(cwd).push_back('\0');
+    text.append(exec.path).push_back('\0');
+    for (const auto* list : {&exec.args, &exec.envs}) {
+        for (const auto& item : *list) {
+            text += item;
+            text += '\0';
+        }
+    }
+    return text;
+}
+
+/// Send `text` with `fds` as one message on `socket`.
+Result<void> send_request(int socket, const std::string& text, const std::vector<int>& fds) {
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+    iovec iov{const_cast<char*>(text.data()), text.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    while (::sendmsg(socket, &msg, MSG_NOSIGNAL) < 0) {
+        if (errno != EINTR) {
+            return std::unexpected(system_error("send a request to the supervisor server", errno));
+        }
+    }
+    return {};
+}
+
+/// The server's answer: a pid, nullopt when it could not fork (nothing was started), an error
+/// when it did not answer within 10 s (stopped by a step, say) or closed the socket: then a
+/// supervisor may have been forked, and the caller must not start the step a second time (one
+/// forked without emurun holding its pipes ends on its control socket's EOF).
+Result<std::optional<pid_t>> receive_reply(int socket) {
+    pollfd pfd{socket, POLLIN, 0};
+    int ready = 0;
+    while ((ready = ::poll(&pfd, 1, 10'000)) < 0 && errno == EINTR) {
+    }
+    char line[32] = {};
+    ssize_t n = -1;
+    if (ready == 1) {
+        while ((n = ::recv(socket, line, sizeof line - 1, 0)) < 0 && errno == EINTR) {
+        }
+    }
+    long value = 0;
+    auto [end, ec] = std::from_chars(line, line + std::max<ssize_t>(n, 0), value);
+    if (n <= 0 || ec != std::errc{} || value == 0 || end != line + n) {
+        return std::unexpected(Error{"start a step",
+                                     "the step supervisor server (" +
+                                         std::string(k_supervisor_name) +
+                                         " --serve) did not answer within 10 s",
+                                     "check that no step stopped or killed it"});
+    }
+    if (value < 0) {
+        return std::nullopt; // clone3 refused (an emulator, seccomp) or no memory: not started
+    }
+    return static_cast<pid_t>(value);
+}
+
+} // namespace
+
+Result<pid_t> spawn_supervisor(const std::filesystem::path& helper, const PreparedExec& exec,
+                               const SupervisorFds& fds) {
+    // emurun-supervisor CWD PROGRAM ARGV0 ARGS...; the command's environment is the helper's.
+    std::vector<const char*> argv{helper.c_str(), exec.cwd.c_str(), exec.path.c_str()};
+    argv.insert(argv.end(), exec.argv.begin(), exec.argv.end()); // ends with its nullptr
+    return spawn_helper(helper, argv.data(), exec.envp.data(), fds);
+}
+
+Result<SupervisorServer> SupervisorServer::start(const std::filesystem::path& helper) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+        return std::unexpected(system_error("socketpair", errno));
+    }
+    util::UniqueFd ours(pair[0]);
+    util::UniqueFd theirs(pair[1]);
+    util::UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!null.valid()) {
+        return std::unexpected(system_error("open /dev/null", errno));
+    }
+    const char* argv[] = {helper.c_str(), "--serve", nullptr};
+    const char* envp[] = {nullptr};
+    const SupervisorFds fds{null.get(), null.get(), null.get(), theirs.get(), -1};
+    const pid_t pid = EMURUN_TRY(spawn_helper(helper, argv, envp, fds));
+    return SupervisorServer(pid, std::move(ours));
+}
+
+Result<std::optional<pid_t>> SupervisorServer::spawn(const PreparedExec& exec,
+                                                     const SupervisorFds& fds) {
+    std::vector<int> passed;
+    const int in = fds.stdin_fd >= 0 ? fds.stdin_fd : 0; // -1: this process's own stdin
+    const bool has_stdin = ::fcntl(in, F_GETFD) >= 0;    // ... unless it is closed
+    if (has_stdin) {
+        passed.push_back(in);
+    }
+    passed.insert(passed.end(), {fds.stdout_fd, fds.stderr_fd, fds.report_fd, fds.control_fd});
+    const auto text = request_text(exec, has_stdin);
+    if (!text || !send_request(m_socket.get(), *text, passed)) {
+        return std::nullopt; // not delivered (no cwd, too big, the server is gone): not started
+    }
+    return receive_reply(m_socket.get());
+}
+
+SupervisorServer::SupervisorServer(SupervisorServer&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)), m_socket(std::move(other.m_socket)) {}
+
+SupervisorServer::~SupervisorServer() {
+    if (m_pid <= 0) {
+        return;
+    }
+    m_socket.reset();
+    ::kill(m_pid, SIGKILL); // no request is under way; our unreaped child: the pid is its
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
 }
 
 } // namespace emurun::detail

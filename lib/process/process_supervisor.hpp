@@ -4,6 +4,8 @@
 
 #include "process/process_exec.hpp"
 
+#include "util/fd.hpp"
+
 #include <emurun/error.hpp>
 
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <string_view>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <utility>
 
 namespace emurun::detail {
 
@@ -55,5 +58,38 @@ struct SupervisorFds {
 /// Errors: the helper cannot be executed (missing, not executable), no memory or processes.
 [[nodiscard]] Result<pid_t> spawn_supervisor(const std::filesystem::path& helper,
                                              const PreparedExec& exec, const SupervisorFds& fds);
+
+/// The supervisor server: one `emurun-supervisor --serve` per Supervisor, started at its second
+/// step, that forks each later step's supervisor on request (clone3 with CLONE_PARENT, so the
+/// supervisor is this process's child as if spawn_supervisor had started it: the poll loop
+/// waits for it, signals it and catches its orphans unchanged). It saves every step but the
+/// first the exec of the helper (~0.3 ms here, most of it glibc's start-up). The request
+/// carries the step's cwd (this process's when the step names none: taken at each request),
+/// program, argv, environment and descriptors; rlimits, umask and scheduling are the server's,
+/// taken from this process when the server started.
+class SupervisorServer {
+  public:
+    /// Start the server. Errors: the helper cannot be started, no socket.
+    [[nodiscard]] static Result<SupervisorServer> start(const std::filesystem::path& helper);
+    /// One step's supervisor for `exec` with `fds` (as spawn_supervisor): its pid; nullopt when
+    /// nothing was started (clone3 refused by the kernel or an emulator, a request too big,
+    /// the server gone: start the helper with spawn_supervisor); an error when the server did
+    /// not answer (a supervisor may exist: do not start the step again).
+    [[nodiscard]] Result<std::optional<pid_t>> spawn(const PreparedExec& exec,
+                                                     const SupervisorFds& fds);
+    [[nodiscard]] pid_t pid() const { return m_pid; }
+
+    SupervisorServer(SupervisorServer&& other) noexcept;
+    SupervisorServer& operator=(SupervisorServer&&) = delete;
+    SupervisorServer(const SupervisorServer&) = delete;
+    SupervisorServer& operator=(const SupervisorServer&) = delete;
+    /// Closes the socket, kills and reaps the server.
+    ~SupervisorServer();
+
+  private:
+    SupervisorServer(pid_t pid, util::UniqueFd socket) : m_pid(pid), m_socket(std::move(socket)) {}
+    pid_t m_pid = -1;
+    util::UniqueFd m_socket;
+};
 
 } // namespace emurun::detail

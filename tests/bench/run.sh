@@ -8,6 +8,13 @@
 #   BENCH_STEPS_BIG=5000 BENCH_REPS=20 BENCH_BIG_RSS=1   to change sizes (defaults shown)
 #   BENCH_ROWS=runner   only the runner rows (emurun run against the bash loop)
 #   BENCH_ROWS=startup  only the start-up rows (exec, shims, sandbox against direct qemu)
+#   BENCH_LOGS=DIR      where the runner rows write their logs (default: a directory in
+#                       /dev/shm when it is a writable tmpfs, else in $TMPDIR). Why a tmpfs:
+#                       on an ext4 without a journal (this VM's /) every file creation scans the
+#                       inodes deleted in the last 30 s (ext4's recently_deleted), so each side
+#                       paid for the logs the other had just removed, depending on which block
+#                       group its directory landed in: the 500-step ratio swung 1.06-1.34
+#                       between rounds. Both sides still create, write and close a log per step.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -25,7 +32,14 @@ for f in "$emurun" "$H/repeat" "$H/print_bytes" "$ps" "$pd" "$qs"; do
 done
 [ "$rounds" -ge 5 ] || { echo "run.sh: ROUNDS must be >= 5" >&2; exit 2; }
 t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
+if [ -n "${BENCH_LOGS:-}" ]; then
+    logs_root=$(mktemp -d "$BENCH_LOGS/emurun-bench.XXXXXX")
+elif [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ]; then
+    logs_root=$(mktemp -d /dev/shm/emurun-bench.XXXXXX)
+else
+    logs_root=$(mktemp -d)
+fi
+trap 'rm -rf "$t" "$logs_root"' EXIT
 
 # --- set-up ------------------------------------------------------------------------------------
 "$emurun" shim add ps --target "$ps" --dir "$t/shims" >/dev/null
@@ -64,13 +78,13 @@ v_shim_d() { "$H/repeat" "$reps" "$t/shims/pd" exit 0; }
 v_wrap_d() { "$H/repeat" "$reps" "$t/wrapper" exit 0; }
 v_sandbox() { "$emurun" sandbox --arch aarch64 -- "$H/repeat" "$reps" "$ps" exit 0; }
 run_steps() { # PIPELINE: emurun run -j1 -q in a fresh dir
-    rm -rf "$t/run" && mkdir -p "$t/run" && cd "$t/run"
+    rm -rf "$logs_root/run" && mkdir -p "$logs_root/run" && cd "$logs_root/run"
     # sh only to drop emurun's table; the loop it is compared with pays a bash start too
     "$H/repeat" 1 sh -c 'exec "$0" run "$1" -j 1 -q --report r.json --log-dir logs >/dev/null' \
         "$emurun" "$1"
     cd "$t"
 }
-loop_steps() { rm -rf "$t/loop"; "$H/repeat" 1 bash "$t/loop.sh" "$1" "$t/loop"; }
+loop_steps() { rm -rf "$logs_root/loop"; "$H/repeat" 1 bash "$t/loop.sh" "$1" "$logs_root/loop"; }
 v_run500() { run_steps "$t/p500.json"; }
 v_loop500() { loop_steps 500; }
 v_runbig() { run_steps "$t/pbig.json"; }
@@ -115,7 +129,8 @@ row() {
 
 echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(uname -r);" \
     "$rounds counted rounds after 1 warm-up, $reps runs per start-up sample;" \
-    "SR = $sr, P = emurun's loader prefix for it; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    "SR = $sr, P = emurun's loader prefix for it; runner logs on $(stat -f -c %T "$logs_root");" \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 startup=1
 [ "${BENCH_ROWS:-all}" = runner ] && startup=0
 if [ $startup = 1 ]; then

@@ -4,6 +4,7 @@
 #include "scoped_env.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
+#include "wait_all.hpp"
 
 #include <doctest/doctest.h>
 
@@ -171,18 +172,7 @@ using emurun::ChildResult;
 using emurun::SpawnOptions;
 using emurun::Supervisor;
 
-/// Wait (max 30 s) until every child of `sup` finished; results in finishing order.
-std::vector<ChildResult> wait_all(Supervisor& sup) {
-    std::vector<ChildResult> all;
-    auto give_up = std::chrono::steady_clock::now() + 30s;
-    while (sup.running() > 0 && std::chrono::steady_clock::now() < give_up) {
-        auto got = sup.wait_any(1s);
-        REQUIRE(got.has_value());
-        all.insert(all.end(), got->begin(), got->end());
-    }
-    REQUIRE(sup.running() == 0);
-    return all;
-}
+using emurun::test::wait_all;
 
 ChildResult run_one(const Command& cmd, const SpawnOptions& options = {}) {
     Supervisor sup;

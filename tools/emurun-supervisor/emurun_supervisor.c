@@ -30,16 +30,22 @@
  * Text, so a supervisor of another arch or word size (emurun's tests under emulation) speaks
  * the same protocol. Exit status 0 after a report; 126 when it cannot become a subreaper or
  * set up its descriptors; 125 when run by hand.
+ *
+ * Server mode (emurun-supervisor --serve): one process per run that forks each step's
+ * supervisor on request instead of emurun starting this program per step; see serve().
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -298,14 +304,9 @@ static int is_open(int fd) {
     return fcntl(fd, F_GETFD) >= 0;
 }
 
-int main(int argc, char** argv) {
-    if (argc < 4 || !is_open(k_report_fd) || !is_open(k_control_fd)) {
-        static const char usage[] =
-            "emurun-supervisor: a helper of emurun's step runner, started by emurun itself "
-            "(not meant to be run by hand); run steps with 'emurun run'\n";
-        write_all(2, usage, sizeof usage - 1);
-        return 125;
-    }
+/* One step: become a subreaper, start the command, serve the control socket, report. fds 0..4
+ * are in place (see the header). Returns the exit status of this supervisor. */
+static int supervise(const char* cwd, const char* program, char** argv) {
     close_above(k_control_fd);
     ignore_signals();
     fcntl(k_report_fd, F_SETFD, FD_CLOEXEC);
@@ -315,7 +316,7 @@ int main(int argc, char** argv) {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 && errno != EINVAL) {
         return 126;
     }
-    pid_t pid = start_command(argv[1], argv[2], argv + 3);
+    pid_t pid = start_command(cwd, program, argv);
     /* Our copies of the command's stdio must go, or emurun's pipes never reach EOF. */
     close(0);
     close(1);
@@ -336,4 +337,215 @@ int main(int argc, char** argv) {
              (long)usage.ru_stime.tv_usec, usage.ru_maxrss);
     report(line);
     return 0;
+}
+
+/* ---- Server mode: one long-lived process per run that forks each step's supervisor. ----
+ *
+ * Invocation (by emurun only): emurun-supervisor --serve, fd 3 a SOCK_SEQPACKET socket.
+ * Why: exec'ing this static program once per step cost ~0.3 ms (glibc's start traps CPUID on
+ * a VM); forking it from a process already running costs a fraction. The fork is a clone3 with
+ * CLONE_PARENT, so each step's supervisor is emurun's child exactly as when emurun started it:
+ * emurun waits for it, signals it and catches its orphans unchanged.
+ *
+ * Request, one message: "<argc> <envc> <has stdin>" NUL, cwd NUL, program NUL, argc argument
+ * strings and envc environment strings, each ended by NUL; SCM_RIGHTS: stdin (when has stdin
+ * is 1), stdout, stderr, report, control. Reply, one message: "<pid>" or "-<errno>" (text).
+ * EOF on the socket: emurun is gone or done, the server exits. */
+enum { k_server_fd = 3, k_max_request = 4 << 20 };
+
+struct Request {
+    int fds[5];
+    int nfds;
+    int has_stdin;
+    char* cwd;
+    char* program;
+    char** argv;
+    char** envp;
+};
+
+/* Split the payload into strings: `count` pointers into `text` (NUL-ended) from `*pos`. */
+static int take_strings(char* text, size_t size, size_t* pos, char** out, long count) {
+    for (long i = 0; i < count; ++i) {
+        if (*pos >= size) {
+            return -1;
+        }
+        out[i] = text + *pos;
+        char* end = memchr(text + *pos, '\0', size - *pos);
+        if (end == NULL) {
+            return -1;
+        }
+        *pos = (size_t)(end - text) + 1;
+    }
+    out[count] = NULL;
+    return 0;
+}
+
+/* Parse one request held in `text` (its `size` bytes); 0 on success. */
+static int parse_request(char* text, size_t size, struct Request* req) {
+    long argc = -1;
+    long envc = -1;
+    int has_stdin = -1;
+    char* end = memchr(text, '\0', size);
+    if (end == NULL || sscanf(text, "%ld %ld %d", &argc, &envc, &has_stdin) != 3 || argc < 1 ||
+        envc < 0 || argc > (long)size || envc > (long)size || (has_stdin != 0 && has_stdin != 1) ||
+        req->nfds != 4 + has_stdin) {
+        return -1;
+    }
+    size_t pos = (size_t)(end - text) + 1;
+    char* head[3];
+    req->argv = malloc(sizeof(char*) * (size_t)(argc + 1));
+    req->envp = malloc(sizeof(char*) * (size_t)(envc + 1));
+    if (req->argv == NULL || req->envp == NULL || take_strings(text, size, &pos, head, 2) != 0 ||
+        take_strings(text, size, &pos, req->argv, argc) != 0 ||
+        take_strings(text, size, &pos, req->envp, envc) != 0) {
+        return -1;
+    }
+    req->cwd = head[0];
+    req->program = head[1];
+    req->has_stdin = has_stdin;
+    return 0;
+}
+
+/* Receive one request into `*text` (malloc'd) and `req->fds`: its size; 0 at EOF or when the
+ * socket failed (the server ends); -1 for a message that is no request (answered, skipped). */
+static ssize_t receive_request(char** text, struct Request* req) {
+    ssize_t size;
+    do {
+        size = recv(k_server_fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
+    } while (size < 0 && errno == EINTR);
+    if (size <= 0) {
+        return 0;
+    }
+    static char dummy[1];
+    *text = size <= k_max_request ? malloc((size_t)size + 1) : NULL;
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 5)];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = {*text != NULL ? *text : dummy, *text != NULL ? (size_t)size : 1};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof control.buf;
+    ssize_t n;
+    do {
+        n = recvmsg(k_server_fd, &msg, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        return 0;
+    }
+    for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < count; ++i) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                if (req->nfds < 5) {
+                    req->fds[req->nfds++] = fd;
+                } else {
+                    close(fd);
+                }
+            }
+        }
+    }
+    if (*text == NULL || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+        return -1;
+    }
+    (*text)[n] = '\0';
+    return n;
+}
+
+/* The step's side of the server's fork: the received fds onto 0..4 (each first copied above
+ * all of them, so none is overwritten before it is used), then one step as usual. */
+static void run_request(const struct Request* req) {
+    int src[5] = {-1, -1, -1, -1, -1};
+    for (int i = 0; i < req->nfds; ++i) {
+        src[i + (req->has_stdin ? 0 : 1)] = req->fds[i];
+    }
+    int base = k_server_fd + 5;
+    for (int i = 0; i < req->nfds; ++i) {
+        base = req->fds[i] >= base ? req->fds[i] + 1 : base;
+    }
+    for (int i = 0; i < 5; ++i) {
+        if (src[i] >= 0 && (src[i] = fcntl(src[i], F_DUPFD, base + i)) < 0) {
+            _exit(126);
+        }
+    }
+    for (int i = 0; i < 5; ++i) {
+        if (src[i] < 0) {
+            close(i); /* no stdin given: emurun's was closed */
+        } else if (dup2(src[i], i) < 0) {
+            _exit(126);
+        }
+    }
+    environ = req->envp;
+    _exit(supervise(req->cwd, req->program, req->argv));
+}
+
+/* fork with CLONE_PARENT: the new process is our parent's (emurun's) child. clone3 refuses an
+ * exit signal with CLONE_PARENT: the child takes ours, SIGCHLD (posix_spawn's). */
+static pid_t fork_for_parent(void) {
+#ifdef SYS_clone3
+    struct {
+        unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+    } args;
+    memset(&args, 0, sizeof args);
+    args.flags = CLONE_PARENT;
+    return (pid_t)syscall(SYS_clone3, &args, sizeof args);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+static void reply(long value) {
+    char line[32];
+    int n = snprintf(line, sizeof line, "%ld", value);
+    send(k_server_fd, line, (size_t)n, MSG_NOSIGNAL);
+}
+
+static int serve(void) {
+    close_above(k_server_fd);
+    ignore_signals();
+    fcntl(k_server_fd, F_SETFD, FD_CLOEXEC);
+    for (;;) {
+        char* text = NULL;
+        struct Request req;
+        memset(&req, 0, sizeof req);
+        ssize_t size = receive_request(&text, &req);
+        if (size == 0) {
+            return 0; /* emurun closed the socket */
+        }
+        long result = -EINVAL;
+        if (size > 0 && parse_request(text, (size_t)size, &req) == 0) {
+            pid_t pid = fork_for_parent();
+            if (pid == 0) {
+                run_request(&req);
+            }
+            result = pid > 0 ? (long)pid : -(long)errno;
+        }
+        for (int i = 0; i < req.nfds; ++i) {
+            close(req.fds[i]);
+        }
+        free(req.argv);
+        free(req.envp);
+        free(text);
+        reply(result);
+    }
+}
+
+int main(int argc, char** argv) {
+    if (argc == 2 && strcmp(argv[1], "--serve") == 0 && is_open(k_server_fd)) {
+        return serve();
+    }
+    if (argc < 4 || !is_open(k_report_fd) || !is_open(k_control_fd)) {
+        static const char usage[] =
+            "emurun-supervisor: a helper of emurun's step runner, started by emurun itself "
+            "(not meant to be run by hand); run steps with 'emurun run'\n";
+        write_all(2, usage, sizeof usage - 1);
+        return 125;
+    }
+    return supervise(argv[1], argv[2], argv + 3);
 }
