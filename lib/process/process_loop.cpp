@@ -208,11 +208,14 @@ Result<pid_t> SupervisorImpl::launch_supervisor(const detail::PreparedExec& exec
     }
     if (m_server) {
         auto pid = m_server->spawn(exec, fds);
-        if (!pid || *pid) {
-            return pid ? Result<pid_t>(**pid) : std::unexpected(pid.error());
+        if (pid && *pid) {
+            return **pid;
         }
-        m_server.reset(); // refused: every later step starts its helper itself
+        m_server.reset(); // refused or failed: killed and reaped; later steps start their helper
         m_server_failed = true;
+        if (!pid) {
+            return std::unexpected(pid.error()); // a supervisor may exist: never a second start
+        }
     }
     return detail::spawn_supervisor(*m_helper, exec, fds);
 }

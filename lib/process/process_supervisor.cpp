@@ -175,9 +175,11 @@ std::optional<SupervisorReport> parse_report(std::string_view line) {
 
 namespace {
 
-/// posix_spawn `helper` with `argv` (null-terminated), `envp` and `fds` on 0..4.
+/// posix_spawn `helper` with `argv` (null-terminated), `envp` and `fds` on 0..4; `exec` is the
+/// step whose arguments and environment the helper carries, if any.
 Result<pid_t> spawn_helper(const std::filesystem::path& helper, const char* const* argv,
-                           const char* const* envp, const SupervisorFds& fds) {
+                           const char* const* envp, const SupervisorFds& fds,
+                           const PreparedExec* exec = nullptr) {
     SpawnSetup setup;
     int rc = arrange_fds(setup, fds);
     rc = rc != 0 ? rc : reset_signals(setup);
@@ -187,6 +189,9 @@ Result<pid_t> spawn_helper(const std::filesystem::path& helper, const char* cons
     pid_t pid = -1;
     rc = ::posix_spawn(&pid, helper.c_str(), &setup.actions, &setup.attr,
                        const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+    if (rc == E2BIG && exec != nullptr) { // the step's own argv and environment are too big:
+        return std::unexpected(exec_failure_error(*exec, ExecFailure{ExecStage::execve, rc}));
+    }
     if (rc != 0) {
         return std::unexpected(system_error("start the step supervisor " + helper.string(), rc,
                                             "reinstall emurun: " + std::string(k_supervisor_name) +
@@ -236,7 +241,8 @@ Result<void> send_request(int socket, const std::string& text, const std::vector
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
     std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-    while (::sendmsg(socket, &msg, MSG_NOSIGNAL) < 0) {
+    // Never blocks: a server that stopped reading (SIGSTOPped by a step) fills the socket.
+    while (::sendmsg(socket, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
         if (errno != EINTR) {
             return std::unexpected(system_error("send a request to the supervisor server", errno));
         }
@@ -245,28 +251,30 @@ Result<void> send_request(int socket, const std::string& text, const std::vector
 }
 
 /// The server's answer: a pid, nullopt when it could not fork (nothing was started), an error
-/// when it did not answer within 10 s (stopped by a step, say) or closed the socket: then a
-/// supervisor may have been forked, and the caller must not start the step a second time (one
-/// forked without emurun holding its pipes ends on its control socket's EOF).
+/// when it closed the socket or did not answer within 2 s (it was sent SIGCONT just before, so
+/// a step stopped it again or it is gone): then a supervisor may have been forked, and the
+/// caller must not start the step a second time (one forked without emurun holding its pipes
+/// ends on its control socket's EOF).
 Result<std::optional<pid_t>> receive_reply(int socket) {
     pollfd pfd{socket, POLLIN, 0};
     int ready = 0;
-    while ((ready = ::poll(&pfd, 1, 10'000)) < 0 && errno == EINTR) {
+    while ((ready = ::poll(&pfd, 1, 2'000)) < 0 && errno == EINTR) {
     }
     char line[32] = {};
     ssize_t n = -1;
     if (ready == 1) {
-        while ((n = ::recv(socket, line, sizeof line - 1, 0)) < 0 && errno == EINTR) {
+        while ((n = ::recv(socket, line, sizeof line - 1, MSG_DONTWAIT)) < 0 && errno == EINTR) {
         }
     }
     long value = 0;
     auto [end, ec] = std::from_chars(line, line + std::max<ssize_t>(n, 0), value);
     if (n <= 0 || ec != std::errc{} || value == 0 || end != line + n) {
-        return std::unexpected(Error{"start a step",
+        const std::string why =
+            ready == 1 ? " closed its socket before it answered" : " did not answer within 2 s";
+        return std::unexpected(Error{"start the step",
                                      "the step supervisor server (" +
-                                         std::string(k_supervisor_name) +
-                                         " --serve) did not answer within 10 s",
-                                     "check that no step stopped or killed it"});
+                                         std::string(k_supervisor_name) + " --serve)" + why,
+                                     "check that no step stops or kills emurun's helpers"});
     }
     if (value < 0) {
         return std::nullopt; // clone3 refused (an emulator, seccomp) or no memory: not started
@@ -281,7 +289,7 @@ Result<pid_t> spawn_supervisor(const std::filesystem::path& helper, const Prepar
     // emurun-supervisor CWD PROGRAM ARGV0 ARGS...; the command's environment is the helper's.
     std::vector<const char*> argv{helper.c_str(), exec.cwd.c_str(), exec.path.c_str()};
     argv.insert(argv.end(), exec.argv.begin(), exec.argv.end()); // ends with its nullptr
-    return spawn_helper(helper, argv.data(), exec.envp.data(), fds);
+    return spawn_helper(helper, argv.data(), exec.envp.data(), fds, &exec);
 }
 
 Result<SupervisorServer> SupervisorServer::start(const std::filesystem::path& helper) {
@@ -312,8 +320,9 @@ Result<std::optional<pid_t>> SupervisorServer::spawn(const PreparedExec& exec,
     }
     passed.insert(passed.end(), {fds.stdout_fd, fds.stderr_fd, fds.report_fd, fds.control_fd});
     const auto text = request_text(exec, has_stdin);
+    ::kill(m_pid, SIGCONT); // a step may have stopped it; our unreaped child, so the pid is its
     if (!text || !send_request(m_socket.get(), *text, passed)) {
-        return std::nullopt; // not delivered (no cwd, too big, the server is gone): not started
+        return std::nullopt; // not delivered (no cwd, too big, socket full, server gone)
     }
     return receive_reply(m_socket.get());
 }

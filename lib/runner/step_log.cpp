@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace emurun::detail {
 namespace {
@@ -139,20 +141,36 @@ Result<void> check_output_dir(const fs::path& out, const char* hint) {
     return {};
 }
 
-// The same file: the same path once symlinks and ".." are resolved, or (existing files) the
-// same inode, which catches hard links too.
-bool same_file(const fs::path& a, const fs::path& b) {
-    std::error_code ec1, ec2;
-    auto ca = fs::weakly_canonical(fs::absolute(a, ec1), ec1);
-    auto cb = fs::weakly_canonical(fs::absolute(b, ec2), ec2);
-    if (!ec1 && !ec2 && ca == cb) {
-        return true;
+// One output's identity, computed once: its path with symlinks and ".." resolved, and (when it
+// exists) its inode, which catches hard links too.
+struct FileIdentity {
+    fs::path canonical;
+    std::optional<std::pair<dev_t, ino_t>> inode;
+
+    explicit FileIdentity(const fs::path& p) {
+        std::error_code ec;
+        canonical = fs::weakly_canonical(fs::absolute(p, ec), ec);
+        if (ec) {
+            canonical.clear();
+        }
+        struct stat st {};
+        if (::stat(p.c_str(), &st) == 0) {
+            inode = std::pair{st.st_dev, st.st_ino};
+        }
     }
-    struct stat sa {
-    }, sb{};
-    return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
+    /// The same file as `other`, whose canonical path is `other_canonical` (empty: unknown).
+    [[nodiscard]] bool same_as(const fs::path& other, const fs::path& other_canonical) const {
+        if (!canonical.empty() && canonical == other_canonical) {
+            return true;
+        }
+        struct stat st {};
+        return inode && ::stat(other.c_str(), &st) == 0 &&
+               *inode == std::pair{st.st_dev, st.st_ino};
+    }
+    [[nodiscard]] bool same_as(const fs::path& other) const {
+        return same_as(other, FileIdentity(other).canonical);
+    }
+};
 
 } // namespace
 
@@ -161,21 +179,29 @@ Result<void> check_run_outputs(const Pipeline& pipeline, const RunnerOptions& op
     EMURUN_TRY(detail::check_log_names(pipeline, options.log_dir));
     EMURUN_TRY(detail::check_log_dir(options.log_dir));
     const char* hint = "write the reports somewhere else";
+    // Log names are plain file names (check_log_names): each log's canonical path is the log
+    // dir's plus its name, so the dir is resolved once, not once per step and output.
+    const fs::path log_dir = FileIdentity(options.log_dir).canonical;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const fs::path& out = outputs[i];
         EMURUN_TRY(util::check_replaceable(out));
-        if (!pipeline.source.empty() && same_file(out, pipeline.source)) {
+        const FileIdentity id(out);
+        if (!pipeline.source.empty() && id.same_as(pipeline.source)) {
             return fail("output " + out.string(), "it is the pipeline file " + pipeline.source,
                         hint);
         }
         for (std::size_t j = 0; j < i; ++j) {
-            if (same_file(out, outputs[j])) {
+            if (id.same_as(outputs[j])) {
                 return fail("output " + out.string(),
                             "it is also the output " + outputs[j].string(), hint);
             }
         }
+        const bool near_logs = id.canonical.empty() || log_dir.empty() ||
+                               id.canonical.parent_path() == log_dir || id.inode.has_value();
         for (const auto& step : pipeline.steps) {
-            if (same_file(out, options.log_dir / detail::log_file_name(step.name))) {
+            const std::string name = detail::log_file_name(step.name);
+            if (near_logs &&
+                id.same_as(options.log_dir / name, log_dir.empty() ? fs::path() : log_dir / name)) {
                 return fail("output " + out.string(), "it is the log of step \"" + step.name + "\"",
                             hint);
             }

@@ -340,6 +340,18 @@ TEST_CASE("bad input: a report that would overwrite the pipeline, a log or anoth
     CHECK(contains(check({dir / "link.json"}), "it is the pipeline file"));
     CHECK(contains(check({dir / "logs" / "a.log"}), "it is the log of step \"a\""));
     CHECK(contains(check({dir / "r.json", dir / "r.json"}), "it is also the output"));
+    // The log dir through a symlink, and an output that is a hard link of an existing log.
+    fs::create_directories(dir / "logs");
+    fs::create_directory_symlink(dir / "logs", dir / "logs-link");
+    CHECK(contains(check({dir / "logs-link" / "a.log"}), "it is the log of step \"a\""));
+    o.log_dir = dir / "logs-link";
+    CHECK(contains(check({dir / "logs" / "a.log"}), "it is the log of step \"a\""));
+    o.log_dir = dir / "logs";
+    emurun::test::write_file("outputs/logs/a.log", "");
+    fs::create_hard_link(dir / "logs" / "a.log", dir / "hard.json");
+    CHECK(contains(check({dir / "hard.json"}), "it is the log of step \"a\""));
+    fs::remove(dir / "logs" / "a.log");
+    CHECK(check({dir / "hard.json"}).empty());
     // Found by the adversarial pass: --report /dev/full (as root) put a regular file in place
     // of the device. A FIFO stands in for the device here.
     REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);

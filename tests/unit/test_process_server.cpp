@@ -19,6 +19,7 @@
 #include <sstream>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace std::chrono_literals;
@@ -72,6 +73,25 @@ Command helper_cmd(const std::string& name, std::vector<std::string> args = {}) 
 const char* const k_parent_facts = "tr '\\0' ' ' </proc/$PPID/cmdline; echo; "
                                    "sed 's/.*) . \\([0-9]*\\) .*/\\1/' /proc/$PPID/stat";
 
+/// The server: a child of this process whose command line is `emurun-supervisor --serve`; -1
+/// when there is none (no clone3, or not started yet).
+pid_t find_server() {
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream cmdline(e.path() / "cmdline");
+        std::string text((std::istreambuf_iterator<char>(cmdline)), {});
+        std::ifstream stat(e.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const auto paren = line.rfind(')');
+        if (text.find(std::string("--serve") + '\0') != std::string::npos &&
+            paren != std::string::npos && paren + 4 < line.size() &&
+            std::stol(line.substr(paren + 4)) == static_cast<long>(::getpid())) {
+            return std::stoi(e.path().filename().string());
+        }
+    }
+    return -1;
+}
+
 } // namespace
 
 TEST_CASE("process server: later steps' supervisors are forked by one server, as this "
@@ -93,10 +113,11 @@ TEST_CASE("process server: later steps' supervisors are forked by one server, as
     // The first step's supervisor was started with the step in its arguments (CWD "" = stay)
     CHECK(lines[0].find("emurun-supervisor  /bin/sh /bin/sh -c") != std::string::npos);
     CHECK(lines[0].ends_with("\n" + me + "\n"));
-    // ... the later ones were forked by the server (its command line), yet are our children.
+    // ... the later ones were forked by the server ("--serve", renamed "--step" so that ps
+    // tells them from the server), yet are our children.
     for (int i = 1; i < 3; ++i) {
         INFO("step " << i << ": " << lines[i]);
-        CHECK(lines[i].find("emurun-supervisor --serve \n") != std::string::npos);
+        CHECK(lines[i].find("emurun-supervisor --step  \n") != std::string::npos);
         CHECK(lines[i].ends_with("\n" + me + "\n"));
     }
 }
@@ -168,21 +189,7 @@ TEST_CASE("process server: a killed server costs nothing: the next step starts i
     warm_up(sup);
     auto [r1, o1] = run_on(sup, Command{.argv = {"/bin/sh", "-c", "echo $PPID"}});
     REQUIRE(r1.status.success());
-    // The server is the parent of nothing of ours but a child of this process: find it.
-    pid_t server = -1;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-        std::ifstream cmdline(e.path() / "cmdline");
-        std::string text((std::istreambuf_iterator<char>(cmdline)), {});
-        std::ifstream stat(e.path() / "stat");
-        std::string line;
-        std::getline(stat, line);
-        const auto paren = line.rfind(')');
-        if (text.find(std::string("--serve") + '\0') != std::string::npos &&
-            paren != std::string::npos &&
-            std::stol(line.substr(paren + 4)) == static_cast<long>(::getpid())) {
-            server = std::stoi(e.path().filename().string());
-        }
-    }
+    const pid_t server = find_server();
     CHECK((server > 0) == clone3_available()); // none without clone3: nothing to kill then
     if (server > 0) {
         REQUIRE(::kill(server, SIGKILL) == 0);
@@ -193,4 +200,60 @@ TEST_CASE("process server: a killed server costs nothing: the next step starts i
         CHECK_FALSE(r.start_error.has_value());
         CHECK(r.status.code() == 7);
     }
+}
+
+TEST_CASE("process server: a stopped server is woken for the next step, without a wait") {
+    Supervisor sup;
+    warm_up(sup);
+    warm_up(sup); // the server now exists
+    const pid_t server = find_server();
+    CHECK((server > 0) == clone3_available());
+    if (server > 0) {
+        REQUIRE(::kill(server, SIGSTOP) == 0); // what `kill -STOP` from a step does
+    }
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) {
+        auto [r, out] = run_on(sup, helper_cmd("exit_with", {"5"}));
+        CHECK_FALSE(r.start_error.has_value());
+        CHECK(r.status.code() == 5);
+    }
+    CHECK(std::chrono::steady_clock::now() - start < 1500ms);
+}
+
+TEST_CASE("process server: a server kept stopped costs one step at most, never a hang") {
+    Supervisor sup;
+    warm_up(sup);
+    warm_up(sup);
+    const pid_t server = find_server();
+    if (server <= 0) {
+        return; // no clone3: no server to stop (the fallback is what every step uses then)
+    }
+    // Stop the server again and again while the next steps are asked for.
+    std::jthread stopper([server](const std::stop_token& token) { // joined on every exit
+        while (!token.stop_requested()) {
+            ::kill(server, SIGSTOP);
+            std::this_thread::sleep_for(100us);
+        }
+    });
+    int started = 0;
+    std::string refused;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 4; ++i) {
+        auto id = sup.spawn(helper_cmd("exit_with", {"0"}));
+        if (!id) {
+            refused = id.error().message();
+            continue;
+        }
+        for (const auto& r : emurun::test::wait_all(sup)) {
+            started += !r.start_error && r.status.code() == 0 ? 1 : 0;
+        }
+    }
+    stopper.request_stop();
+    stopper.join();
+    CHECK(started >= 3); // at most the one step that was asked when the server stalled
+    if (!refused.empty()) {
+        CHECK(refused.find("emurun-supervisor --serve) did not answer within 2 s") !=
+              std::string::npos);
+    }
+    CHECK(std::chrono::steady_clock::now() - start < 6s);
 }

@@ -350,7 +350,10 @@ static int supervise(const char* cwd, const char* program, char** argv) {
  * Request, one message: "<argc> <envc> <has stdin>" NUL, cwd NUL, program NUL, argc argument
  * strings and envc environment strings, each ended by NUL; SCM_RIGHTS: stdin (when has stdin
  * is 1), stdout, stderr, report, control. Reply, one message: "<pid>" or "-<errno>" (text).
- * EOF on the socket: emurun is gone or done, the server exits. */
+ * EOF on the socket: emurun is gone or done, the server exits. A forked supervisor renames
+ * itself "emurun-supervisor --step" (comm "emurun-step"), so ps tells it from the server.
+ * emurun sends SIGCONT before each request (a step may have stopped the server), never blocks
+ * on a full socket, and gives the server up (SIGKILL) when an answer does not come. */
 enum { k_server_fd = 3, k_max_request = 4 << 20 };
 
 struct Request {
@@ -457,9 +460,15 @@ static ssize_t receive_request(char** text, struct Request* req) {
     return n;
 }
 
+/* The server's "--serve" argument, renamed "--step" in each forked supervisor so that ps and
+ * pkill tell the server from the steps' supervisors. */
+static char* g_mode_arg;
+
 /* The step's side of the server's fork: the received fds onto 0..4 (each first copied above
  * all of them, so none is overwritten before it is used), then one step as usual. */
 static void run_request(const struct Request* req) {
+    memcpy(g_mode_arg, "--step\0", 8); /* as long as "--serve" with its NUL */
+    prctl(PR_SET_NAME, "emurun-step");
     int src[5] = {-1, -1, -1, -1, -1};
     for (int i = 0; i < req->nfds; ++i) {
         src[i + (req->has_stdin ? 0 : 1)] = req->fds[i];
@@ -538,6 +547,7 @@ static int serve(void) {
 
 int main(int argc, char** argv) {
     if (argc == 2 && strcmp(argv[1], "--serve") == 0 && is_open(k_server_fd)) {
+        g_mode_arg = argv[1];
         return serve();
     }
     if (argc < 4 || !is_open(k_report_fd) || !is_open(k_control_fd)) {
