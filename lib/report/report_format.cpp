@@ -94,7 +94,8 @@ std::vector<std::string> columns(FactorBasis basis) {
             "flags"};
 }
 
-// Width on the terminal: colour codes (ESC [ ... m) take none.
+// Width on the terminal: colour codes (ESC [ ... m) take none, a UTF-8 character one column
+// (wide East Asian characters take two on most terminals: not counted as such).
 std::size_t visible_size(std::string_view text) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -103,8 +104,8 @@ std::size_t visible_size(std::string_view text) {
             if (i == std::string_view::npos) {
                 break;
             }
-        } else {
-            ++n;
+        } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+            ++n; // one per character: UTF-8 continuation bytes take no column of their own
         }
     }
     return n;

@@ -28,6 +28,9 @@ expect_eq "-j2: prefixed stderr lines" "[a] a-err
 expect_eq "-q: nothing on stderr" "" "$(cat err3.txt)"
 expect_eq "-q: no step output on stdout" "" "$(grep -e -out -e -err out3.txt || true)"
 expect_contains "-q: the table still on stdout" "$(cat out3.txt)" "report: r3.json"
+"$EMURUN" -q run p.json --report r5.json >out5.txt 2>err5.txt || not_ok "emurun -q run failed"
+expect_eq "emurun -q run (the global -q): nothing on stderr" "" "$(cat err5.txt)"
+expect_eq "emurun -q run: no step output on stdout" "" "$(grep -e -out -e -err out5.txt || true)"
 expect_eq "the log keeps both streams" "a-err
 a-out" "$(grep -e '^a-' emurun-logs/a.log | sort)"
 # emurun runs its steps itself: an inherited EMURUN_EXE (for programs linking the library) does not

@@ -289,6 +289,25 @@ TEST_CASE("report: markdown, annotations and the terminal table") {
     CHECK(cmp.find("removed") != std::string::npos);
 }
 
+TEST_CASE("report: the table's columns line up under step names with non-ASCII letters") {
+    Report r = report_of({step("\xc3\xbc name", 1), step("plain", 1), step("\xe6\x97\xa5x", 1)});
+    std::istringstream lines(emurun::to_table(r));
+    std::vector<std::size_t> status_column; // in characters, not bytes
+    for (std::string line; std::getline(lines, line);) {
+        const auto at = line.find(line.starts_with("step") ? "status" : "passed");
+        REQUIRE(at != std::string::npos);
+        std::size_t chars = 0;
+        for (std::size_t i = 0; i < at; ++i) {
+            chars += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80 ? 1 : 0;
+        }
+        status_column.push_back(chars);
+    }
+    REQUIRE(status_column.size() == 4);
+    for (std::size_t c : status_column) {
+        CHECK(c == status_column.front());
+    }
+}
+
 TEST_CASE("report: merging shards keeps each step once, worst result wins") {
     Report s1 = report_of({step("build", 10), step("t1", 5)});
     s1.shard_count = 2;

@@ -515,8 +515,10 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_flag("-q,--quiet", a->quiet,
                   "Print nothing per step: no step output, no start/finish lines (the logs, "
                   "the table and the reports keep it all)");
-    sub->callback([&action, a, sub] {
+    sub->callback([&action, a, sub, &root] {
         a->matrix_given = sub->count("--matrix") > 0;
+        // `emurun -q run` means quiet too: the global -q before the subcommand.
+        a->quiet = a->quiet || root.count("--quiet") > 0;
         action = [a] { return run_pipeline(*a); };
     });
 }
