@@ -97,10 +97,6 @@ pid_t find_server() {
 TEST_CASE("process server: later steps' supervisors are forked by one server, as this "
           "process's children" *
           emurun::test::may_skip()) {
-    if (!clone3_available()) {
-        EMURUN_SKIP("clone3 is not available here (qemu-user?): every supervisor is started "
-                    "as a program, there is no server to look at");
-    }
     Supervisor sup;
     const Command facts{.argv = {"/bin/sh", "-c", k_parent_facts}};
     std::vector<std::string> lines;
@@ -108,6 +104,12 @@ TEST_CASE("process server: later steps' supervisors are forked by one server, as
         auto [r, out] = run_on(sup, facts);
         REQUIRE(r.status.success());
         lines.push_back(out);
+    }
+    // Under qemu-user (these tests emulated) this process may lack clone3 while the helper,
+    // a host program, has it: the server exists then too. Without either, nothing to look at.
+    if (!clone3_available() && find_server() <= 0) {
+        EMURUN_SKIP("clone3 is not available here (qemu-user?): every supervisor is started "
+                    "as a program, there is no server to look at");
     }
     const std::string me = std::to_string(::getpid());
     // The first step's supervisor was started with the step in its arguments (CWD "" = stay)
@@ -190,7 +192,7 @@ TEST_CASE("process server: a killed server costs nothing: the next step starts i
     auto [r1, o1] = run_on(sup, Command{.argv = {"/bin/sh", "-c", "echo $PPID"}});
     REQUIRE(r1.status.success());
     const pid_t server = find_server();
-    CHECK((server > 0) == clone3_available()); // none without clone3: nothing to kill then
+    CHECK((server > 0 || !clone3_available())); // none without clone3: nothing to kill then
     if (server > 0) {
         REQUIRE(::kill(server, SIGKILL) == 0);
         ::usleep(50'000);
@@ -207,7 +209,7 @@ TEST_CASE("process server: a stopped server is woken for the next step, without 
     warm_up(sup);
     warm_up(sup); // the server now exists
     const pid_t server = find_server();
-    CHECK((server > 0) == clone3_available());
+    CHECK((server > 0 || !clone3_available()));
     if (server > 0) {
         REQUIRE(::kill(server, SIGSTOP) == 0); // what `kill -STOP` from a step does
     }
