@@ -154,8 +154,9 @@ Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& op
     EMURUN_TRY(open_logs(options, *child));
     child->on_output = options.on_output;
     child->grace = options.grace;
-    EMURUN_TRY(start_supervisor(*child, options));
+    // The clock starts before the launch: a short step may end before the server has answered.
     child->start = child->last_output = Clock::now();
+    EMURUN_TRY(start_supervisor(*child, options));
     child->idle_limit = options.idle_timeout;
     if (options.timeout) {
         child->deadline = child->start + *options.timeout;

@@ -16,7 +16,9 @@
 #                       group its directory landed in: the 500-step ratio swung 1.06-1.34
 #                       between rounds. Both sides still create, write and close a log per step.
 set -eu
+die() { echo "run.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
+[ -d "${1:-$root/build}" ] || die "no build directory ${1:-$root/build} (build first: tools/build)"
 build=$(cd "${1:-$root/build}" && pwd)
 rounds=${2:-5}
 reps=${BENCH_REPS:-20}          # runs per sample for the start-up rows
@@ -28,9 +30,21 @@ pd=$build/tests/fixtures/aarch64/probe
 sr=/usr/aarch64-linux-gnu
 qs=/usr/bin/qemu-aarch64-static
 for f in "$emurun" "$H/repeat" "$H/print_bytes" "$ps" "$pd" "$qs"; do
-    [ -x "$f" ] || { echo "run.sh: missing $f (build first: tools/build; tools/install-deps)" >&2; exit 2; }
+    [ -x "$f" ] || die "missing $f (build first: tools/build; tools/install-deps)"
 done
-[ "$rounds" -ge 5 ] || { echo "run.sh: ROUNDS must be >= 5" >&2; exit 2; }
+case $rounds in '' | *[!0-9]*) die "ROUNDS must be a number >= 5, not '$rounds'" ;; esac
+[ "$rounds" -ge 5 ] || die "ROUNDS must be >= 5"
+for n in "$reps" "$steps_big"; do
+    case $n in '' | *[!0-9]* | 0) die "BENCH_REPS and BENCH_STEPS_BIG must be numbers >= 1" ;; esac
+done
+case ${BENCH_ROWS:-all} in all | runner | startup) ;;
+    *) die "BENCH_ROWS must be runner or startup (or unset for every row), not '$BENCH_ROWS'" ;; esac
+if [ -n "${BENCH_LOGS:-}" ]; then
+    [ -d "$BENCH_LOGS" ] && [ -w "$BENCH_LOGS" ] ||
+        die "BENCH_LOGS=$BENCH_LOGS is not a writable directory"
+fi
+t='' logs_root=''
+trap 'rm -rf "$t" "$logs_root"' EXIT
 t=$(mktemp -d)
 if [ -n "${BENCH_LOGS:-}" ]; then
     logs_root=$(mktemp -d "$BENCH_LOGS/emurun-bench.XXXXXX")
@@ -39,7 +53,8 @@ elif [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ]; the
 else
     logs_root=$(mktemp -d)
 fi
-trap 'rm -rf "$t" "$logs_root"' EXIT
+# The file system of the runner rows' logs, as mount names it (stat -f says ext2/ext3 for ext4).
+logs_fs=$(findmnt -n -o FSTYPE -T "$logs_root" 2>/dev/null || stat -f -c %T "$logs_root")
 
 # --- set-up ------------------------------------------------------------------------------------
 "$emurun" shim add ps --target "$ps" --dir "$t/shims" >/dev/null
@@ -129,7 +144,7 @@ row() {
 
 echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(uname -r);" \
     "$rounds counted rounds after 1 warm-up, $reps runs per start-up sample;" \
-    "SR = $sr, P = emurun's loader prefix for it; runner logs on $(stat -f -c %T "$logs_root");" \
+    "SR = $sr, P = emurun's loader prefix for it; runner logs on $logs_fs;" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 startup=1
 [ "${BENCH_ROWS:-all}" = runner ] && startup=0

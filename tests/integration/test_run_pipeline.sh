@@ -81,7 +81,7 @@ cat > i.json <<JSON
   {"name": "later", "argv": ["true"], "needs": ["long"]}
 ]}
 JSON
-"$EMURUN" run i.json -q --grace 300ms --report ri.json >/dev/null 2>&1 &
+"$EMURUN" run i.json -q --grace 300ms --report ri.json >/dev/null 2>ri.err &
 pid=$!
 sleep 1
 kill -INT "$pid"
@@ -90,6 +90,9 @@ wait "$pid"
 rc=$?
 set -e
 expect_eq "exit code 130 on SIGINT" 130 "$rc"
+expect_eq "-q: one line on stderr says so" \
+    "emurun: warning: interrupted by SIGINT: 1 step(s) stopped, 1 not run; the reports list them" \
+    "$(cat ri.err)"
 python3 - <<'PY' && ok "interrupted report" || not_ok "interrupted report"
 import json
 r = json.load(open("ri.json"))

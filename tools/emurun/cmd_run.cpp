@@ -9,11 +9,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -371,6 +373,18 @@ void unpack(const Pipeline& pipeline, const std::string& archive, RunnerOptions&
                  o.reused->steps.size());
 }
 
+/// One line on stderr when a signal stopped the run: how many steps it stopped, how many never
+/// ran (the reports say which).
+void warn_interrupted(const Report& report) {
+    const auto count = [&](StepStatus status) {
+        return std::ranges::count(report.steps, status, &StepResult::status);
+    };
+    const char* name = ::sigabbrev_np(*report.interrupted_by);
+    spdlog::warn("interrupted by SIG{}: {} step(s) stopped, {} not run; the reports list them",
+                 name != nullptr ? name : "?", count(StepStatus::interrupted),
+                 count(StepStatus::not_run));
+}
+
 int run_pipeline(const RunArgs& a) {
     // A closed stdout (`emurun run ... | head -1`) must not kill the run: writes fail with EPIPE
     // instead and the output sinks stop printing. Steps start with default dispositions.
@@ -445,6 +459,9 @@ int run_pipeline(const RunArgs& a) {
     Report report = unwrap(Runner(std::move(pipeline), o).run());
     if (tty) {
         printer->err().write("\r\033[K");
+    }
+    if (report.interrupted_by) { // said even with run -q: it is no per-step line
+        warn_interrupted(report);
     }
     std::optional<Error> packing;
     if (!a.pack.empty() && !report.interrupted_by) {
