@@ -313,6 +313,8 @@ void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport&
         child.result.sys = to_micros(record.sys);
         child.result.max_rss_kib = record.max_rss_kib;
         child.result.leftovers_killed = record.leftovers;
+        // A stop that came after the command had ended on its own stopped nothing.
+        child.result.stopped = child.result.stopped && record.signalled;
         child.deadline.reset();
         break;
     }

@@ -141,7 +141,7 @@ std::optional<SupervisorReport> parse_report(std::string_view line) {
     }
     const std::string_view rest = line.substr(2);
     SupervisorReport r;
-    long v[7] = {};
+    long v[8] = {};
     switch (line[0]) {
     case 'S':
         if (!parse_numbers(rest, v, 1)) {
@@ -158,7 +158,7 @@ std::optional<SupervisorReport> parse_report(std::string_view line) {
         r.failure = ExecFailure{static_cast<ExecStage>(v[0]), static_cast<int>(v[1])};
         return r;
     case 'F':
-        if (!parse_numbers(rest, v, 7)) {
+        if (!parse_numbers(rest, v, 8)) {
             return std::nullopt;
         }
         r.kind = ReportKind::finished;
@@ -167,6 +167,7 @@ std::optional<SupervisorReport> parse_report(std::string_view line) {
         r.user = to_timeval(v[2], v[3]);
         r.sys = to_timeval(v[4], v[5]);
         r.max_rss_kib = v[6];
+        r.signalled = v[7] != 0;
         return r;
     default:
         return std::nullopt;

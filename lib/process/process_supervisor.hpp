@@ -27,7 +27,8 @@ inline constexpr char k_control_kill = 'K';
 
 enum class ReportKind { started, exec_failed, finished };
 
-/// One line of the report pipe: "S pid", "E stage errno", "F status leftovers us... rss".
+/// One line of the report pipe: "S pid", "E stage errno", "F status leftovers us... rss
+/// signalled".
 struct SupervisorReport {
     ReportKind kind = ReportKind::started;
     int pid = 0;           ///< started: the command's pid (= its process group)
@@ -37,6 +38,7 @@ struct SupervisorReport {
     timeval user{};        ///< finished: RUSAGE_CHILDREN of the supervisor (the whole tree)
     timeval sys{};
     long max_rss_kib = 0;
+    bool signalled = false; ///< finished: a stop request reached the command while it ran
 };
 
 /// Parse one report line (without its '\n'); nullopt when it is not one.

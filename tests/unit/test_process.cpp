@@ -282,7 +282,7 @@ TEST_CASE("process: the supervisor's report lines") {
     CHECK(failed->kind == ReportKind::exec_failed);
     CHECK(failed->failure.stage == emurun::detail::ExecStage::chdir);
     CHECK(failed->failure.err == 2);
-    auto done = parse_report("F 256 2 1 500000 0 250 4096");
+    auto done = parse_report("F 256 2 1 500000 0 250 4096 1");
     REQUIRE(done.has_value());
     CHECK(done->kind == ReportKind::finished);
     CHECK(done->wait_status == 256);
@@ -291,7 +291,10 @@ TEST_CASE("process: the supervisor's report lines") {
     CHECK(done->user.tv_usec == 500000);
     CHECK(done->sys.tv_usec == 250);
     CHECK(done->max_rss_kib == 4096);
-    for (const char* bad : {"", "S", "S ", "S x", "S 1 2", "F 1 2 3", "X 1", "S1", "E 1 2 3"}) {
+    CHECK(done->signalled);
+    CHECK_FALSE(parse_report("F 0 0 0 0 0 0 1 0")->signalled);
+    for (const char* bad : {"", "S", "S ", "S x", "S 1 2", "F 1 2 3", "X 1", "S1", "E 1 2 3",
+                            "F 256 2 1 500000 0 250 4096"}) {
         CHECK_MESSAGE(!parse_report(bad).has_value(), bad);
     }
 }

@@ -259,3 +259,30 @@ TEST_CASE("process server: a server kept stopped costs one step at most, never a
     }
     CHECK(std::chrono::steady_clock::now() - start < 6s);
 }
+
+TEST_CASE("process: a stop that comes after a step ended on its own stops nothing") {
+    // stop_all while the step's final record is still unread: the supervisor has reaped the
+    // command (or reaps it when the request comes), so the step ended on its own, stopped is
+    // false and its exit code stands (a run interrupted then reports it passed, not
+    // interrupted). Through the first step's helper and through the server alike.
+    Supervisor sup;
+    for (int i = 0; i < 2; ++i) {
+        auto id = sup.spawn(helper_cmd("exit_with", {"0"}));
+        REQUIRE(id.has_value());
+        ::usleep(300'000); // not polling: the record waits in its pipe
+        sup.stop_all();
+        auto all = emurun::test::wait_all(sup);
+        REQUIRE(all.size() == 1);
+        CHECK_FALSE(all[0].stopped);
+        CHECK(all[0].status.code() == 0);
+    }
+    // A step still running when the stop comes is stopped, as before.
+    auto id = sup.spawn(helper_cmd("sleep_for", {"30"}));
+    REQUIRE(id.has_value());
+    ::usleep(200'000);
+    sup.stop_all();
+    auto all = emurun::test::wait_all(sup);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0].stopped);
+    CHECK(all[0].status.signal() == SIGTERM);
+}

@@ -26,7 +26,9 @@
  * Report: text lines, each written with one write() (shorter than PIPE_BUF, so atomic):
  *   "S <pid>\n"                        the command has exec'd
  *   "E <stage> <errno>\n"              it never ran (stage numbers: lib/process ExecStage)
- *   "F <wait status> <leftovers> <utime s> <utime us> <stime s> <stime us> <max rss KiB>\n"
+ *   "F <wait status> <leftovers> <utime s> <utime us> <stime s> <stime us> <max rss KiB>
+ *      <signalled>\n"   signalled: 1 when a 'T' or 'K' (or EOF) reached the command while it
+ *                      ran, 0 when it ended on its own (a stop that came after its end is none)
  * Text, so a supervisor of another arch or word size (emurun's tests under emulation) speaks
  * the same protocol. Exit status 0 after a report; 126 when it cannot become a subreaper or
  * set up its descriptors; 125 when run by hand.
@@ -196,8 +198,9 @@ static pid_t start_command(const char* cwd, const char* program, char** argv) {
     return -1;
 }
 
-/* Wait for the command while serving the control socket. Returns its raw wait status. */
-static int wait_command(pid_t pid) {
+/* Wait for the command while serving the control socket. Returns its raw wait status;
+ * `*signalled` is 1 when a request signalled it while it ran. */
+static int wait_command(pid_t pid, int* signalled) {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     int control_open = 1;
     for (;;) {
@@ -224,7 +227,11 @@ static int wait_command(pid_t pid) {
             if (n <= 0) {
                 control_open = 0; /* emurun is gone: nobody will collect this step */
             }
+            if (waitpid(pid, &status, WNOHANG) == pid) {
+                return status; /* it ended before the request: no stop, and its group may be gone */
+            }
             kill(-pid, request == 'T' ? SIGTERM : SIGKILL);
+            *signalled = 1;
         }
     }
 }
@@ -327,14 +334,15 @@ static int supervise(const char* cwd, const char* program, char** argv) {
     char line[256];
     snprintf(line, sizeof line, "S %d\n", (int)pid);
     report(line);
-    int status = wait_command(pid);
+    int signalled = 0;
+    int status = wait_command(pid, &signalled);
     int leftovers = kill_leftovers();
     struct rusage usage;
     memset(&usage, 0, sizeof usage);
     getrusage(RUSAGE_CHILDREN, &usage);
-    snprintf(line, sizeof line, "F %d %d %ld %ld %ld %ld %ld\n", status, leftovers,
+    snprintf(line, sizeof line, "F %d %d %ld %ld %ld %ld %ld %d\n", status, leftovers,
              (long)usage.ru_utime.tv_sec, (long)usage.ru_utime.tv_usec, (long)usage.ru_stime.tv_sec,
-             (long)usage.ru_stime.tv_usec, usage.ru_maxrss);
+             (long)usage.ru_stime.tv_usec, usage.ru_maxrss, signalled);
     report(line);
     return 0;
 }
