@@ -158,7 +158,7 @@ struct ChildResult {
     ExitStatus status;
     bool timed_out = false; ///< the timeout fired (status then usually shows SIGTERM/SIGKILL)
     bool idle = false;      ///< ... and it was the idle timeout: no output for that long
-    bool stopped = false;   ///< stopped by Supervisor::stop_all
+    bool stopped = false;   ///< stopped by Supervisor::stop_all (not when it had ended already)
     /// The child's process tree just before a timeout or stop_all stopped it (empty otherwise).
     std::vector<ProcessSnapshot> snapshot;
     std::chrono::nanoseconds wall{0}; ///< steady clock, spawn to end of the tree
@@ -186,6 +186,10 @@ class SupervisorImpl;
 /// Supervisor kills and reaps every child of the caller that is not one of its supervisors and
 /// was not already a child when it was created. A caller that starts children of its own from
 /// another thread while a Supervisor lives risks them only in that case.
+/// From the second spawn on, the supervisors are forked by one helper process the Supervisor
+/// keeps for its lifetime (`emurun-supervisor --serve`, also a child of the caller): a child
+/// gets its Command's cwd (else the caller's at spawn time), argv and environment, but the
+/// rlimits, umask and scheduling settings the caller had at the second spawn.
 class Supervisor {
   public:
     EMURUN_EXPORT Supervisor();
