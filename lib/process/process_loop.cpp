@@ -215,7 +215,10 @@ Result<pid_t> SupervisorImpl::launch_supervisor(const detail::PreparedExec& exec
         m_server.reset(); // refused or failed: killed and reaped; later steps start their helper
         m_server_failed = true;
         if (!pid) {
-            return std::unexpected(pid.error()); // a supervisor may exist: never a second start
+            // A supervisor may have been forked before the server stalled: our child, unknown
+            // to us. Never a second start; kill and reap it (and what it started) now.
+            sweep_orphans();
+            return std::unexpected(pid.error());
         }
     }
     return detail::spawn_supervisor(*m_helper, exec, fds);

@@ -258,6 +258,9 @@ TEST_CASE("process server: a server kept stopped costs one step at most, never a
               std::string::npos);
     }
     CHECK(std::chrono::steady_clock::now() - start < 6s);
+    // A supervisor the stalled server may have forked is not left behind, not even a zombie.
+    siginfo_t info{};
+    CHECK_FALSE((::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0));
 }
 
 TEST_CASE("process: a stop that comes after a step ended on its own stops nothing") {
