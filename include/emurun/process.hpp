@@ -184,8 +184,10 @@ class SupervisorImpl;
 /// the previous setting is restored): if a step kills its own supervisor process, what it left
 /// behind is re-parented to the caller, and once such a supervisor has been reaped the
 /// Supervisor kills and reaps every child of the caller that is not one of its supervisors and
-/// was not already a child when it was created. A caller that starts children of its own from
-/// another thread while a Supervisor lives risks them only in that case.
+/// was not already a child when it was created. The same sweep follows a supervisor server
+/// (below) that stalled on a request, since it may have forked a supervisor nobody knows. A
+/// caller that starts children of its own from another thread while a Supervisor lives risks
+/// them only in those two cases.
 /// From the second spawn on, the supervisors are forked by one helper process the Supervisor
 /// keeps for its lifetime (`emurun-supervisor --serve`, also a child of the caller): a child
 /// gets its Command's cwd (else the caller's at spawn time), argv and environment, but the
