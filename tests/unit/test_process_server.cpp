@@ -222,13 +222,16 @@ TEST_CASE("process server: a stopped server is woken for the next step, without 
     CHECK(std::chrono::steady_clock::now() - start < 1500ms);
 }
 
-TEST_CASE("process server: a server kept stopped costs one step at most, never a hang") {
+TEST_CASE("process server: a server kept stopped costs one step at most, never a hang" *
+          emurun::test::may_skip()) {
     Supervisor sup;
     warm_up(sup);
     warm_up(sup);
     const pid_t server = find_server();
+    CHECK((server > 0 || !clone3_available()));
     if (server <= 0) {
-        return; // no clone3: no server to stop (the fallback is what every step uses then)
+        EMURUN_SKIP("no supervisor server here (clone3 is not available: qemu-user?): every "
+                    "supervisor is started as a program, there is no server to stop");
     }
     // Stop the server again and again while the next steps are asked for.
     std::jthread stopper([server](const std::stop_token& token) { // joined on every exit
