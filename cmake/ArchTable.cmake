@@ -1,4 +1,4 @@
-# cmake -DINPUT=binfmt/arches.json -DOUTPUT=file.cpp -P ArchTable.cmake
+# cmake -DINPUT=binfmt/arches.json [-DOUTPUT=file.cpp] [-DOUTPUT_C=file.h] -P ArchTable.cmake
 # Writes the translation unit of lib/arch/arch_table.hpp: the JSON's bytes (arch_table_json())
 # and its "arches" as a table of detail::ArchRow, each field copied verbatim from the JSON, so
 # that emurun parses no JSON when it starts (issue 15). arches.json stays the one source.
@@ -46,6 +46,23 @@ function(_number_field out i field default)
   set(${out} "${_v}" PARENT_SCOPE)
 endfunction()
 
+# The aliases of arch I as a CMake list (empty when it has none).
+function(_alias_list out i)
+  set(_list "")
+  string(JSON _n ERROR_VARIABLE _err LENGTH "${_json}" arches ${i} aliases)
+  if(NOT _err AND _n GREATER 0)
+    math(EXPR _n_last "${_n} - 1")
+    foreach(_k RANGE ${_n_last})
+      string(JSON _alias GET "${_json}" arches ${i} aliases ${_k})
+      if(_alias MATCHES ";")
+        message(FATAL_ERROR "${INPUT}: arches[${i}]: an alias holds ';': ${_alias}")
+      endif()
+      list(APPEND _list "${_alias}")
+    endforeach()
+  endif()
+  set(${out} "${_list}" PARENT_SCOPE)
+endfunction()
+
 string(JSON _count LENGTH "${_json}" arches)
 math(EXPR _last "${_count} - 1")
 set(_alias_arrays "")
@@ -54,12 +71,10 @@ foreach(_i RANGE ${_last})
   _field(_name ${_i} name REQUIRED)
   _string_field(name ${_i} name REQUIRED)
   set(aliases "{}")
-  string(JSON _n ERROR_VARIABLE _err LENGTH "${_json}" arches ${_i} aliases)
-  if(NOT _err AND _n GREATER 0)
+  _alias_list(_alias_names ${_i})
+  if(_alias_names)
     set(_items "")
-    math(EXPR _n_last "${_n} - 1")
-    foreach(_k RANGE ${_n_last})
-      string(JSON _alias GET "${_json}" arches ${_i} aliases ${_k})
+    foreach(_alias IN LISTS _alias_names)
       _cxx_string(_lit "${_alias}")
       string(APPEND _items "${_lit}, ")
     endforeach()
@@ -87,6 +102,7 @@ endforeach()
 string(LENGTH "${_hex}" _len)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," _bytes "${_hex}")
 math(EXPR _n "${_len} / 2")
+if(DEFINED OUTPUT)
 file(WRITE ${OUTPUT}.tmp
 "// Generated from binfmt/arches.json by cmake/ArchTable.cmake. Do not edit.\n"
 "#include \"arch/arch_table.hpp\"\n"
@@ -102,3 +118,104 @@ file(WRITE ${OUTPUT}.tmp
 "const std::span<const ArchRow> k_arch_table{k_rows};\n"
 "} // namespace emurun::detail\n")
 file(RENAME ${OUTPUT}.tmp ${OUTPUT})
+endif()
+
+# With -DOUTPUT_C=file.h also the C table of the CLI's fast `exec` entry
+# (tools/emurun/fast_exec.c): the fields that recognise a program's ELF header and name its
+# emulator, magic and mask decoded to bytes, and no pointer anywhere (that code runs before the
+# static PIE's own relocations are applied).
+if(NOT DEFINED OUTPUT_C)
+  return()
+endif()
+
+# "name" or the aliases as one C string literal: only plain characters, or the build fails.
+function(_c_word out value)
+  if(NOT value MATCHES "^[A-Za-z0-9_.+-]*$")
+    message(FATAL_ERROR "${INPUT}: '${value}' is not a plain word (A-Z a-z 0-9 _ . + -)")
+  endif()
+  set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+# A magic or mask (text with \xHH escapes) as a C byte list; its length in OUT_len.
+function(_c_bytes out value)
+  set(_res "")
+  set(_n 0)
+  while(NOT value STREQUAL "")
+    if(value MATCHES "^\\\\x([0-9a-fA-F][0-9a-fA-F])")
+      string(APPEND _res "0x${CMAKE_MATCH_1},")
+      string(SUBSTRING "${value}" 4 -1 value)
+    else()
+      string(SUBSTRING "${value}" 0 1 _c)
+      if(_c STREQUAL "\\")
+        message(FATAL_ERROR "${INPUT}: a backslash in a magic or mask is not followed by xHH")
+      endif()
+      string(HEX "${_c}" _h)
+      string(APPEND _res "0x${_h},")
+      string(SUBSTRING "${value}" 1 -1 value)
+    endif()
+    math(EXPR _n "${_n} + 1")
+  endwhile()
+  if(_n GREATER 128)
+    message(FATAL_ERROR "${INPUT}: a magic or mask is over 128 bytes")
+  endif()
+  set(${out} "${_res}" PARENT_SCOPE)
+  set(${out}_len ${_n} PARENT_SCOPE)
+endfunction()
+
+set(_c_rows "")
+foreach(_i RANGE ${_last})
+  _field(_name ${_i} name REQUIRED)
+  _c_word(_name "${_name}")
+  set(_aliases "|")
+  _alias_list(_alias_names ${_i})
+  foreach(_alias IN LISTS _alias_names)
+    _c_word(_alias "${_alias}")
+    string(APPEND _aliases "${_alias}|")
+  endforeach()
+  _number_field(_class ${_i} elf_class REQUIRED)
+  _field(_data ${_i} elf_data REQUIRED)
+  _number_field(_machine ${_i} e_machine REQUIRED)
+  _number_field(_fmask ${_i} e_flags_mask 0)
+  _number_field(_fvalue ${_i} e_flags_value 0)
+  _field(_magic ${_i} magic REQUIRED)
+  _field(_mask ${_i} mask REQUIRED)
+  _field(_qemu ${_i} qemu REQUIRED)
+  _c_word(_qemu "${_qemu}")
+  _c_bytes(_magic_bytes "${_magic}")
+  _c_bytes(_mask_bytes "${_mask}")
+  if(NOT _magic_bytes_len EQUAL _mask_bytes_len)
+    message(FATAL_ERROR "${INPUT}: arches[${_i}]: magic and mask differ in length")
+  endif()
+  if(_class EQUAL 32)
+    set(_class 1)
+  elseif(_class EQUAL 64)
+    set(_class 2)
+  else()
+    message(FATAL_ERROR "${INPUT}: arches[${_i}].elf_class is neither 32 nor 64")
+  endif()
+  if(_data STREQUAL "little")
+    set(_data 1)
+  elseif(_data STREQUAL "big")
+    set(_data 2)
+  else()
+    message(FATAL_ERROR "${INPUT}: arches[${_i}].elf_data is neither little nor big")
+  endif()
+  string(APPEND _c_rows "    {\"${_name}\", \"${_aliases}\", \"${_qemu}\", ${_class}, ${_data}, "
+                        "${_machine}, ${_fmask}u, ${_fvalue}u, ${_magic_bytes_len},\n"
+                        "     {${_magic_bytes}},\n     {${_mask_bytes}}},\n")
+endforeach()
+
+file(WRITE ${OUTPUT_C}.tmp
+"/* Generated from binfmt/arches.json by cmake/ArchTable.cmake. Do not edit. */\n"
+"struct FastArch {\n"
+"    char name[24];\n"
+"    char aliases[96]; /* \"|a|b|\" */\n"
+"    char qemu[24];\n"
+"    unsigned char elf_class, elf_data; /* 1 = 32-bit / little-endian, 2 = 64-bit / big */\n"
+"    unsigned short e_machine;\n"
+"    unsigned int e_flags_mask, e_flags_value;\n"
+"    unsigned char magic_len;\n"
+"    unsigned char magic[128], mask[128];\n"
+"};\n"
+"static const struct FastArch k_fast_arches[] = {\n${_c_rows}};\n")
+file(RENAME ${OUTPUT_C}.tmp ${OUTPUT_C})

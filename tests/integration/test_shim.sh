@@ -122,8 +122,15 @@ expect "launcher: an empty PATH entry is the current dir" cwd-qemu \
     "$(cd "$e/cwd" && PATH=":/nonexistent" "$e/moved-qemu" uname)"
 expect "emurun exec: the same rule" cwd-qemu \
     "$(cd "$e/cwd" && PATH=":/nonexistent" "$EMURUN" exec -- "$probe-static" uname)"
-expect "an empty EMURUN_QEMU_DIR is the current dir too" cwd-qemu \
-    "$(cd "$e/cwd" && EMURUN_QEMU_DIR= PATH=/nonexistent "$e/moved-qemu" uname)"
+# An empty EMURUN_QEMU_DIR counts as unset (util::get_env), for the launcher as for exec: the
+# search goes on to PATH, then /usr/bin (the cwd's fake is not taken).
+printf '#!/bin/sh\necho path-qemu\n' >"$e/qemu-aarch64-static"
+chmod +x "$e/qemu-aarch64-static"
+expect "launcher: an empty EMURUN_QEMU_DIR is unset" path-qemu \
+    "$(cd "$e/cwd" && EMURUN_QEMU_DIR= PATH=$e "$e/moved-qemu" uname)"
+expect "emurun exec: the same rule" path-qemu \
+    "$(cd "$e/cwd" && EMURUN_QEMU_DIR= PATH=$e "$EMURUN" exec -- "$probe-static" uname)"
+rm "$e/qemu-aarch64-static"
 
 # A moved shim dir still works (config is found next to the shim, not by absolute path).
 mv "$s" "$t/moved"

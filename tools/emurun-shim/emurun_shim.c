@@ -126,63 +126,37 @@ static const char* resolved(const char* p, const char* dir, char* buf, size_t si
     return join3(buf, size, dir, "/", p);
 }
 
-static int executable(const char* path) {
+/* util::is_executable_file: a regular file this process may execute. */
+static int es_executable(const char* path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* Search `name` in each dir of the colon-separated `list` (NULL = none) by emurun's one PATH
- * rule (lib/util/path.hpp; this launcher links no library): an empty entry (leading, trailing
- * or doubled ':', or an empty list) is the current directory. */
-static int search_list(const char* list, const char* name, char* out, size_t size) {
-    while (list != NULL) {
-        const char* end = strchr(list, ':');
-        size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
-        const char* dir = len > 0 ? list : ".";
-        len = len > 0 ? len : 1;
-        if (len + strlen(name) + 2 <= size) {
-            memcpy(out, dir, len);
-            out[len] = '/';
-            strcpy(out + len + 1, name);
-            if (executable(out)) {
-                return 1;
-            }
-        }
-        list = end != NULL ? end + 1 : NULL;
-    }
-    return 0;
+static long es_getcwd(char* buf, unsigned long size) {
+    return getcwd(buf, size) != NULL ? 1 : -1;
 }
 
-/* As lib/qemu's search: $EMURUN_QEMU_DIR, PATH (util::k_default_path when unset), /usr/bin. */
-static int search_emulator(const char* name, char* out, size_t size) {
-    const char* path = getenv("PATH");
-    return search_list(getenv("EMURUN_QEMU_DIR"), name, out, size) ||
-           search_list(path != NULL ? path : "/usr/local/bin:/usr/bin:/bin", name, out, size) ||
-           search_list("/usr/bin", name, out, size);
-}
+#include "emulator_search.h"
 
 /* The recorded emulator, or, when it has gone away, qemu-CPU-static then qemu-CPU searched
- * like emurun does (EMURUN_QEMU_DIR, PATH, /usr/bin). */
-static const char* find_emulator(const char* recorded, char* out, size_t size) {
-    if (executable(recorded)) {
+ * like emurun does (EMURUN_QEMU_DIR, PATH, /usr/bin: tools/common/emulator_search.h). */
+static const char* find_emulator(const char* recorded, char* out) {
+    if (es_executable(recorded)) {
         return recorded;
     }
     const char* base = strrchr(recorded, '/');
     base = base != NULL ? base + 1 : recorded;
-    char dyn[NAME_MAX + 1];
-    size_t len = strlen(base);
     static const char suffix[] = "-static";
-    size_t sl = sizeof suffix - 1;
-    if (len >= sizeof dyn || strncmp(base, "qemu-", 5) != 0) {
+    const size_t len = strlen(base), sl = sizeof suffix - 1;
+    char cpu[NAME_MAX + 1];
+    if (len >= sizeof cpu || strncmp(base, "qemu-", 5) != 0 || len == 5) {
         die("emulator", recorded, "gone; recreate the shim with 'emurun shim add'");
     }
-    strcpy(dyn, base);
-    if (len > sl && strcmp(dyn + len - sl, suffix) == 0) {
-        dyn[len - sl] = '\0';
+    strcpy(cpu, base + 5);
+    if (len - 5 > sl && strcmp(cpu + len - 5 - sl, suffix) == 0) {
+        cpu[len - 5 - sl] = '\0';
     }
-    char sta[NAME_MAX + 1 + sizeof suffix];
-    join3(sta, sizeof sta, dyn, suffix, "");
-    if (search_emulator(sta, out, size) || search_emulator(dyn, out, size)) {
+    if (es_find_emulator(getenv("EMURUN_QEMU_DIR"), getenv("PATH"), cpu, out)) {
         return out;
     }
     die(recorded, "gone, and no other emulator in $EMURUN_QEMU_DIR, PATH or /usr/bin",
@@ -268,10 +242,10 @@ int main(int argc, char** argv) {
     if (error != NULL) {
         die(path, error, "recreate it with 'emurun shim add'");
     }
-    char target_buf[PATH_MAX], prefix_buf[PATH_MAX], emu_buf[PATH_MAX];
+    char target_buf[PATH_MAX], prefix_buf[PATH_MAX], emu_buf[ES_PATH_MAX];
     const char* target = resolved(sc.target, dir, target_buf, sizeof target_buf);
     const char* ld_prefix = resolved(sc.ld_prefix, dir, prefix_buf, sizeof prefix_buf);
-    const char* file = sc.native ? target : find_emulator(sc.emulator, emu_buf, sizeof emu_buf);
+    const char* file = sc.native ? target : find_emulator(sc.emulator, emu_buf);
 
     char* out_argv[(size_t)argc + 8];
     build_argv(file, &sc, target, ld_prefix, argc, argv, out_argv);

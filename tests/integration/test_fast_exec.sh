@@ -1,0 +1,120 @@
+#!/bin/bash
+# The fast exec entry (tools/emurun/fast_exec.c): `emurun exec [--] PROG ARGS` for a plain
+# static foreign program execs qemu before emurun's C++ image starts. It must hand qemu what
+# the CLI hands it, in every case it takes, and leave every other case to the CLI.
+#   same:     fast form vs the CLI's (`exec --arch aarch64 --`, an option: always the CLI) give
+#             the emulator the same argv, pid, environment, exit code, and the same errors
+#   fast:     the fast form is really taken (strace: no glibc start-up before qemu's execve)
+#   fallback: what it must leave to the CLI (an old shim named emurun, EMURUN_VERBOSE, ...)
+# ctest-parts: same fast fallback
+. "$(dirname "$0")/lib/common.sh"
+
+need_fixture_arch aarch64
+S=$EMURUN_FIXTURE_DIR/aarch64/probe-static
+D=$EMURUN_FIXTURE_DIR/aarch64/probe
+
+# A fake emulator that reports what it was given: its pid, argv, and the environment sorted.
+mkdir -p "$T/q" "$T/bin" "$T/rel/q2"
+cat >"$T/q/qemu-aarch64-static" <<'SH'
+#!/bin/sh
+echo "pid=$$"
+echo "exe=$0"
+for a in "$@"; do echo "arg=<$a>"; done
+env | LC_ALL=C sort | grep -v '^_=' | sed 's/^/env=/'
+exit 3
+SH
+chmod +x "$T/q/qemu-aarch64-static"
+cp "$S" "$T/bin/tool"
+
+# `emurun exec ARGS...` both ways, each run by a shell that prints its pid first, with the exit
+# code; ENVS (VAR=VALUE words) is the environment both run with.
+both() {
+    local label=$1 envs=$2 fast cli sp qp
+    shift 2
+    fast=$(env $envs sh -c 'echo "shell=$$"; exec "$@"' sh "$EMURUN" exec "$@" 2>&1; echo "rc=$?")
+    cli=$(env $envs sh -c 'echo "shell=$$"; exec "$@"' sh "$EMURUN" exec --arch aarch64 "$@" 2>&1; echo "rc=$?")
+    expect_eq "$label: fast form = CLI" "$(grep -v '^shell=\|^pid=' <<<"$cli")" \
+        "$(grep -v '^shell=\|^pid=' <<<"$fast")"
+    # Where the fake emulator ran: in the process emurun was started as (no fork), both ways.
+    qp=$(sed -n 's/^pid=//p' <<<"$fast" | head -n1)
+    if [ -n "$qp" ]; then
+        sp=$(sed -n 's/^shell=//p' <<<"$fast" | head -n1)
+        expect_eq "$label: the emulator keeps emurun's pid" "$sp" "$qp"
+    fi
+}
+
+part_same() {
+    local q="EMURUN_QEMU_DIR=$T/q"
+    both "relative program path, arguments with spaces and empty" "$q" -- "$S" "a b" "" '$x' -x --
+    expect_contains "the fake emulator ran" "$(EMURUN_QEMU_DIR=$T/q "$EMURUN" exec -- "$S" || true)" "exe=$T/q/qemu-aarch64-static"
+    both "no -- before the program" "$q" "$S" exit 1
+    both "program found in PATH" "$q PATH=$T/bin:/usr/bin:/bin" -- tool one
+    (cd "$T" && both "relative PATH entry with a slash" "$q PATH=bin/:/usr/bin:/bin" -- tool)
+    (cd "$T" && both "empty PATH entry (the cwd)" "$q PATH=:/usr/bin:/bin" -- bin/tool)
+    # The emulator found through a relative dir is passed as an absolute path.
+    cp "$T/q/qemu-aarch64-static" "$T/rel/q2/"
+    (cd "$T/rel" && both "relative EMURUN_QEMU_DIR" "EMURUN_QEMU_DIR=q2" -- "$S")
+    both "empty EMURUN_QEMU_DIR is unset" "EMURUN_QEMU_DIR= PATH=$T/q:/usr/bin:/bin" -- "$S"
+    # A dynamic qemu-aarch64 first in line loses to any qemu-aarch64-static (in /usr/bin here).
+    mkdir -p "$T/dyn" && cp "$T/q/qemu-aarch64-static" "$T/dyn/qemu-aarch64"
+    both "a dynamic qemu-aarch64 earlier in the search" "EMURUN_QEMU_DIR=$T/dyn" -- "$S" exit 4
+    both "dynamic program (the CLI's library check)" "$q" -- "$D" x
+    both "no emulator in the search" "$q PATH=/nonexistent" -- /nonexistent/x
+    both "missing program" "$q" -- "$T/nope"
+    both "program not in PATH" "$q" -- no-such-program-here
+    both "directory" "$q" -- "$T"
+    printf 'not a program\n' >"$T/text" && chmod +x "$T/text"
+    both "not ELF" "$q" -- "$T/text"
+    head -c 60 "$S" >"$T/trunc" && chmod +x "$T/trunc"
+    both "truncated ELF" "$q" -- "$T/trunc"
+    cp "$S" "$T/noexec" && chmod -x "$T/noexec"
+    both "not executable" "$q" -- "$T/noexec"
+    # With the real emulator: exit codes and fatal signals as the guest ends.
+    for code in 0 7 255; do
+        rc=0; "$EMURUN" exec -- "$S" exit "$code" || rc=$?
+        expect_eq "real qemu: exit $code" "$code" "$rc"
+    done
+    rc=0; { "$EMURUN" exec -- "$S" signal SEGV; } 2>/dev/null || rc=$?
+    expect_eq "real qemu: SIGSEGV" 139 "$rc"
+    expect_eq "real qemu: stdin" "$(seq 1 500)" "$(seq 1 500 | "$EMURUN" exec "$S" cat)"
+}
+
+part_fast() {
+    [ "${EMURUN_FAST_EXEC:-0}" = 1 ] || { skip_part "this build has no fast exec entry (x86-64 static-PIE builds only)"; return; }
+    command -v strace >/dev/null || { skip_part "strace is not installed"; return; }
+    # glibc's start-up begins with brk(); the fast form execs qemu before any.
+    local tr
+    EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st" -e trace=execve,brk "$EMURUN" exec -- "$S" >/dev/null || true
+    tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st")
+    expect_eq "fast form: qemu is exec'd before glibc starts" "" "$tr"
+    EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st2" -e trace=execve,brk "$EMURUN" exec --arch aarch64 -- "$S" >/dev/null || true
+    tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"; exit}' "$T/st2")
+    expect_eq "an option: the CLI (glibc starts)" "brk" "$tr"
+}
+
+part_fallback() {
+    export EMURUN_QEMU_DIR=$T/q
+    # EMURUN_VERBOSE: the CLI, which says what it runs.
+    out=$(EMURUN_VERBOSE=2 "$EMURUN" exec -- "$S" 2>&1 || true)
+    expect_contains "EMURUN_VERBOSE=2: the CLI's debug line" "$out" "exec $S"
+    # An old-style shim named emurun (a link of the binary with a sidecar for 'emurun'): the
+    # CLI runs the shim's tool, never the emulator.
+    mkdir -p "$T/old/.emurun-shims"
+    ln "$EMURUN" "$T/old/emurun" 2>/dev/null || cp "$EMURUN" "$T/old/emurun"
+    printf '{"format":1,"name":"emurun","target":"/bin/echo","arch":"x86_64","native":true,"emulator":"","env":{}}\n' \
+        >"$T/old/.emurun-shims/emurun.json"
+    expect_eq "a shim named emurun runs its tool" "exec -- $S" "$("$T/old/emurun" exec -- "$S")"
+    # Another name: not emurun, so not the fast form; the CLI names the problem.
+    ln "$EMURUN" "$T/old/other" 2>/dev/null || cp "$EMURUN" "$T/old/other"
+    rc=0; out=$("$T/old/other" exec -- "$S" 2>&1) || rc=$?
+    expect_eq "a copy under another name: exit 125" 125 "$rc"
+    expect_contains "a copy under another name: says so" "$out" "not named emurun"
+    # A native program: run directly by the CLI.
+    expect_eq "native program" "x86_64" "$("$EMURUN" exec -- "$(command -v uname)" -m)"
+    printf '#!/bin/sh\necho script "$@"\n' >"$T/s.sh" && chmod +x "$T/s.sh"
+    expect_eq "#! script" "script a" "$("$EMURUN" exec -- "$T/s.sh" a)"
+    expect_contains "--help after exec is CLI11's" "$("$EMURUN" exec --help)" "PROGRAM"
+}
+
+run_parts same fast fallback
+finish
