@@ -181,6 +181,8 @@ foreach(_i RANGE ${_last})
   _field(_mask ${_i} mask REQUIRED)
   _field(_qemu ${_i} qemu REQUIRED)
   _c_word(_qemu "${_qemu}")
+  _field(_triplet ${_i} triplet "")
+  _c_word(_triplet "${_triplet}")
   _c_bytes(_magic_bytes "${_magic}")
   _c_bytes(_mask_bytes "${_mask}")
   if(NOT _magic_bytes_len EQUAL _mask_bytes_len)
@@ -200,7 +202,7 @@ foreach(_i RANGE ${_last})
   else()
     message(FATAL_ERROR "${INPUT}: arches[${_i}].elf_data is neither little nor big")
   endif()
-  string(APPEND _c_rows "    {\"${_name}\", \"${_aliases}\", \"${_qemu}\", ${_class}, ${_data}, "
+  string(APPEND _c_rows "    {\"${_name}\", \"${_aliases}\", \"${_qemu}\", \"${_triplet}\", ${_class}, ${_data}, "
                         "${_machine}, ${_fmask}u, ${_fvalue}u, ${_magic_bytes_len},\n"
                         "     {${_magic_bytes}},\n     {${_mask_bytes}}},\n")
 endforeach()
@@ -211,6 +213,7 @@ file(WRITE ${OUTPUT_C}.tmp
 "    char name[24];\n"
 "    char aliases[96]; /* \"|a|b|\" */\n"
 "    char qemu[24];\n"
+"    char triplet[40]; /* \"\" when the arch has none */\n"
 "    unsigned char elf_class, elf_data; /* 1 = 32-bit / little-endian, 2 = 64-bit / big */\n"
 "    unsigned short e_machine;\n"
 "    unsigned int e_flags_mask, e_flags_value;\n"

@@ -1,17 +1,36 @@
-# cmake -DNM=nm -DOBJECTS=a.o;b.o -DSTAMP=file -P CheckFreestanding.cmake
-# Fails when an object refers to any symbol it does not define, except glibc's _start: the
-# fast exec entry (tools/emurun/fast_exec.c) runs before the binary is relocated, when no
-# library function can be called.
-foreach(_obj ${OBJECTS})
-  execute_process(COMMAND ${NM} -u ${_obj} OUTPUT_VARIABLE _out RESULT_VARIABLE _rc)
-  if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "${NM} -u ${_obj} failed")
+# cmake -DNM=nm "-DOBJECTS=a.o|b.o" -DSTAMP=file -P CheckFreestanding.cmake
+# Fails when the objects refer to any symbol none of them defines, except glibc's _start: the
+# fast exec entry (tools/emurun/fast_exec.c, fast_elf.c) runs before the binary is relocated,
+# when no library function can be called.
+cmake_minimum_required(VERSION 3.25)
+string(REPLACE "|" ";" _objects "${OBJECTS}")
+set(_defined "_start")
+set(_undefined "")
+foreach(_obj IN LISTS _objects)
+  execute_process(COMMAND ${NM} --defined-only ${_obj} OUTPUT_VARIABLE _def RESULT_VARIABLE _rc1)
+  execute_process(COMMAND ${NM} -u ${_obj} OUTPUT_VARIABLE _und RESULT_VARIABLE _rc2)
+  if(NOT _rc1 EQUAL 0 OR NOT _rc2 EQUAL 0)
+    message(FATAL_ERROR "${NM} failed on ${_obj}")
   endif()
-  string(REGEX REPLACE "[ \t]*U _start\n" "" _rest "${_out}")
-  string(STRIP "${_rest}" _rest)
-  if(NOT _rest STREQUAL "")
-    message(FATAL_ERROR "${_obj} calls what it cannot before relocation:\n${_rest}\n"
-                        "(tools/emurun/fast_exec.c may use raw system calls only)")
+  string(REGEX MATCHALL "[^ \n]+\n" _names "${_def}")
+  foreach(_line IN LISTS _names)
+    string(STRIP "${_line}" _name)
+    list(APPEND _defined "${_name}")
+  endforeach()
+  string(REGEX MATCHALL "U [^\n]+" _refs "${_und}")
+  foreach(_ref IN LISTS _refs)
+    string(REGEX REPLACE "^U " "" _name "${_ref}")
+    list(APPEND _undefined "${_name}")
+  endforeach()
+endforeach()
+set(_bad "")
+foreach(_name IN LISTS _undefined)
+  if(NOT _name IN_LIST _defined)
+    list(APPEND _bad "${_name}")
   endif()
 endforeach()
+if(_bad)
+  message(FATAL_ERROR "the fast exec entry calls what it cannot before relocation: ${_bad} "
+                      "(tools/emurun/fast_*.c may use raw system calls only)")
+endif()
 file(TOUCH ${STAMP})

@@ -40,15 +40,17 @@ LaunchPlan native_plan(const LaunchRequest& req, const fs::path& program, const 
     return plan;
 }
 
-/// The sysroots the link map actually used, in search order.
+/// The sysroots the link map actually used, in search order: each file counts for the first
+/// sysroot it lies under (a library of /usr/<triplet> is under / too, and / is not used for it).
 std::vector<fs::path> used_sysroots(const LinkMap& map) {
     std::vector<fs::path> used;
     auto note = [&](const std::optional<fs::path>& p) {
         for (const auto& root : map.sysroots) {
             auto rel = p ? p->lexically_relative(root) : fs::path();
-            if (p && !rel.empty() && !rel.string().starts_with("..") &&
-                std::ranges::find(used, root) == used.end()) {
-                used.push_back(root);
+            if (p && !rel.empty() && !rel.string().starts_with("..")) {
+                if (std::ranges::find(used, root) == used.end()) {
+                    used.push_back(root);
+                }
                 return;
             }
         }

@@ -1,9 +1,10 @@
 #!/bin/bash
-# The fast exec entry (tools/emurun/fast_exec.c): `emurun exec [--] PROG ARGS` for a plain
-# static foreign program execs qemu before emurun's C++ image starts. It must hand qemu what
+# The fast exec entry (tools/emurun/fast_exec.c): `emurun exec [--sysroot SR] [--] PROG ARGS` for
+# a foreign program execs qemu before emurun's C++ image starts. It must hand qemu what
 # the CLI hands it, in every case it takes, and leave every other case to the CLI.
-#   same:     fast form vs the CLI's (`exec --arch aarch64 --`, an option: always the CLI) give
-#             the emulator the same argv, pid, environment, exit code, and the same errors
+#   same:     fast form vs the CLI's (`exec --arch aarch64 ...`: that option is always the CLI's)
+#             give the emulator the same argv, pid, environment, exit code, the same errors;
+#             static and dynamic programs, with and without --sysroot
 #   fast:     the fast form is really taken (strace: no glibc start-up before qemu's execve)
 #   fallback: what it must leave to the CLI (an old shim named emurun, EMURUN_VERBOSE, ...)
 # ctest-parts: same fast fallback
@@ -58,7 +59,34 @@ part_same() {
     # A dynamic qemu-aarch64 first in line loses to any qemu-aarch64-static (in /usr/bin here).
     mkdir -p "$T/dyn" && cp "$T/q/qemu-aarch64-static" "$T/dyn/qemu-aarch64"
     both "a dynamic qemu-aarch64 earlier in the search" "EMURUN_QEMU_DIR=$T/dyn" -- "$S" exit 4
-    both "dynamic program (the CLI's library check)" "$q" -- "$D" x
+    # Dynamic programs: the libraries checked as the CLI checks them, QEMU_LD_PREFIX the same.
+    local x=/usr/aarch64-linux-gnu
+    both "dynamic, default sysroots" "$q" -- "$D" x
+    both "dynamic, --sysroot SR" "$q" --sysroot "$x" -- "$D" x
+    both "dynamic, --sysroot=SR, no --" "$q" --sysroot="$x" "$D"
+    both "dynamic, QEMU_LD_PREFIX already set" "$q QEMU_LD_PREFIX=/elsewhere" --sysroot "$x" -- "$D"
+    both "dynamic, a sysroot with a trailing /" "$q" --sysroot "$x/" -- "$D"
+    both "dynamic, two sysroots (a merged prefix)" "$q" --sysroot "$T" --sysroot "$x" -- "$D"
+    both "dynamic, a sysroot that is a file" "$q" --sysroot "$S" -- "$D"
+    both "dynamic, a sysroot that does not exist" "$q" --sysroot "$T/none" -- "$D"
+    both "static, a sysroot that does not exist" "$q" --sysroot "$T/none" -- "$S"
+    both "dynamic, --sysroot with no value" "$q" -- --sysroot
+    # A sysroot of our own: the loader and libc, then with libc missing, then with a
+    # non-object named libc.so.6 first in the search (skipped as the CLI skips it).
+    mkdir -p "$T/sr/lib" "$T/sr/lib/aarch64-linux-gnu"
+    cp -L "$x/lib/ld-linux-aarch64.so.1" "$x/lib/libc.so.6" "$T/sr/lib/"
+    (cd "$T" && both "dynamic, a relative sysroot of our own" "$q" --sysroot sr -- "$D")
+    echo "not a library" >"$T/sr/lib/aarch64-linux-gnu/libc.so.6"
+    both "dynamic, a non-object found first" "$q" --sysroot "$T/sr" -- "$D"
+    rm "$T/sr/lib/libc.so.6"
+    both "dynamic, libc missing (the CLI's error)" "$q" --sysroot "$T/sr" -- "$D"
+    both "dynamic with libstdc++ (libraries of libraries)" "$q" --sysroot "$x" -- "$EMURUN_FIXTURE_DIR/aarch64/hello"
+    if command -v aarch64-linux-gnu-gcc >/dev/null; then
+        aarch64-linux-gnu-gcc -static-pie -o "$T/spie" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
+        both "static PIE" "$q" -- "$T/spie" uname
+        aarch64-linux-gnu-gcc -o "$T/rp" -Wl,-rpath,/opt/x "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
+        both "dynamic with a RUNPATH" "$q" --sysroot "$x" -- "$T/rp"
+    fi
     both "no emulator in the search" "$q PATH=/nonexistent" -- /nonexistent/x
     both "missing program" "$q" -- "$T/nope"
     both "program not in PATH" "$q" -- no-such-program-here
@@ -90,6 +118,10 @@ part_fast() {
     EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st2" -e trace=execve,brk "$EMURUN" exec --arch aarch64 -- "$S" >/dev/null || true
     tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"; exit}' "$T/st2")
     expect_eq "an option: the CLI (glibc starts)" "brk" "$tr"
+    EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st3" -e trace=execve,brk "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$D" >/dev/null || true
+    tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st3")
+    expect_eq "fast form, dynamic program with --sysroot: qemu before glibc" "" "$tr"
+    expect_contains "... with QEMU_LD_PREFIX" "$(EMURUN_QEMU_DIR=$T/q "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$D" || true)" "env=QEMU_LD_PREFIX=/usr/aarch64-linux-gnu"
 }
 
 part_fallback() {

@@ -179,6 +179,21 @@ TEST_CASE("launch: a dynamic foreign program gets QEMU_LD_PREFIX from the sysroo
     CHECK(plan->argv == Strings{f.qemu.string(), "-0", prog.string(), prog.string()});
 }
 
+TEST_CASE("launch: files of a sysroot inside another sysroot count for the inner one only") {
+    // Debian's defaults are /usr/<triplet> and /, and / holds /usr/<triplet> too: the loader and
+    // libc of the inner one must not make / a used sysroot (a merged prefix of the host's root).
+    const Arch& a = foreign();
+    auto f = foreign_static("nested");
+    auto prog = write_elf("nested/dyn", spec_for(a, "/lib/ld-fake.so.1", {"libc.so.6"}));
+    auto inner = fake_sysroot("nested/outer/inner", a, "/lib/ld-fake.so.1");
+    auto req = request(prog, f.qemu_dir);
+    req.sysroots = {inner, test::testdir("nested/outer")};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->ld_prefix == inner);
+    CHECK(plan->env_set.at("QEMU_LD_PREFIX") == inner.string());
+}
+
 TEST_CASE("launch: missing loader and libraries are named, with their package") {
     const Arch& a = foreign();
     auto f = foreign_static("missing");
