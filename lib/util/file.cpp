@@ -45,15 +45,19 @@ Result<std::size_t> read_some(int fd, char* buf, std::size_t size, const std::st
 /// Read until EOF or `max_bytes` + 1 bytes (which proves the file is over the limit).
 Result<std::string> read_to_end(int fd, const std::string& name, std::size_t max_bytes,
                                 std::size_t size_hint) {
+    // Read straight into the string (a 64 KiB buffer on the stack would be a quarter of a
+    // small stack limit's worth).
+    constexpr std::size_t k_chunk = 65536;
     std::string out;
     out.reserve(std::min(size_hint, max_bytes));
-    char buf[65536];
     while (out.size() <= max_bytes) {
-        const std::size_t n = EMURUN_TRY(read_some(fd, buf, sizeof buf, name));
+        const std::size_t had = out.size();
+        out.resize(had + k_chunk);
+        const std::size_t n = EMURUN_TRY(read_some(fd, out.data() + had, k_chunk, name));
+        out.resize(had + n);
         if (n == 0) {
             return out;
         }
-        out.append(buf, n);
     }
     return fail("read " + name,
                 "file is more than the limit of " + std::to_string(max_bytes) + " bytes");

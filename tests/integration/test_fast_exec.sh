@@ -97,6 +97,34 @@ part_same() {
     both "truncated ELF" "$q" -- "$T/trunc"
     cp "$S" "$T/noexec" && chmod -x "$T/noexec"
     both "not executable" "$q" -- "$T/noexec"
+    # Started by a name that is not emurun's (a symlink, exec -a): the CLI refuses it, so must
+    # the fast form; an empty argv[0] too.
+    local f c
+    f=$(EMURUN_QEMU_DIR=$T/q bash -c 'exec -a foo "$@"' _ "$EMURUN" exec -- "$S" 2>&1; echo "rc=$?")
+    c=$(EMURUN_QEMU_DIR=$T/q bash -c 'exec -a foo "$@"' _ "$EMURUN" exec --arch aarch64 -- "$S" 2>&1; echo "rc=$?")
+    expect_eq "argv[0] 'foo': refused both ways" "$c" "$f"
+    expect_contains "argv[0] 'foo': the CLI's error" "$f" "not named emurun"
+    f=$(EMURUN_QEMU_DIR=$T/q bash -c 'exec -a "" "$@"' _ "$EMURUN" exec -- "$S" 2>&1; echo "rc=$?")
+    expect_contains "empty argv[0]: refused" "$f" "rc=125"
+    # An environment no shell passes: a name twice (the first wins), an entry without '=', an
+    # empty name; with and without the QEMU_LD_PREFIX the plan sets.
+    local xe=$EMURUN_HELPER_DIR/exec_with_env
+    for args in "-- $S" "--sysroot /usr/aarch64-linux-gnu -- $D"; do
+        f=$("$xe" EMURUN_QEMU_DIR="$T/q" A=1 A=2 NOEQ =x QEMU_LD_PREFIX=/a QEMU_LD_PREFIX=/b -- \
+            "$EMURUN" exec $args 2>&1 | grep '^env=' | sort)
+        c=$("$xe" EMURUN_QEMU_DIR="$T/q" A=1 A=2 NOEQ =x QEMU_LD_PREFIX=/a QEMU_LD_PREFIX=/b -- \
+            "$EMURUN" exec --arch aarch64 $args 2>&1 | grep '^env=' | sort)
+        expect_eq "odd environment ($args): the same variables both ways" "$c" "$f"
+    done
+    expect_contains "odd environment: the first A wins" "$f" "env=A=1"
+    # A program over read_elf's 2 GiB limit (sparse): the CLI's error both ways.
+    if cp "$S" "$T/big" && truncate -s $((2 ** 31 + 1)) "$T/big" 2>/dev/null; then
+        both "a program over 2 GiB" "$q" -- "$T/big"
+        rm -f "$T/big"
+    fi
+    # A small stack limit: the fast form leaves it to the CLI rather than risk its buffers.
+    f=$(EMURUN_QEMU_DIR=$T/q bash -c 'ulimit -s 64; exec "$@"' _ "$EMURUN" exec -- "$S" 2>&1; echo "rc=$?")
+    expect_contains "stack limit 64 KiB: runs" "$f" "rc=3"
     # With the real emulator: exit codes and fatal signals as the guest ends.
     for code in 0 7 255; do
         rc=0; "$EMURUN" exec -- "$S" exit "$code" || rc=$?

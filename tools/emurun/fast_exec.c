@@ -16,7 +16,8 @@
  * qemu_command), spelled again because this code can use no library (fast_elf.c; the emulator
  * search is the shim launcher's, tools/common/emulator_search.h); integration.fast_exec runs
  * every case both ways and compares what qemu receives. The one difference: the environment
- * keeps its order (the CLI's is sorted by name), QEMU_LD_PREFIX last.
+ * keeps its order (the CLI's is sorted by name), QEMU_LD_PREFIX last; its content is the
+ * CLI's (no entry without '=', the first of a name wins).
  *
  * Constraints, as the code runs before the static PIE is relocated and before TLS exists:
  * raw system calls only, no libc function (the build checks the object's undefined symbols),
@@ -69,12 +70,26 @@ static int fx_find_program(char** envp, const char* name, char* out) {
     return es_search(path != 0 ? path : ES_DEFAULT_PATH, name, out);
 }
 
-/* This binary is emurun by its name, and not an old-style shim named emurun. */
-static int fx_is_plain_emurun(void) {
+/* This binary is emurun by its name, not an old-style shim named emurun, and started by a
+ * name that says emurun (argv[0]'s file name; the CLI refuses others). */
+static int fx_is_plain_emurun(const char* argv0) {
+    const char* name = argv0;
+    for (const char* c = argv0; *c != '\0'; ++c) {
+        if (*c == '/') {
+            name = c + 1;
+        }
+    }
+    int says_emurun = 0;
+    for (const char* c = name; *c != '\0' && !says_emurun; ++c) {
+        says_emurun =
+            c[0] == 'e' && c[1] == 'm' && c[2] == 'u' && c[3] == 'r' && c[4] == 'u' && c[5] == 'n';
+    }
+    if (!says_emurun) {
+        return 0;
+    }
     char self[FX_PATH_MAX];
-    const long n =
-        fx_syscall3(k_sys_readlink, (long)"/proc/self/exe", (long)self, sizeof self - 40);
-    if (n <= 0) {
+    const long n = fx_syscall3(k_sys_readlink, (long)"/proc/self/exe", (long)self, sizeof self);
+    if (n <= 0 || n >= (long)sizeof self) { /* a full buffer may be a cut-off name */
         return 0;
     }
     self[n] = '\0';
@@ -103,30 +118,46 @@ static int fx_plan(char** envp, const char* name, const char* sysroot, char* pro
     return !elf->has_interp || fx_library_prefix(elf, sysroot, prefix);
 }
 
-/* envp without QEMU_LD_PREFIX, then QEMU_LD_PREFIX=prefix (in var), into out; 0 when too
- * many. The CLI's environment map does the same (the plan's value wins). */
-static int fx_env_with_prefix(char** envp, const char* prefix, char* var, char** out) {
+/* The length of entry's name ("NAME=value"; "=value" has an empty one), -1 without '='. */
+static long fx_name_len(const char* entry) {
+    long n = 0;
+    while (entry[n] != '\0' && entry[n] != '=') {
+        ++n;
+    }
+    return entry[n] == '=' ? n : -1;
+}
+
+static int fx_same_name(const char* a, const char* b, long n) {
+    for (long i = 0; i < n; ++i) {
+        if (a[i] != b[i]) {
+            return 0;
+        }
+    }
+    return b[n] == '=';
+}
+
+/* The environment the CLI passes (util::current_environment, then the plan's variables on
+ * top): entries without '=' dropped, the first of each name kept, in their order; with a
+ * prefix, QEMU_LD_PREFIX=prefix (written in var) instead of any inherited one, last. */
+static void fx_environment(char** envp, const char* prefix, char* var, char** out) {
     static const char k_name[] = "QEMU_LD_PREFIX=";
     long n = 0;
     for (char** e = envp; *e != 0; ++e) {
-        unsigned long i = 0;
-        while (k_name[i] != '\0' && (*e)[i] == k_name[i]) {
-            ++i;
+        const long len = fx_name_len(*e);
+        int keep = len >= 0 && !(prefix[0] != '\0' && fx_same_name(*e, k_name, len));
+        for (long k = 0; keep && k < n; ++k) {
+            keep = !fx_same_name(*e, out[k], len);
         }
-        if (k_name[i] != '\0') {
-            if (n == FX_MAX_ENV) {
-                return 0;
-            }
+        if (keep) {
             out[n++] = *e;
         }
     }
-    es_join(var, "", 0, k_name);
-    if (!es_join(var + sizeof k_name - 1, "", 0, prefix)) {
-        return 0;
+    if (prefix[0] != '\0') {
+        es_join(var, "", 0, k_name);
+        es_join(var + sizeof k_name - 1, "", 0, prefix);
+        out[n++] = var;
     }
-    out[n++] = var;
     out[n] = 0;
-    return 1;
 }
 
 /* exec's fast form, its command line parsed: plan, find the emulator, become qemu. Returns
@@ -136,7 +167,7 @@ __attribute__((noinline)) static void fx_exec(long argc, char** argv, char** env
                                               const char* sysroot) {
     char program[FX_PATH_MAX], emulator[FX_PATH_MAX], prefix[FX_PATH_MAX];
     struct FxElf elf;
-    if (!fx_is_plain_emurun() || !fx_plan(envp, argv[at], sysroot, program, &elf, prefix) ||
+    if (!fx_is_plain_emurun(argv[0]) || !fx_plan(envp, argv[at], sysroot, program, &elf, prefix) ||
         !es_find_emulator(fx_getenv(envp, "EMURUN_QEMU_DIR"), fx_getenv(envp, "PATH"),
                           fx_arch_qemu(elf.arch), emulator)) {
         return;
@@ -160,10 +191,8 @@ __attribute__((noinline)) static void fx_exec(long argc, char** argv, char** env
     }
     char* env[envc + 2];
     char var[FX_PATH_MAX + 16];
-    if (prefix[0] != '\0' && !fx_env_with_prefix(envp, prefix, var, env)) {
-        return;
-    }
-    fx_syscall3(k_sys_execve, (long)emulator, (long)out, (long)(prefix[0] != '\0' ? env : envp));
+    fx_environment(envp, prefix, var, env);
+    fx_syscall3(k_sys_execve, (long)emulator, (long)out, (long)env);
     /* execve failed: the CLI says why. */
 }
 
