@@ -52,8 +52,10 @@ Result<std::string> read_to_end(int fd, const std::string& name, std::size_t max
     out.reserve(std::min(size_hint, max_bytes));
     while (out.size() <= max_bytes) {
         const std::size_t had = out.size();
-        out.resize(had + k_chunk);
-        const std::size_t n = EMURUN_TRY(read_some(fd, out.data() + had, k_chunk, name));
+        const std::size_t left = max_bytes - had; // one byte more proves the file too large
+        const std::size_t chunk = left >= k_chunk ? k_chunk : left + 1;
+        out.resize(had + chunk);
+        const std::size_t n = EMURUN_TRY(read_some(fd, out.data() + had, chunk, name));
         out.resize(had + n);
         if (n == 0) {
             return out;
