@@ -27,6 +27,9 @@ struct LibraryLookup {
     std::string needed_by;                     ///< soname/filename of the object that needs it
     std::optional<std::filesystem::path> path; ///< host path where it resolves; empty = missing
     std::string package_hint; ///< Debian package likely to provide it, "zlib1g:arm64"
+    /// The sysroot it was found in (one of LinkMap::sysroots); empty when missing or found
+    /// outside every sysroot ($ORIGIN, a relative RUNPATH, an absolute one on the host).
+    std::optional<std::filesystem::path> sysroot{};
 };
 
 /// The result of resolving a binary's interpreter and libraries, recursively.

@@ -40,26 +40,20 @@ LaunchPlan native_plan(const LaunchRequest& req, const fs::path& program, const 
     return plan;
 }
 
-/// The sysroots the link map actually used, in search order: each file counts for the first
-/// sysroot it lies under (a library of /usr/<triplet> is under / too, and / is not used for it).
+/// The sysroots the link map actually used: each the interpreter or a library was found in,
+/// in the order of first use.
 std::vector<fs::path> used_sysroots(const LinkMap& map) {
     std::vector<fs::path> used;
-    auto note = [&](const std::optional<fs::path>& p) {
-        for (const auto& root : map.sysroots) {
-            auto rel = p ? p->lexically_relative(root) : fs::path();
-            if (p && !rel.empty() && !rel.string().starts_with("..")) {
-                if (std::ranges::find(used, root) == used.end()) {
-                    used.push_back(root);
-                }
-                return;
-            }
+    auto note = [&](const LibraryLookup& l) {
+        if (l.sysroot && std::ranges::find(used, *l.sysroot) == used.end()) {
+            used.push_back(*l.sysroot);
         }
     };
     if (map.interpreter) {
-        note(map.interpreter->path);
+        note(*map.interpreter);
     }
     for (const auto& l : map.libraries) {
-        note(l.path);
+        note(l);
     }
     return used;
 }

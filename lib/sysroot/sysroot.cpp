@@ -53,41 +53,53 @@ std::string expand_origin(std::string entry, const fs::path& origin) {
     return entry;
 }
 
-/// Directories to search for the libraries `elf` needs, in the loader's order.
-std::vector<fs::path> search_dirs(const ElfInfo& elf, const fs::path& object_path,
-                                  const std::vector<fs::path>& sysroots) {
-    std::vector<fs::path> dirs;
+/// A directory to search, and the sysroot it belongs to (none: $ORIGIN, relative, the host).
+struct SearchDir {
+    fs::path dir;
+    std::optional<fs::path> sysroot;
+};
+
+/// Directories to search for the libraries `elf` needs, in the loader's order. An absolute
+/// RUNPATH/RPATH entry is looked for in each sysroot, then as it is on the host: qemu's
+/// QEMU_LD_PREFIX falls back to the host path when the prefix has no such file (a build
+/// tree's own libraries, found through CMake's build RUNPATH).
+std::vector<SearchDir> search_dirs(const ElfInfo& elf, const fs::path& object_path,
+                                   const std::vector<fs::path>& sysroots) {
+    std::vector<SearchDir> dirs;
     const auto origin = object_path.parent_path();
     const auto& list = elf.runpath.empty() ? elf.rpath : elf.runpath;
     for (const auto& raw : list) {
         const bool has_origin = raw.find("ORIGIN") != std::string::npos;
         const std::string entry = expand_origin(raw, origin);
         if (has_origin || entry.empty() || entry[0] != '/') {
-            dirs.emplace_back(entry);
+            dirs.push_back({entry, std::nullopt});
             continue;
         }
         for (const auto& root : sysroots) {
-            dirs.push_back(root / fs::path(entry).relative_path());
+            dirs.push_back({root / fs::path(entry).relative_path(), root});
         }
+        dirs.push_back({entry, std::nullopt});
     }
     for (const auto& root : sysroots) {
         for (const auto& d : default_lib_dirs(*elf.arch)) {
-            dirs.push_back(root / d);
+            dirs.push_back({root / d, root});
         }
     }
     return dirs;
 }
 
-std::optional<fs::path> find_library(const std::string& name, const std::vector<fs::path>& dirs,
-                                     const Arch& arch) {
+/// The first candidate for `name` that exists and is an object of `arch`, and its sysroot.
+std::optional<SearchDir> find_library(const std::string& name, const std::vector<SearchDir>& dirs,
+                                      const Arch& arch) {
     if (name.find('/') != std::string::npos) {
-        return path_exists(name) && is_object_of(name, arch) ? std::optional<fs::path>(name)
-                                                             : std::nullopt;
+        return path_exists(name) && is_object_of(name, arch)
+                   ? std::optional<SearchDir>(SearchDir{name, std::nullopt})
+                   : std::nullopt;
     }
     for (const auto& d : dirs) {
-        auto candidate = d / name;
+        auto candidate = d.dir / name;
         if (path_exists(candidate) && is_object_of(candidate, arch)) {
-            return candidate;
+            return SearchDir{candidate, d.sysroot};
         }
     }
     return std::nullopt;
@@ -100,6 +112,7 @@ LibraryLookup lookup_interpreter(const ElfInfo& elf, const std::vector<fs::path>
         auto candidate = root / fs::path(*elf.interpreter).relative_path();
         if (path_exists(candidate) && is_object_of(candidate, *elf.arch)) {
             l.path = candidate;
+            l.sysroot = root;
             break;
         }
     }
@@ -149,7 +162,11 @@ LinkMap resolve_libraries(const fs::path& binary, const ElfInfo& elf,
             if (!seen.insert(name).second) {
                 continue;
             }
-            LibraryLookup l{name, by, find_library(name, dirs, *elf.arch), ""};
+            LibraryLookup l{name, by, std::nullopt, ""};
+            if (auto found = find_library(name, dirs, *elf.arch)) {
+                l.path = found->dir;
+                l.sysroot = found->sysroot;
+            }
             if (!l.path) {
                 l.package_hint = guess_package(name, *elf.arch);
             } else if (auto sub = read_elf(*l.path); sub && sub->arch != nullptr) {

@@ -2,7 +2,7 @@
 # The fast exec entry (tools/emurun/fast_exec.c): `emurun exec [--sysroot SR] [--] PROG ARGS` for
 # a foreign program execs qemu before emurun's C++ image starts. It must hand qemu what
 # the CLI hands it, in every case it takes, and leave every other case to the CLI.
-#   same:     fast form vs the CLI's (`exec --arch aarch64 ...`: that option is always the CLI's)
+#   same:     fast form vs the CLI's (`exec --color never ...`: that option is always the CLI's)
 #             give the emulator the same argv, pid, environment, exit code, the same errors;
 #             static and dynamic programs, with and without --sysroot
 #   fast:     the fast form is really taken (strace: no glibc start-up before qemu's execve)
@@ -33,7 +33,7 @@ both() {
     local label=$1 envs=$2 fast cli sp qp
     shift 2
     fast=$(env $envs sh -c 'echo "shell=$$"; exec "$@"' sh "$EMURUN" exec "$@" 2>&1; echo "rc=$?")
-    cli=$(env $envs sh -c 'echo "shell=$$"; exec "$@"' sh "$EMURUN" exec --arch aarch64 "$@" 2>&1; echo "rc=$?")
+    cli=$(env $envs sh -c 'echo "shell=$$"; exec "$@"' sh "$EMURUN" exec --color never "$@" 2>&1; echo "rc=$?")
     expect_eq "$label: fast form = CLI" "$(grep -v '^shell=\|^pid=' <<<"$cli")" \
         "$(grep -v '^shell=\|^pid=' <<<"$fast")"
     # Where the fake emulator ran: in the process emurun was started as (no fork), both ways.
@@ -97,11 +97,38 @@ part_same() {
     both "truncated ELF" "$q" -- "$T/trunc"
     cp "$S" "$T/noexec" && chmod -x "$T/noexec"
     both "not executable" "$q" -- "$T/noexec"
+    # --arch, as emurun's toolchain files and meson cross files pass it: the file's own arch
+    # (any alias, any case) is the fast form; another or an unknown one the CLI's error.
+    both "--arch aarch64" "$q" --arch aarch64 -- "$S" x
+    both "--arch ARM64 (alias, upper case)" "$q" --arch ARM64 -- "$S"
+    both "--arch=aarch64 --sysroot=SR, dynamic" "$q" --arch=aarch64 --sysroot="$x" -- "$D"
+    both "--sysroot SR --arch aarch64, dynamic" "$q" --sysroot "$x" --arch aarch64 "$D"
+    both "--arch of another arch" "$q" --arch ppc64le -- "$S"
+    both "--arch unknown" "$q" --arch vax -- "$S"
+    both "--arch twice" "$q" --arch aarch64 --arch aarch64 -- "$S"
+    both "--arch with no value" "$q" --arch
+    both "--arch=" "$q" --arch= -- "$S"
+    # An interpreter whose path climbs out of the sysroot and back in; a RUNPATH outside it
+    # (a build tree's own library, found on the host as qemu finds it).
+    if command -v aarch64-linux-gnu-gcc >/dev/null; then
+        aarch64-linux-gnu-gcc -Wl,--dynamic-linker=/../aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 \
+            -o "$T/climb" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
+        both "interpreter path with /../" "$q" --sysroot "$x" -- "$T/climb"
+        expect_contains "interpreter path with /../: runs" "$("$EMURUN" exec --sysroot "$x" -- "$T/climb" uname)" aarch64
+        mkdir -p "$T/own"
+        printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
+        printf 'int own(void);\nint main(void) { return own(); }\n' >"$T/own/app.c"
+        aarch64-linux-gnu-gcc -shared -fPIC -o "$T/own/libown.so" "$T/own/own.c"
+        aarch64-linux-gnu-gcc -o "$T/own/app" "$T/own/app.c" -L"$T/own" -lown -Wl,-rpath,"$T/own"
+        rc=0; "$EMURUN" exec --sysroot "$x" -- "$T/own/app" || rc=$?
+        expect_eq "a RUNPATH outside the sysroot: the build tree's library is found" 42 "$rc"
+        both "a RUNPATH outside the sysroot" "$q" --sysroot "$x" -- "$T/own/app"
+    fi
     # Started by a name that is not emurun's (a symlink, exec -a): the CLI refuses it, so must
     # the fast form; an empty argv[0] too.
     local f c
     f=$(EMURUN_QEMU_DIR=$T/q bash -c 'exec -a foo "$@"' _ "$EMURUN" exec -- "$S" 2>&1; echo "rc=$?")
-    c=$(EMURUN_QEMU_DIR=$T/q bash -c 'exec -a foo "$@"' _ "$EMURUN" exec --arch aarch64 -- "$S" 2>&1; echo "rc=$?")
+    c=$(EMURUN_QEMU_DIR=$T/q bash -c 'exec -a foo "$@"' _ "$EMURUN" exec --color never -- "$S" 2>&1; echo "rc=$?")
     expect_eq "argv[0] 'foo': refused both ways" "$c" "$f"
     expect_contains "argv[0] 'foo': the CLI's error" "$f" "not named emurun"
     f=$(EMURUN_QEMU_DIR=$T/q bash -c 'exec -a "" "$@"' _ "$EMURUN" exec -- "$S" 2>&1; echo "rc=$?")
@@ -113,7 +140,7 @@ part_same() {
         f=$("$xe" EMURUN_QEMU_DIR="$T/q" A=1 A=2 NOEQ =x QEMU_LD_PREFIX=/a QEMU_LD_PREFIX=/b -- \
             "$EMURUN" exec $args 2>&1 | grep '^env=' | sort)
         c=$("$xe" EMURUN_QEMU_DIR="$T/q" A=1 A=2 NOEQ =x QEMU_LD_PREFIX=/a QEMU_LD_PREFIX=/b -- \
-            "$EMURUN" exec --arch aarch64 $args 2>&1 | grep '^env=' | sort)
+            "$EMURUN" exec --color never $args 2>&1 | grep '^env=' | sort)
         expect_eq "odd environment ($args): the same variables both ways" "$c" "$f"
     done
     expect_contains "odd environment: the first A wins" "$f" "env=A=1"
@@ -143,12 +170,15 @@ part_fast() {
     EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st" -e trace=execve,brk "$EMURUN" exec -- "$S" >/dev/null || true
     tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st")
     expect_eq "fast form: qemu is exec'd before glibc starts" "" "$tr"
-    EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st2" -e trace=execve,brk "$EMURUN" exec --arch aarch64 -- "$S" >/dev/null || true
+    EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st2" -e trace=execve,brk "$EMURUN" exec --color never -- "$S" >/dev/null || true
     tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"; exit}' "$T/st2")
     expect_eq "an option: the CLI (glibc starts)" "brk" "$tr"
     EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st3" -e trace=execve,brk "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$D" >/dev/null || true
     tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st3")
     expect_eq "fast form, dynamic program with --sysroot: qemu before glibc" "" "$tr"
+    EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st4" -e trace=execve,brk "$EMURUN" exec --arch arm64 --sysroot /usr/aarch64-linux-gnu -- "$D" >/dev/null || true
+    tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st4")
+    expect_eq "fast form with --arch (emurun's toolchain files): qemu before glibc" "" "$tr"
     expect_contains "... with QEMU_LD_PREFIX" "$(EMURUN_QEMU_DIR=$T/q "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$D" || true)" "env=QEMU_LD_PREFIX=/usr/aarch64-linux-gnu"
 }
 

@@ -194,6 +194,49 @@ TEST_CASE("launch: files of a sysroot inside another sysroot count for the inner
     CHECK(plan->env_set.at("QEMU_LD_PREFIX") == inner.string());
 }
 
+TEST_CASE("launch: the loader counts for the sysroot it was found in, whatever its path spells") {
+    // PT_INTERP "/../inner/lib/ld" climbs out of the sysroot and back in: found in it, so it is
+    // the one QEMU_LD_PREFIX names (qemu joins the two the same way).
+    const Arch& a = foreign();
+    auto f = foreign_static("climb");
+    auto inner = fake_sysroot("climb/inner", a, "/lib/ld-fake.so.1");
+    auto prog = write_elf("climb/dyn", spec_for(a, "/../inner/lib/ld-fake.so.1", {"libc.so.6"}));
+    auto req = request(prog, f.qemu_dir);
+    req.sysroots = {inner};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->env_set.at("QEMU_LD_PREFIX") == inner.string());
+}
+
+TEST_CASE(
+    "launch: an absolute RUNPATH outside the sysroot is found on the host, as qemu finds it") {
+    // A cross build's own library in its build tree (CMake's build RUNPATH): qemu looks for
+    // PREFIX/dir/lib, then dir/lib on the host.
+    const Arch& a = foreign();
+    auto f = foreign_static("runpath");
+    auto sr = fake_sysroot("runpath/sr", a, "/lib/ld-fake.so.1");
+    auto own = spec_for(a);
+    own.type = 3;
+    own.dynamic = true;
+    own.soname = "libown.so";
+    own.needed = {"libc.so.6"};
+    const fs::path build = test::testdir("runpath/build");
+    write_elf("runpath/build/libown.so", own);
+    auto spec = spec_for(a, "/lib/ld-fake.so.1", {"libown.so", "libc.so.6"});
+    spec.runpath = build.string();
+    auto prog = write_elf("runpath/build/app", spec);
+    auto req = request(prog, f.qemu_dir);
+    req.sysroots = {sr};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->env_set.at("QEMU_LD_PREFIX") == sr.string());
+    // Not there either: named as missing.
+    fs::remove(build / "libown.so");
+    auto missing = plan_launch(req);
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().message().find("libown.so") != std::string::npos);
+}
+
 TEST_CASE("launch: missing loader and libraries are named, with their package") {
     const Arch& a = foreign();
     auto f = foreign_static("missing");

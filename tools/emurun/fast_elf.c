@@ -256,6 +256,24 @@ static int names_arch(int b, const char* name) {
     return 0;
 }
 
+int fx_find_arch(const char* name) {
+    char lower[64];
+    unsigned long n = 0;
+    for (; name[n] != '\0'; ++n) {
+        if (n + 1 == sizeof lower) {
+            return -1;
+        }
+        lower[n] = name[n] >= 'A' && name[n] <= 'Z' ? (char)(name[n] - 'A' + 'a') : name[n];
+    }
+    lower[n] = '\0';
+    for (int a = 0; a < arch_count(); ++a) {
+        if (names_arch(a, lower)) {
+            return a;
+        }
+    }
+    return -1;
+}
+
 int fx_runs_natively(int a) {
     struct {
         char f[6][65];

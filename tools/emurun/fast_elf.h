@@ -28,6 +28,9 @@ int fx_read_elf(const char* path, struct FxElf* out);
 /* 1 when arch a runs on this host without emulation (or the host is unknown). */
 int fx_runs_natively(int a);
 
+/* find_arch: the arch named (any case) or aliased `name`, -1 for none. */
+int fx_find_arch(const char* name);
+
 /* The arch's qemu CPU name, e.g. "aarch64". */
 const char* fx_arch_qemu(int a);
 

@@ -164,10 +164,11 @@ static void fx_environment(char** envp, const char* prefix, char* var, char** ou
  * when the CLI is to decide. Its buffers live here, not in the entry's frame: a command that
  * is not exec never touches these stack pages. */
 __attribute__((noinline)) static void fx_exec(long argc, char** argv, char** envp, long at,
-                                              const char* sysroot) {
+                                              const char* arch, const char* sysroot) {
     char program[FX_PATH_MAX], emulator[FX_PATH_MAX], prefix[FX_PATH_MAX];
     struct FxElf elf;
     if (!fx_is_plain_emurun(argv[0]) || !fx_plan(envp, argv[at], sysroot, program, &elf, prefix) ||
+        (arch != 0 && fx_find_arch(arch) != elf.arch) ||
         !es_find_emulator(fx_getenv(envp, "EMURUN_QEMU_DIR"), fx_getenv(envp, "PATH"),
                           fx_arch_qemu(elf.arch), emulator)) {
         return;
@@ -196,32 +197,31 @@ __attribute__((noinline)) static void fx_exec(long argc, char** argv, char** env
     /* execve failed: the CLI says why. */
 }
 
-/* The value of `--sysroot SR` or `--sysroot=SR` at argv[*at] (then *at moves past it), else 0.
- * An empty SR or one that starts with '-' is left to CLI11. */
-static const char* fx_sysroot_option(long argc, char** argv, long* at) {
-    static const char k_opt[] = "--sysroot";
+/* The value of option `opt` ("--sysroot") spelled `--opt VALUE` or `--opt=VALUE` at argv[*at]
+ * (then *at moves past it); 0 when argv[*at] is not that option. A missing or empty VALUE, or
+ * one that starts with '-', is CLI11's to judge: *bad is set. */
+static const char* fx_option(long argc, char** argv, long* at, const char* opt, int* bad) {
     const char* a = argv[*at];
     unsigned long i = 0;
-    while (k_opt[i] != '\0' && a[i] == k_opt[i]) {
+    while (opt[i] != '\0' && a[i] == opt[i]) {
         ++i;
     }
-    if (k_opt[i] != '\0') {
+    if (opt[i] != '\0' || (a[i] != '=' && a[i] != '\0')) {
         return 0;
     }
-    const char* value = 0;
-    if (a[i] == '=') {
-        value = a + i + 1;
-        *at += 1;
-    } else if (a[i] == '\0' && *at + 1 < argc) {
-        value = argv[*at + 1];
-        *at += 2;
+    const char* value = a[i] == '=' ? a + i + 1 : *at + 1 < argc ? argv[*at + 1] : 0;
+    *at += a[i] == '=' ? 1 : 2;
+    if (value == 0 || value[0] == '\0' || value[0] == '-') {
+        *bad = 1;
+        return 0;
     }
-    return value != 0 && value[0] != '\0' && value[0] != '-' ? value : 0;
+    return value;
 }
 
 /* Called by the entry with the kernel's initial stack: argc, argv..., 0, envp..., 0. Returns
  * only when the CLI is to handle the command: anything but
- *     exec [--sysroot SR | --sysroot=SR] [--] PROG ARGS...
+ *     exec [--arch A] [--sysroot SR] [--] PROG ARGS...   (each option at most once, either
+ *                                                        order, also as --opt=VALUE)
  * with PROG not starting with '-' (CLI11 would read it as an option). */
 __attribute__((visibility("hidden"), used)) void emurun_fast_exec(long* sp) {
     const long argc = sp[0];
@@ -240,14 +240,24 @@ __attribute__((visibility("hidden"), used)) void emurun_fast_exec(long* sp) {
         limit[0] < (1ul << 20)) {
         return;
     }
+    const char* arch = 0;
+    const char* sysroot = 0;
     long at = 2;
-    const char* sysroot = fx_sysroot_option(argc, argv, &at);
-    if (at != 2 && sysroot == 0) {
-        return;
+    int bad = 0;
+    for (int k = 0; k < 2 && at < argc && !bad; ++k) {
+        const char* v;
+        if ((v = fx_option(argc, argv, &at, "--arch", &bad)) != 0 && arch == 0) {
+            arch = v;
+        } else if (!bad && v == 0 && (v = fx_option(argc, argv, &at, "--sysroot", &bad)) != 0 &&
+                   sysroot == 0) {
+            sysroot = v;
+        } else if (v != 0) {
+            return; /* an option twice */
+        }
     }
     at += at < argc && fx_eq(argv[at], "--");
-    if (at < argc && argv[at][0] != '-' && argv[at][0] != '\0') {
-        fx_exec(argc, argv, envp, at, sysroot);
+    if (!bad && at < argc && argv[at][0] != '-' && argv[at][0] != '\0') {
+        fx_exec(argc, argv, envp, at, arch, sysroot);
     }
 }
 
