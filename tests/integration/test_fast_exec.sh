@@ -123,6 +123,19 @@ part_same() {
         rc=0; "$EMURUN" exec --sysroot "$x" -- "$T/own/app" || rc=$?
         expect_eq "a RUNPATH outside the sysroot: the build tree's library is found" 42 "$rc"
         both "a RUNPATH outside the sysroot" "$q" --sysroot "$x" -- "$T/own/app"
+        both "the same, default sysroots" "$q" -- "$T/own/app"
+        aarch64-linux-gnu-gcc -o "$T/own/app-rpath" "$T/own/app.c" -L"$T/own" -lown \
+            -Wl,--disable-new-dtags,-rpath,"$T/own"
+        both "an RPATH (old dtags)" "$q" --sysroot "$x" -- "$T/own/app-rpath"
+        aarch64-linux-gnu-gcc -o "$T/own/app-origin" "$T/own/app.c" -L"$T/own" -lown \
+            '-Wl,-rpath,$ORIGIN'
+        both "a RUNPATH with \$ORIGIN" "$q" --sysroot "$x" -- "$T/own/app-origin"
+        aarch64-linux-gnu-gcc -o "$T/own/app-colon" "$T/own/app.c" -L"$T/own" -lown \
+            -Wl,-rpath,"/nonexistent::$T/own:"
+        both "a RUNPATH with empty entries" "$q" --sysroot "$x" -- "$T/own/app-colon"
+        mv "$T/own/libown.so" "$T/own/libown.so.away"
+        both "a RUNPATH whose library is missing" "$q" --sysroot "$x" -- "$T/own/app"
+        mv "$T/own/libown.so.away" "$T/own/libown.so"
     fi
     # Started by a name that is not emurun's (a symlink, exec -a): the CLI refuses it, so must
     # the fast form; an empty argv[0] too.
@@ -179,6 +192,16 @@ part_fast() {
     EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st4" -e trace=execve,brk "$EMURUN" exec --arch arm64 --sysroot /usr/aarch64-linux-gnu -- "$D" >/dev/null || true
     tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st4")
     expect_eq "fast form with --arch (emurun's toolchain files): qemu before glibc" "" "$tr"
+    if command -v aarch64-linux-gnu-gcc >/dev/null; then # a RUNPATH to a build tree's library
+        mkdir -p "$T/own"
+        printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
+        printf 'int own(void);\nint main(void) { return own(); }\n' >"$T/own/app.c"
+        aarch64-linux-gnu-gcc -shared -fPIC -o "$T/own/libown.so" "$T/own/own.c"
+        aarch64-linux-gnu-gcc -o "$T/own/app" "$T/own/app.c" -L"$T/own" -lown -Wl,-rpath,"$T/own"
+        EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st5" -e trace=execve,brk "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$T/own/app" >/dev/null || true
+        tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st5")
+        expect_eq "fast form, a RUNPATH outside the sysroot: qemu before glibc" "" "$tr"
+    fi
     expect_contains "... with QEMU_LD_PREFIX" "$(EMURUN_QEMU_DIR=$T/q "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$D" || true)" "env=QEMU_LD_PREFIX=/usr/aarch64-linux-gnu"
 }
 

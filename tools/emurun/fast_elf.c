@@ -156,6 +156,22 @@ static int strtab_offset(const struct Segments* seg, unsigned long vaddr, unsign
     return 0;
 }
 
+/* list += ":" + value (a list of search paths, as split_path_list joins them); 0 when too long. */
+static int append_list(char* list, const char* value) {
+    unsigned long n = es_len(list);
+    const unsigned long vl = es_len(value);
+    if (n + 1 + vl + 1 > FX_NAME_MAX) {
+        return 0;
+    }
+    if (n > 0) {
+        list[n++] = ':';
+    }
+    for (unsigned long i = 0; i <= vl; ++i) {
+        list[n + i] = value[i];
+    }
+    return 1;
+}
+
 /* read_dynamic: the entries up to DT_NULL, then every string entry checked and the needed
  * names and search-path presence kept. */
 static int read_dynamic(long fd, int is64, int big, const struct Segments* seg, struct FxElf* out) {
@@ -195,8 +211,9 @@ static int read_dynamic(long fd, int is64, int big, const struct Segments* seg, 
         if (refs[i] >= strsz || !read_string(fd, base + refs[i], strsz - refs[i], s)) {
             return 0;
         }
-        if ((tags[i] == 15 || tags[i] == 29) && s[0] != '\0') {
-            out->has_search_paths = 1;
+        if ((tags[i] == 15 || tags[i] == 29) && s[0] != '\0' &&
+            !append_list(tags[i] == 29 ? out->runpath : out->rpath, s)) {
+            return 0;
         }
         if (tags[i] == 1) {
             if (out->needed_count == FX_MAX_NEEDED) {
@@ -219,7 +236,8 @@ int fx_read_elf(const char* path, struct FxElf* out) {
     unsigned char h[k_head];
     const long got = fx_syscall4(k_sys_pread, fd, (long)h, sizeof h, 0);
     struct Segments seg;
-    out->arch = -1, out->has_interp = 0, out->has_search_paths = 0, out->needed_count = 0;
+    out->arch = -1, out->has_interp = 0, out->needed_count = 0;
+    out->runpath[0] = '\0', out->rpath[0] = '\0';
     int ok = size <= FX_MAX_ELF_BYTES && got >= 64 && h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' &&
              h[3] == 'F' && (h[4] == 1 || h[4] == 2) && (h[5] == 1 || h[5] == 2) &&
              read_segments(fd, h, size, out, &seg);
@@ -348,11 +366,49 @@ static int default_roots(int a, char (*roots)[FX_PATH_MAX]) {
     return n;
 }
 
-/* find_library for one name in each root's default_lib_dirs, in order: the first candidate
- * that exists and is an object of arch a, in found. 1 when that is under roots[0]; 0 when it
- * is missing or under another root (used_sysroots would then name two: a merged prefix). */
-static int find_library(char (*roots)[FX_PATH_MAX], int n_roots, int a, const char* name,
-                        char* found) {
+/* A candidate that exists and is an object of arch a (find_library's test). */
+static int candidate(const char* dir, const char* name, int a, char* found) {
+    return join(found, dir, name) && exists(found) && is_object_of(found, a);
+}
+
+/* find_library with search_dirs for one name: the object's RUNPATH (else RPATH) entries first,
+ * each absolute one under each root and then on the host; then each root's default_lib_dirs.
+ * The first candidate that exists and is an object of arch a, in found: 1 when it is under
+ * roots[0] or on the host; 0 when it is missing or under another root (used_sysroots would
+ * then name two: a merged prefix), or an entry is one this code leaves to the CLI ($ORIGIN,
+ * relative, empty). */
+static int find_library(char (*roots)[FX_PATH_MAX], int n_roots, int a, const char* list,
+                        const char* name, char* found) {
+    char entry[FX_NAME_MAX], dir[FX_PATH_MAX];
+    for (int more = *list != '\0'; more;) { /* "/a:" has an empty last entry, as "/a::/b" one */
+        unsigned long len = 0;
+        while (list[len] != '\0' && list[len] != ':') {
+            ++len;
+        }
+        if (len == 0 || list[0] != '/' || list[1] == '/') {
+            return 0;
+        }
+        for (unsigned long i = 0; i < len; ++i) {
+            entry[i] = list[i];
+        }
+        entry[len] = '\0';
+        for (unsigned long i = 0; i + 6 <= len; ++i) {
+            if (entry[i] == 'O' && entry[i + 1] == 'R' && entry[i + 2] == 'I' &&
+                entry[i + 3] == 'G' && entry[i + 4] == 'I' && entry[i + 5] == 'N') {
+                return 0;
+            }
+        }
+        for (int r = 0; r < n_roots; ++r) {
+            if (join(dir, roots[r], entry + 1) && candidate(dir, name, a, found)) {
+                return r == 0;
+            }
+        }
+        if (candidate(entry, name, a, found)) {
+            return 1;
+        }
+        more = list[len] == ':';
+        list += len + more;
+    }
     char dirs[6][48];
     const char* t = k_fast_arches[a].triplet;
     const int is64 = k_fast_arches[a].elf_class == 2;
@@ -362,11 +418,9 @@ static int find_library(char (*roots)[FX_PATH_MAX], int n_roots, int a, const ch
     join(dirs[2], "", "lib"), join(dirs[3], "", "usr/lib");
     join(dirs[4], "", is64 ? "lib64" : "lib32"),
         join(dirs[5], "", is64 ? "usr/lib64" : "usr/lib32");
-    char dir[FX_PATH_MAX];
     for (int r = 0; r < n_roots; ++r) {
         for (int i = 0; i < 6; ++i) {
-            if (join(dir, roots[r], dirs[i]) && join(found, dir, name) && exists(found) &&
-                is_object_of(found, a)) {
+            if (join(dir, roots[r], dirs[i]) && candidate(dir, name, a, found)) {
                 return r == 0;
             }
         }
@@ -386,7 +440,7 @@ static int seen_before(char (*seen)[FX_NAME_MAX], int n, const char* name) {
 
 /* resolve_libraries' walk, everything found under roots[0]: every DT_NEEDED name of the program,
  * then of each library found (breadth first, each name once), found by find_library; 0 when one is
- * missing or a file has DT_RPATH/DT_RUNPATH, a name with '/', or anything this code cannot read. */
+ * missing, a name has '/', or anything this code cannot read or leaves to the CLI. */
 static int libraries_found(char (*roots)[FX_PATH_MAX], int n_roots, const struct FxElf* prog,
                            int a) {
     char seen[k_max_libraries][FX_NAME_MAX];
@@ -396,9 +450,7 @@ static int libraries_found(char (*roots)[FX_PATH_MAX], int n_roots, const struct
     struct FxElf lib;
     const struct FxElf* cur = prog;
     for (;;) {
-        if (cur->has_search_paths) {
-            return 0;
-        }
+        const char* list = cur->runpath[0] != '\0' ? cur->runpath : cur->rpath;
         for (unsigned i = 0; i < cur->needed_count; ++i) {
             const char* name = cur->needed[i];
             char found[FX_PATH_MAX];
@@ -410,7 +462,7 @@ static int libraries_found(char (*roots)[FX_PATH_MAX], int n_roots, const struct
                     return 0;
                 }
             }
-            if (n_seen == k_max_libraries || !find_library(roots, n_roots, a, name, found) ||
+            if (n_seen == k_max_libraries || !find_library(roots, n_roots, a, list, name, found) ||
                 tail + es_len(found) + 1 > sizeof queue) {
                 return 0;
             }

@@ -14,7 +14,8 @@
 struct FxElf {
     int arch; /* index of the arch table, -1 when none */
     int has_interp;
-    int has_search_paths; /* DT_RPATH or DT_RUNPATH */
+    char runpath[FX_NAME_MAX]; /* DT_RUNPATH entries joined with ':', "" without */
+    char rpath[FX_NAME_MAX];   /* DT_RPATH likewise */
     char interp[FX_NAME_MAX];
     unsigned needed_count;
     char needed[FX_MAX_NEEDED][FX_NAME_MAX];

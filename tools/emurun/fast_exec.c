@@ -8,7 +8,8 @@
  * execs the emulator exactly as the CLI would:
  *     qemu-ARCH[-static] -0 PROG PATH-OF-PROG ARGS...   (+ QEMU_LD_PREFIX for a dynamic PROG)
  * In every other case - another command, another option, a native or not-ELF program, a #!
- * script, a missing library or emulator, anything it cannot read or tell - it returns, the
+ * script, a $ORIGIN or relative RUNPATH, two sysroots in use, a missing library or emulator,
+ * anything it cannot read or tell - it returns, the
  * entry jumps to glibc's _start and the CLI does everything as before, errors included. So it
  * never prints, and it decides nothing the CLI would decide differently: the rules are the
  * library's (util::find_executable, launch's checks, the ELF reader's, arch_for_header plus the
