@@ -11,6 +11,8 @@
 . "$(dirname "$0")/lib/common.sh"
 
 need_fixture_arch aarch64
+# Some cases build programs of their own (static PIE, RUNPATH, odd interpreters).
+command -v aarch64-linux-gnu-gcc >/dev/null || skip "no aarch64-linux-gnu-gcc: cases build their own programs"
 S=$EMURUN_FIXTURE_DIR/aarch64/probe-static
 D=$EMURUN_FIXTURE_DIR/aarch64/probe
 
@@ -81,12 +83,10 @@ part_same() {
     rm "$T/sr/lib/libc.so.6"
     both "dynamic, libc missing (the CLI's error)" "$q" --sysroot "$T/sr" -- "$D"
     both "dynamic with libstdc++ (libraries of libraries)" "$q" --sysroot "$x" -- "$EMURUN_FIXTURE_DIR/aarch64/hello"
-    if command -v aarch64-linux-gnu-gcc >/dev/null; then
-        aarch64-linux-gnu-gcc -static-pie -o "$T/spie" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
-        both "static PIE" "$q" -- "$T/spie" uname
-        aarch64-linux-gnu-gcc -o "$T/rp" -Wl,-rpath,/opt/x "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
-        both "dynamic with a RUNPATH" "$q" --sysroot "$x" -- "$T/rp"
-    fi
+    aarch64-linux-gnu-gcc -static-pie -o "$T/spie" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
+    both "static PIE" "$q" -- "$T/spie" uname
+    aarch64-linux-gnu-gcc -o "$T/rp" -Wl,-rpath,/opt/x "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
+    both "dynamic with a RUNPATH" "$q" --sysroot "$x" -- "$T/rp"
     both "no emulator in the search" "$q PATH=/nonexistent" -- /nonexistent/x
     both "missing program" "$q" -- "$T/nope"
     both "program not in PATH" "$q" -- no-such-program-here
@@ -110,33 +110,31 @@ part_same() {
     both "--arch=" "$q" --arch= -- "$S"
     # An interpreter whose path climbs out of the sysroot and back in; a RUNPATH outside it
     # (a build tree's own library, found on the host as qemu finds it).
-    if command -v aarch64-linux-gnu-gcc >/dev/null; then
-        aarch64-linux-gnu-gcc -Wl,--dynamic-linker=/../aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 \
-            -o "$T/climb" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
-        both "interpreter path with /../" "$q" --sysroot "$x" -- "$T/climb"
-        expect_contains "interpreter path with /../: runs" "$("$EMURUN" exec --sysroot "$x" -- "$T/climb" uname)" aarch64
-        mkdir -p "$T/own"
-        printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
-        printf 'int own(void);\nint main(void) { return own(); }\n' >"$T/own/app.c"
-        aarch64-linux-gnu-gcc -shared -fPIC -o "$T/own/libown.so" "$T/own/own.c"
-        aarch64-linux-gnu-gcc -o "$T/own/app" "$T/own/app.c" -L"$T/own" -lown -Wl,-rpath,"$T/own"
-        rc=0; "$EMURUN" exec --sysroot "$x" -- "$T/own/app" || rc=$?
-        expect_eq "a RUNPATH outside the sysroot: the build tree's library is found" 42 "$rc"
-        both "a RUNPATH outside the sysroot" "$q" --sysroot "$x" -- "$T/own/app"
-        both "the same, default sysroots" "$q" -- "$T/own/app"
-        aarch64-linux-gnu-gcc -o "$T/own/app-rpath" "$T/own/app.c" -L"$T/own" -lown \
-            -Wl,--disable-new-dtags,-rpath,"$T/own"
-        both "an RPATH (old dtags)" "$q" --sysroot "$x" -- "$T/own/app-rpath"
-        aarch64-linux-gnu-gcc -o "$T/own/app-origin" "$T/own/app.c" -L"$T/own" -lown \
-            '-Wl,-rpath,$ORIGIN'
-        both "a RUNPATH with \$ORIGIN" "$q" --sysroot "$x" -- "$T/own/app-origin"
-        aarch64-linux-gnu-gcc -o "$T/own/app-colon" "$T/own/app.c" -L"$T/own" -lown \
-            -Wl,-rpath,"/nonexistent::$T/own:"
-        both "a RUNPATH with empty entries" "$q" --sysroot "$x" -- "$T/own/app-colon"
-        mv "$T/own/libown.so" "$T/own/libown.so.away"
-        both "a RUNPATH whose library is missing" "$q" --sysroot "$x" -- "$T/own/app"
-        mv "$T/own/libown.so.away" "$T/own/libown.so"
-    fi
+    aarch64-linux-gnu-gcc -Wl,--dynamic-linker=/../aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 \
+        -o "$T/climb" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c"
+    both "interpreter path with /../" "$q" --sysroot "$x" -- "$T/climb"
+    expect_contains "interpreter path with /../: runs" "$("$EMURUN" exec --sysroot "$x" -- "$T/climb" uname)" aarch64
+    mkdir -p "$T/own"
+    printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
+    printf 'int own(void);\nint main(void) { return own(); }\n' >"$T/own/app.c"
+    aarch64-linux-gnu-gcc -shared -fPIC -o "$T/own/libown.so" "$T/own/own.c"
+    aarch64-linux-gnu-gcc -o "$T/own/app" "$T/own/app.c" -L"$T/own" -lown -Wl,-rpath,"$T/own"
+    rc=0; "$EMURUN" exec --sysroot "$x" -- "$T/own/app" || rc=$?
+    expect_eq "a RUNPATH outside the sysroot: the build tree's library is found" 42 "$rc"
+    both "a RUNPATH outside the sysroot" "$q" --sysroot "$x" -- "$T/own/app"
+    both "the same, default sysroots" "$q" -- "$T/own/app"
+    aarch64-linux-gnu-gcc -o "$T/own/app-rpath" "$T/own/app.c" -L"$T/own" -lown \
+        -Wl,--disable-new-dtags,-rpath,"$T/own"
+    both "an RPATH (old dtags)" "$q" --sysroot "$x" -- "$T/own/app-rpath"
+    aarch64-linux-gnu-gcc -o "$T/own/app-origin" "$T/own/app.c" -L"$T/own" -lown \
+        '-Wl,-rpath,$ORIGIN'
+    both "a RUNPATH with \$ORIGIN" "$q" --sysroot "$x" -- "$T/own/app-origin"
+    aarch64-linux-gnu-gcc -o "$T/own/app-colon" "$T/own/app.c" -L"$T/own" -lown \
+        -Wl,-rpath,"/nonexistent::$T/own:"
+    both "a RUNPATH with empty entries" "$q" --sysroot "$x" -- "$T/own/app-colon"
+    mv "$T/own/libown.so" "$T/own/libown.so.away"
+    both "a RUNPATH whose library is missing" "$q" --sysroot "$x" -- "$T/own/app"
+    mv "$T/own/libown.so.away" "$T/own/libown.so"
     # Started by a name that is not emurun's (a symlink, exec -a): the CLI refuses it, so must
     # the fast form; an empty argv[0] too.
     local f c
@@ -192,16 +190,15 @@ part_fast() {
     EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st4" -e trace=execve,brk "$EMURUN" exec --arch arm64 --sysroot /usr/aarch64-linux-gnu -- "$D" >/dev/null || true
     tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st4")
     expect_eq "fast form with --arch (emurun's toolchain files): qemu before glibc" "" "$tr"
-    if command -v aarch64-linux-gnu-gcc >/dev/null; then # a RUNPATH to a build tree's library
-        mkdir -p "$T/own"
-        printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
-        printf 'int own(void);\nint main(void) { return own(); }\n' >"$T/own/app.c"
-        aarch64-linux-gnu-gcc -shared -fPIC -o "$T/own/libown.so" "$T/own/own.c"
-        aarch64-linux-gnu-gcc -o "$T/own/app" "$T/own/app.c" -L"$T/own" -lown -Wl,-rpath,"$T/own"
-        EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st5" -e trace=execve,brk "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$T/own/app" >/dev/null || true
-        tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st5")
-        expect_eq "fast form, a RUNPATH outside the sysroot: qemu before glibc" "" "$tr"
-    fi
+    # a RUNPATH to a build tree's library
+    mkdir -p "$T/own"
+    printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
+    printf 'int own(void);\nint main(void) { return own(); }\n' >"$T/own/app.c"
+    aarch64-linux-gnu-gcc -shared -fPIC -o "$T/own/libown.so" "$T/own/own.c"
+    aarch64-linux-gnu-gcc -o "$T/own/app" "$T/own/app.c" -L"$T/own" -lown -Wl,-rpath,"$T/own"
+    EMURUN_QEMU_DIR=$T/q strace -f -o "$T/st5" -e trace=execve,brk "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$T/own/app" >/dev/null || true
+    tr=$(awk '/execve\(/ {n++} n == 1 && /brk\(/ {print "brk"} n >= 2 {exit}' "$T/st5")
+    expect_eq "fast form, a RUNPATH outside the sysroot: qemu before glibc" "" "$tr"
     expect_contains "... with QEMU_LD_PREFIX" "$(EMURUN_QEMU_DIR=$T/q "$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$D" || true)" "env=QEMU_LD_PREFIX=/usr/aarch64-linux-gnu"
 }
 

@@ -61,8 +61,7 @@ static int arch_of(const unsigned char* h, long got) {
 
 /* An open regular file and its size: open_read + fstat. -1 when not a regular file. */
 static long open_regular(const char* path, unsigned long* size) {
-    const long fd =
-        fx_syscall3(k_sys_open, (long)path, FX_O_RDONLY_CLOEXEC | 04000 /* O_NONBLOCK */, 0);
+    const long fd = fx_syscall3(k_sys_open, (long)path, FX_O_RDONLY_CLOEXEC | FX_O_NONBLOCK, 0);
     struct fx_stat st;
     if (fd < 0) {
         return -1;

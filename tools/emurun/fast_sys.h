@@ -11,7 +11,6 @@
 #define FX_PATH_MAX ES_PATH_MAX
 
 enum {
-    k_sys_read = 0,
     k_sys_open = 2,
     k_sys_close = 3,
     k_sys_stat = 4,
@@ -54,6 +53,7 @@ struct fx_stat {
 #define FX_S_IFREG 0100000u
 #define FX_X_OK 1
 #define FX_O_RDONLY_CLOEXEC 02000000
+#define FX_O_NONBLOCK 04000
 
 static inline unsigned fx_mode(const struct fx_stat* st) {
     return (unsigned)(st->words[3] & 0xffffffffu);
