@@ -176,22 +176,22 @@ struct ChildResult {
 
 class SupervisorImpl;
 
-/// Runs many children at once, each under its own small supervisor process (a child
-/// subreaper) so that nothing a child leaves behind survives it, not even a daemon that
-/// double-forked and called setsid. One poll loop on the caller's thread serves every pipe and
-/// timer: call wait_any() repeatedly. Not thread-safe: use one Supervisor from one thread.
+/// Runs many children at once, each under a small supervisor process (a child subreaper) so
+/// that nothing a child leaves behind survives it, not even a daemon that double-forked and
+/// called setsid. The supervisors are job slots: helper processes (`emurun-supervisor
+/// --slot`, children of the caller) that run one child at a time and are kept for the
+/// Supervisor's lifetime; a spawn goes to an idle slot, else to a new one, so there are as
+/// many as children ever ran at once. A child gets its Command's cwd (else the caller's at
+/// spawn time), argv and environment, but the rlimits, umask and scheduling settings the
+/// caller had when its slot started. A child's CPU time and max RSS are its own tree's.
+/// One poll loop on the caller's thread serves every pipe and timer: call wait_any()
+/// repeatedly. Not thread-safe: use one Supervisor from one thread.
 /// While a Supervisor lives, the calling process is a child subreaper (PR_SET_CHILD_SUBREAPER;
-/// the previous setting is restored): if a step kills its own supervisor process, what it left
-/// behind is re-parented to the caller, and once such a supervisor has been reaped the
-/// Supervisor kills and reaps every child of the caller that is not one of its supervisors and
-/// was not already a child when it was created. The same sweep follows a supervisor server
-/// (below) that stalled on a request, since it may have forked a supervisor nobody knows. A
-/// caller that starts children of its own from another thread while a Supervisor lives risks
-/// them only in those two cases.
-/// From the second spawn on, the supervisors are forked by one helper process the Supervisor
-/// keeps for its lifetime (`emurun-supervisor --serve`, also a child of the caller): a child
-/// gets its Command's cwd (else the caller's at spawn time), argv and environment, but the
-/// rlimits, umask and scheduling settings the caller had at the second spawn.
+/// the previous setting is restored): if a step kills its slot, what it left behind is
+/// re-parented to the caller, and once such a slot has been reaped the Supervisor kills and
+/// reaps every child of the caller that is not one of its slots and was not already a child
+/// when it was created. A caller that starts children of its own from another thread while a
+/// Supervisor lives risks them only in that case.
 class Supervisor {
   public:
     EMURUN_EXPORT Supervisor();

@@ -1,8 +1,8 @@
 // The Supervisor's poll loop in emurun: one ppoll over every child's stdout, stderr and report
 // pipes, with timers for timeouts and grace periods, on the caller's thread (ninja's model).
-// Why our own loop and not Boost.Process v2 on Asio: each child runs under a supervisor
-// process (the helper emurun-supervisor, see process_supervisor.cpp), started with posix_spawn
-// and reporting rusage of the whole tree itself; the loop then only needs pipes and timers,
+// Why our own loop and not Boost.Process v2 on Asio: each child runs under a job slot (the
+// helper emurun-supervisor, see process_supervisor.cpp), started with posix_spawn and
+// reporting rusage of the step's whole tree itself; the loop then only needs pipes and timers,
 // which ppoll serves with no threads, no SIGCHLD handler and no reactor to own.
 // Output is read non-blocking from every ready pipe in turn, so a child filling stderr while
 // emurun reads stdout never deadlocks.
@@ -38,7 +38,8 @@ using Clock = std::chrono::steady_clock;
 enum class Stage { running, term_sent, kill_sent, supervisor_killed };
 
 struct Child {
-    pid_t supervisor = -1;
+    pid_t supervisor = -1; ///< the slot's pid
+    std::optional<detail::SupervisorSlot> slot;
     std::unique_ptr<detail::PreparedExec> exec;
     UniqueFd out, err, report, control;
     std::shared_ptr<UniqueFd> out_log, err_log;
@@ -52,6 +53,7 @@ struct Child {
     std::string report_buf;
     bool finished_record = false;
     bool supervisor_lost = false; ///< it died without reporting: its orphans are ours now
+    bool slot_idle = false;       ///< its slot sent its last line for the step (F or E)
     ChildResult result;
 
     [[nodiscard]] bool done() const { return !out.valid() && !err.valid() && !report.valid(); }
@@ -123,8 +125,9 @@ class SupervisorImpl {
 
   private:
     Result<void> start_supervisor(Child& child, const SpawnOptions& options);
-    Result<pid_t> launch_supervisor(const detail::PreparedExec& exec,
-                                    const detail::SupervisorFds& fds);
+    Result<detail::SupervisorSlot> hand_to_slot(const detail::PreparedExec& exec,
+                                                const detail::SupervisorFds& fds);
+    void release_slot(Child& child);
     void fire_timers(Clock::time_point now);
     std::vector<ChildResult> collect_done();
     void read_output(Child& child, Stream stream);
@@ -138,9 +141,7 @@ class SupervisorImpl {
     ChildId m_next_id = 1;
     std::optional<std::filesystem::path> m_helper; ///< emurun-supervisor, found at first spawn
     detail::OrphanCatcher m_orphans;
-    std::optional<detail::SupervisorServer> m_server; ///< from the second step on
-    int m_launched = 0;                               ///< supervisors started so far
-    bool m_server_failed = false;                     ///< refused or gone: spawn each helper
+    std::vector<detail::SupervisorSlot> m_idle; ///< slots between steps, the last used last
     std::vector<char> m_buffer = std::vector<char>(64 * 1024);
 };
 
@@ -185,7 +186,8 @@ Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& 
     }
     const detail::SupervisorFds fds{null_in.get(), out->second.get(), err->second.get(),
                                     report->second.get(), control->second.get()};
-    child.supervisor = EMURUN_TRY(launch_supervisor(*child.exec, fds));
+    child.slot.emplace(EMURUN_TRY(hand_to_slot(*child.exec, fds)));
+    child.supervisor = child.slot->pid();
     child.out = std::move(out->first);
     child.err = std::move(err->first);
     child.report = std::move(report->first);
@@ -196,32 +198,47 @@ Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& 
     return {};
 }
 
-/// The first step's supervisor is started directly (a one-step user pays no server); later ones
-/// are forked by the server, or started directly once the server was refused or is gone.
-Result<pid_t> SupervisorImpl::launch_supervisor(const detail::PreparedExec& exec,
-                                                const detail::SupervisorFds& fds) {
-    if (m_launched++ > 0 && !m_server_failed && !m_server) {
-        auto server = detail::SupervisorServer::start(*m_helper);
-        m_server_failed = !server;
-        if (server) {
-            m_server.emplace(std::move(*server));
+/// An idle slot takes the step, else a new one. A slot that cannot take it (killed or stopped
+/// while idle) is ended and the next one tried: a step is never handed over twice, as a slot
+/// that has not taken a request never runs it.
+Result<detail::SupervisorSlot> SupervisorImpl::hand_to_slot(const detail::PreparedExec& exec,
+                                                            const detail::SupervisorFds& fds) {
+    for (;;) {
+        const bool fresh = m_idle.empty();
+        auto slot =
+            fresh ? EMURUN_TRY(detail::SupervisorSlot::start(*m_helper)) : std::move(m_idle.back());
+        if (!fresh) {
+            m_idle.pop_back();
+        }
+        auto sent = slot.run(exec, fds);
+        if (sent) {
+            return slot;
+        }
+        if (!slot.slot_gone()) { // the request could not be made: the slot is fine
+            m_idle.push_back(std::move(slot));
+            return std::unexpected(sent.error());
+        }
+        if (WIFSIGNALED(slot.finish(true))) { // it never took the request: nothing of a step
+            sweep_orphans();                  // is below it, but be sure
+        }
+        if (fresh) {
+            return std::unexpected(sent.error());
         }
     }
-    if (m_server) {
-        auto pid = m_server->spawn(exec, fds);
-        if (pid && *pid) {
-            return **pid;
-        }
-        m_server.reset(); // refused or failed: killed and reaped; later steps start their helper
-        m_server_failed = true;
-        if (!pid) {
-            // A supervisor may have been forked before the server stalled: our child, unknown
-            // to us. Never a second start; kill and reap it (and what it started) now.
-            sweep_orphans();
-            return std::unexpected(pid.error());
-        }
+}
+
+/// After a step: its slot goes back to the idle ones when it ended the step itself; one that
+/// died, was killed by us or sent no last line is ended (and what it left swept).
+void SupervisorImpl::release_slot(Child& child) {
+    if (!child.slot) {
+        return;
     }
-    return detail::spawn_supervisor(*m_helper, exec, fds);
+    if (child.slot_idle && !child.supervisor_lost && child.stage != Stage::supervisor_killed) {
+        m_idle.push_back(std::move(*child.slot));
+    } else {
+        child.slot->finish(true);
+    }
+    child.slot.reset();
 }
 
 void SupervisorImpl::read_output(Child& child, Stream stream) {
@@ -308,9 +325,11 @@ void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport&
         break;
     case detail::ReportKind::exec_failed:
         child.result.start_error = detail::exec_failure_error(*child.exec, record.failure);
+        child.slot_idle = true;
         break;
     case detail::ReportKind::finished:
         child.finished_record = true;
+        child.slot_idle = true;
         child.result.status = ExitStatus::from_wait_status(record.wait_status);
         child.result.user = to_micros(record.user);
         child.result.sys = to_micros(record.sys);
@@ -373,14 +392,16 @@ std::optional<Clock::time_point> SupervisorImpl::next_deadline() const {
     return next;
 }
 
-/// Kill what dead supervisors left behind: every child of emurun but the live supervisors.
+/// Kill what dead slots left behind: every child of emurun but the live slots.
 int SupervisorImpl::sweep_orphans() {
     std::set<pid_t> keep;
     for (const auto& child : m_children) {
-        keep.insert(child->supervisor);
+        if (child->slot) {
+            keep.insert(child->slot->pid());
+        }
     }
-    if (m_server) {
-        keep.insert(m_server->pid());
+    for (const auto& slot : m_idle) {
+        keep.insert(slot.pid());
     }
     return m_orphans.sweep(keep);
 }
@@ -393,9 +414,7 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
         if (!child->done()) {
             return false;
         }
-        int status = 0;
-        while (::waitpid(child->supervisor, &status, 0) < 0 && errno == EINTR) {
-        }
+        release_slot(*child);
         child->result.wall = now - child->start;
         if (child->supervisor_lost) {
             lost = done.size();
@@ -488,14 +507,20 @@ void SupervisorImpl::kill_all() {
         child->err.reset();
         child->report.reset();
     }
-    bool lost = false; // a supervisor exits 0; one killed by its step was not collected yet
+    // A slot exits 0 at its socket's EOF, a busy one once its step is killed; one killed by
+    // its step (not collected yet) leaves orphans.
+    bool lost = false;
     for (auto& child : m_children) {
-        int status = 0;
-        while (::waitpid(child->supervisor, &status, 0) < 0 && errno == EINTR) {
+        if (child->slot) {
+            lost = WIFSIGNALED(child->slot->finish(false)) || lost;
         }
-        lost = lost || child->supervisor_lost || WIFSIGNALED(status);
+        lost = lost || child->supervisor_lost;
+    }
+    for (auto& slot : m_idle) {
+        lost = WIFSIGNALED(slot.finish(false)) || lost;
     }
     m_children.clear();
+    m_idle.clear();
     if (lost) {
         sweep_orphans();
     }

@@ -1,41 +1,41 @@
-// The per-step supervisor process: why and how nothing survives a step.
+// The step supervisor: why and how nothing survives a step.
 //
 // A step's command may leave processes behind: a grandchild that ignores SIGTERM, or a daemon
 // that double-forked and called setsid (it has left the step's process group and session, so
 // kill(-pgid) cannot reach it). Linux re-parents such orphans to the nearest ancestor that
 // set PR_SET_CHILD_SUBREAPER. If emurun itself were the subreaper, the orphans of all parallel
-// steps would land in one pile with no record of which step left them. So every step gets its
-// own supervisor: the small static program emurun-supervisor (tools/emurun-supervisor), which
-// becomes a subreaper, forks and execs the command, serves the control socket, kills and
-// reaps what is left when the command ended, and reports the whole tree's rusage.
+// steps would land in one pile with no record of which step left them. So steps run under job
+// slots: each slot is the small static program emurun-supervisor (tools/emurun-supervisor), a
+// subreaper running one step at a time, so whatever is re-parented to it belongs to its
+// current step. For each step it forks and execs the command, serves the step's control
+// socket, kills and reaps what is left when the command ended, and reports the tree's rusage
+// (the sum of what wait4 returned for the command and each orphan).
 //
-//   emurun (poll loop) ──posix_spawn──> emurun-supervisor (subreaper)
-//                                          └─fork+exec─> command (own group, PDEATHSIG=KILL)
-//                                                     └─ ... grandchildren, daemons
+//   emurun (poll loop) ──posix_spawn, once per slot──> emurun-supervisor --slot (subreaper)
+//                                                  └─fork+exec per step─> command (own group,
+//                                                     PDEATHSIG=KILL) └─ grandchildren, daemons
 //
 // Why a separate program started with posix_spawn, not a fork of emurun: a fork copies
-// emurun's page tables (twice per step: supervisor, then command), so each step cost more the
-// bigger emurun grew (5,000 steps cost 15x 500), and the command's max RSS began as emurun's.
-// posix_spawn's clone(CLONE_VM|CLONE_VFORK) copies nothing, and the command is forked from the
-// helper's few hundred KiB.
+// emurun's page tables, so each step cost more the bigger emurun grew (5,000 steps cost 15x
+// 500), and the command's max RSS began as emurun's. posix_spawn's clone(CLONE_VM|CLONE_VFORK)
+// copies nothing, and the command is forked from the helper's few hundred KiB. Why slots and
+// not a supervisor per step: a step then costs one process creation, not two (a supervisor
+// per step, even forked from a small server, cost ~0.08 ms and 10-13% of a shell loop's step,
+// issue 15's runner rows).
 //
-// From a Supervisor's second step on, the helper is not started per step: one
-// `emurun-supervisor --serve` (SupervisorServer) forks each step's supervisor from its own
-// small image with clone3(CLONE_PARENT), so the new supervisor is emurun's child exactly as
-// when posix_spawn started it. A start of the static helper cost ~0.3 ms (glibc's start-up,
-// CPUID trapped on a VM); the fork costs a fraction (issue 15's runner rows).
-//
-// - The command's stdout/stderr are emurun's pipes; the supervisor drops its own copies, so
-//   the pipes reach EOF only when every process holding them is gone.
-// - Signals to the step go through the control socket ('T' = SIGTERM, 'K' = SIGKILL to the
-//   command's group). The supervisor reaps the command, so it never signals a group whose
+// - The command's stdout/stderr are emurun's pipes; the slot drops its own copies once the
+//   command runs, so the pipes reach EOF only when every process holding them is gone.
+// - Signals to the step go through the step's control socket ('T' = SIGTERM, 'K' = SIGKILL
+//   to the command's group). The slot reaps the command, so it never signals a group whose
 //   leader was reaped (and whose pid could be reused); emurun never signals the command.
 // - EOF on the control socket means emurun died or gave up: SIGKILL the group.
 // - The report is text lines (see the helper's header), so a helper of another arch or word
-//   size (emurun's own tests under emulation) speaks the same protocol.
+//   size (emurun's own tests under emulation) speaks the same protocol. After its last line
+//   the slot closes the step's report pipe: EOF there ends the step for emurun.
 #include "process/process_supervisor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -44,6 +44,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,23 +99,18 @@ struct SpawnSetup {
     SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
-/// `fds` onto 0..4 in the child: each source is first copied above every source, so none is
+/// `fds` onto 0..3 in the child: each source is first copied above every source, so none is
 /// overwritten before it is used (dup2 also clears FD_CLOEXEC). The helper closes the rest.
-int arrange_fds(SpawnSetup& setup, const SupervisorFds& fds) {
-    const int src[5] = {fds.stdin_fd, fds.stdout_fd, fds.stderr_fd, fds.report_fd, fds.control_fd};
-    const int base = std::max({src[0], src[1], src[2], src[3], src[4], 4}) + 1;
-    for (int i = 0; i < 5; ++i) {
-        if (src[i] >= 0) {
-            if (int rc = ::posix_spawn_file_actions_adddup2(&setup.actions, src[i], base + i)) {
-                return rc;
-            }
+int arrange_fds(SpawnSetup& setup, const std::array<int, 4>& src) {
+    const int base = std::max({src[0], src[1], src[2], src[3], 3}) + 1;
+    for (int i = 0; i < 4; ++i) {
+        if (int rc = ::posix_spawn_file_actions_adddup2(&setup.actions, src[i], base + i)) {
+            return rc;
         }
     }
-    for (int i = 0; i < 5; ++i) {
-        if (src[i] >= 0) {
-            if (int rc = ::posix_spawn_file_actions_adddup2(&setup.actions, base + i, i)) {
-                return rc;
-            }
+    for (int i = 0; i < 4; ++i) {
+        if (int rc = ::posix_spawn_file_actions_adddup2(&setup.actions, base + i, i)) {
+            return rc;
         }
     }
     return 0;
@@ -176,23 +172,19 @@ std::optional<SupervisorReport> parse_report(std::string_view line) {
 
 namespace {
 
-/// posix_spawn `helper` with `argv` (null-terminated), `envp` and `fds` on 0..4; `exec` is the
-/// step whose arguments and environment the helper carries, if any.
-Result<pid_t> spawn_helper(const std::filesystem::path& helper, const char* const* argv,
-                           const char* const* envp, const SupervisorFds& fds,
-                           const PreparedExec* exec = nullptr) {
+/// posix_spawn `helper --slot` with `fds` on 0..3 and no environment.
+Result<pid_t> spawn_slot(const std::filesystem::path& helper, const std::array<int, 4>& fds) {
     SpawnSetup setup;
     int rc = arrange_fds(setup, fds);
     rc = rc != 0 ? rc : reset_signals(setup);
     if (rc != 0) {
         return std::unexpected(system_error("prepare to start " + helper.string(), rc));
     }
+    const char* argv[] = {helper.c_str(), "--slot", nullptr};
+    const char* envp[] = {nullptr};
     pid_t pid = -1;
     rc = ::posix_spawn(&pid, helper.c_str(), &setup.actions, &setup.attr,
                        const_cast<char* const*>(argv), const_cast<char* const*>(envp));
-    if (rc == E2BIG && exec != nullptr) { // the step's own argv and environment are too big:
-        return std::unexpected(exec_failure_error(*exec, ExecFailure{ExecStage::execve, rc}));
-    }
     if (rc != 0) {
         return std::unexpected(system_error("start the step supervisor " + helper.string(), rc,
                                             "reinstall emurun: " + std::string(k_supervisor_name) +
@@ -202,10 +194,10 @@ Result<pid_t> spawn_helper(const std::filesystem::path& helper, const char* cons
 }
 
 /// The request's text: "<argc> <envc> <has stdin>", cwd, program, argv, environment, each
-/// ended by NUL (the protocol of the helper's serve()).
+/// ended by NUL (the protocol of the helper's serve_slot()).
 Result<std::string> request_text(const PreparedExec& exec, bool has_stdin) {
     std::string cwd = exec.cwd;
-    if (cwd.empty()) { // the server's cwd is this process's at its start, not necessarily now
+    if (cwd.empty()) { // the slot's cwd is this process's at its start, not necessarily now
         std::error_code ec;
         cwd = std::filesystem::current_path(ec).string();
         if (ec) {
@@ -228,8 +220,23 @@ Result<std::string> request_text(const PreparedExec& exec, bool has_stdin) {
     return text;
 }
 
-/// Send `text` with `fds` as one message on `socket`.
-Result<void> send_request(int socket, const std::string& text, const std::vector<int>& fds) {
+/// A request too big for one message (a socket's message is at most its send buffer, ~200
+/// KiB) travels in a memfd: the message is then "M" with the memfd before the step's fds.
+constexpr std::size_t k_inline_request = 64 * 1024;
+
+Result<util::UniqueFd> request_memfd(const std::string& text) {
+    util::UniqueFd fd(::memfd_create("emurun-step-request", MFD_CLOEXEC));
+    if (!fd.valid() || !write_all(fd.get(), text.data(), text.size())) {
+        return std::unexpected(system_error("write the step's request to a memfd", errno,
+                                            "free memory, or shorten the step's arguments"));
+    }
+    return fd;
+}
+
+/// Send `text` with `fds` as one message on `socket`: an error with `*gone` set when the
+/// socket does not take it (the slot is dead, or stopped with an earlier request unread).
+Result<void> send_request(int socket, const std::string& text, const std::vector<int>& fds,
+                          bool* gone) {
     std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
     iovec iov{const_cast<char*>(text.data()), text.size()};
     msghdr msg{};
@@ -242,58 +249,18 @@ Result<void> send_request(int socket, const std::string& text, const std::vector
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
     std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-    // Never blocks: a server that stopped reading (SIGSTOPped by a step) fills the socket.
     while (::sendmsg(socket, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
         if (errno != EINTR) {
-            return std::unexpected(system_error("send a request to the supervisor server", errno));
+            *gone = true;
+            return std::unexpected(system_error("hand the step to its supervisor", errno));
         }
     }
     return {};
 }
 
-/// The server's answer: a pid, nullopt when it could not fork (nothing was started), an error
-/// when it closed the socket or did not answer within 2 s (it was sent SIGCONT just before, so
-/// a step stopped it again or it is gone): then a supervisor may have been forked, and the
-/// caller must not start the step a second time (one forked without emurun holding its pipes
-/// ends on its control socket's EOF).
-Result<std::optional<pid_t>> receive_reply(int socket) {
-    pollfd pfd{socket, POLLIN, 0};
-    int ready = 0;
-    while ((ready = ::poll(&pfd, 1, 2'000)) < 0 && errno == EINTR) {
-    }
-    char line[32] = {};
-    ssize_t n = -1;
-    if (ready == 1) {
-        while ((n = ::recv(socket, line, sizeof line - 1, MSG_DONTWAIT)) < 0 && errno == EINTR) {
-        }
-    }
-    long value = 0;
-    auto [end, ec] = std::from_chars(line, line + std::max<ssize_t>(n, 0), value);
-    if (n <= 0 || ec != std::errc{} || value == 0 || end != line + n) {
-        const std::string why =
-            ready == 1 ? " closed its socket before it answered" : " did not answer within 2 s";
-        return std::unexpected(Error{"start the step",
-                                     "the step supervisor server (" +
-                                         std::string(k_supervisor_name) + " --serve)" + why,
-                                     "check that no step stops or kills emurun's helpers"});
-    }
-    if (value < 0) {
-        return std::nullopt; // clone3 refused (an emulator, seccomp) or no memory: not started
-    }
-    return static_cast<pid_t>(value);
-}
-
 } // namespace
 
-Result<pid_t> spawn_supervisor(const std::filesystem::path& helper, const PreparedExec& exec,
-                               const SupervisorFds& fds) {
-    // emurun-supervisor CWD PROGRAM ARGV0 ARGS...; the command's environment is the helper's.
-    std::vector<const char*> argv{helper.c_str(), exec.cwd.c_str(), exec.path.c_str()};
-    argv.insert(argv.end(), exec.argv.begin(), exec.argv.end()); // ends with its nullptr
-    return spawn_helper(helper, argv.data(), exec.envp.data(), fds, &exec);
-}
-
-Result<SupervisorServer> SupervisorServer::start(const std::filesystem::path& helper) {
+Result<SupervisorSlot> SupervisorSlot::start(const std::filesystem::path& helper) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
         return std::unexpected(system_error("socketpair", errno));
@@ -304,15 +271,12 @@ Result<SupervisorServer> SupervisorServer::start(const std::filesystem::path& he
     if (!null.valid()) {
         return std::unexpected(system_error("open /dev/null", errno));
     }
-    const char* argv[] = {helper.c_str(), "--serve", nullptr};
-    const char* envp[] = {nullptr};
-    const SupervisorFds fds{null.get(), null.get(), null.get(), theirs.get(), -1};
-    const pid_t pid = EMURUN_TRY(spawn_helper(helper, argv, envp, fds));
-    return SupervisorServer(pid, std::move(ours));
+    const pid_t pid =
+        EMURUN_TRY(spawn_slot(helper, {null.get(), null.get(), null.get(), theirs.get()}));
+    return SupervisorSlot(pid, std::move(ours));
 }
 
-Result<std::optional<pid_t>> SupervisorServer::spawn(const PreparedExec& exec,
-                                                     const SupervisorFds& fds) {
+Result<void> SupervisorSlot::run(const PreparedExec& exec, const SupervisorFds& fds) {
     std::vector<int> passed;
     const int in = fds.stdin_fd >= 0 ? fds.stdin_fd : 0; // -1: this process's own stdin
     const bool has_stdin = ::fcntl(in, F_GETFD) >= 0;    // ... unless it is closed
@@ -320,26 +284,47 @@ Result<std::optional<pid_t>> SupervisorServer::spawn(const PreparedExec& exec,
         passed.push_back(in);
     }
     passed.insert(passed.end(), {fds.stdout_fd, fds.stderr_fd, fds.report_fd, fds.control_fd});
-    const auto text = request_text(exec, has_stdin);
-    ::kill(m_pid, SIGCONT); // a step may have stopped it; our unreaped child, so the pid is its
-    if (!text || !send_request(m_socket.get(), *text, passed)) {
-        return std::nullopt; // not delivered (no cwd, too big, socket full, server gone)
+    auto text = EMURUN_TRY(request_text(exec, has_stdin));
+    util::UniqueFd memfd;
+    if (text.size() > k_inline_request) {
+        memfd = EMURUN_TRY(request_memfd(text));
+        text = "M";
+        passed.insert(passed.begin(), memfd.get());
     }
-    return receive_reply(m_socket.get());
+    ::kill(m_pid, SIGCONT); // a step may have stopped it; our unreaped child, so the pid is its
+    return send_request(m_socket.get(), text, passed, &m_gone);
 }
 
-SupervisorServer::SupervisorServer(SupervisorServer&& other) noexcept
-    : m_pid(std::exchange(other.m_pid, -1)), m_socket(std::move(other.m_socket)) {}
-
-SupervisorServer::~SupervisorServer() {
+int SupervisorSlot::finish(bool kill) {
     if (m_pid <= 0) {
-        return;
+        return 0;
     }
     m_socket.reset();
-    ::kill(m_pid, SIGKILL); // no request is under way; our unreaped child: the pid is its
+    // Our unreaped child, so the pid is its.
+    ::kill(m_pid, kill ? SIGKILL : SIGCONT);
     int status = 0;
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
+    m_pid = -1;
+    return status;
+}
+
+SupervisorSlot::SupervisorSlot(SupervisorSlot&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)), m_socket(std::move(other.m_socket)),
+      m_gone(other.m_gone) {}
+
+SupervisorSlot& SupervisorSlot::operator=(SupervisorSlot&& other) noexcept {
+    if (this != &other) {
+        finish(true);
+        m_pid = std::exchange(other.m_pid, -1);
+        m_socket = std::move(other.m_socket);
+        m_gone = other.m_gone;
+    }
+    return *this;
+}
+
+SupervisorSlot::~SupervisorSlot() {
+    finish(true);
 }
 
 } // namespace emurun::detail

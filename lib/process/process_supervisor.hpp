@@ -53,45 +53,46 @@ struct SupervisorFds {
     int control_fd = -1; ///< read end of the control socket
 };
 
-/// Start `helper` (emurun-supervisor) for `exec` with posix_spawn: glibc's vfork-like clone
-/// shares emurun's memory until the exec, so no page table of emurun is copied. The helper gets
-/// `fds` on 0..4, `exec`'s environment as its own, default signal dispositions and an empty
-/// mask; it becomes a child subreaper, forks the command from its own small image and reports.
-/// Errors: the helper cannot be executed (missing, not executable), no memory or processes.
-[[nodiscard]] Result<pid_t> spawn_supervisor(const std::filesystem::path& helper,
-                                             const PreparedExec& exec, const SupervisorFds& fds);
-
-/// The supervisor server: one `emurun-supervisor --serve` per Supervisor, started at its second
-/// step, that forks each later step's supervisor on request (clone3 with CLONE_PARENT, so the
-/// supervisor is this process's child as if spawn_supervisor had started it: the poll loop
-/// waits for it, signals it and catches its orphans unchanged). It saves every step but the
-/// first the exec of the helper (~0.3 ms here, most of it glibc's start-up). The request
-/// carries the step's cwd (this process's when the step names none: taken at each request),
-/// program, argv, environment and descriptors; rlimits, umask and scheduling are the server's,
-/// taken from this process when the server started.
-class SupervisorServer {
+/// A job slot: one long-lived `emurun-supervisor --slot`, this process's child, started with
+/// posix_spawn (glibc's vfork-like clone shares emurun's memory until the exec, so no page
+/// table of emurun is copied), that runs one step at a time: for each it forks the command
+/// from its own small image, is the subreaper of the step's tree and reports over the step's
+/// report pipe. A Supervisor keeps its idle slots and hands each new step to one (a new slot
+/// when none is idle), so a run starts as many slots as steps ever ran at once, and a step
+/// costs one fork. The slot gets default signal dispositions, an empty mask, /dev/null on 0..2
+/// and no environment; rlimits, umask and scheduling are this process's when it started. The
+/// request carries the step's cwd (this process's when the step names none: taken at each
+/// request), program, argv, environment and descriptors.
+class SupervisorSlot {
   public:
-    /// Start the server. Errors: the helper cannot be started, no socket.
-    [[nodiscard]] static Result<SupervisorServer> start(const std::filesystem::path& helper);
-    /// One step's supervisor for `exec` with `fds` (as spawn_supervisor): its pid; nullopt when
-    /// nothing was started (clone3 refused by the kernel or an emulator, a request too big,
-    /// the server gone: start the helper with spawn_supervisor); an error when the server did
-    /// not answer (a supervisor may exist: do not start the step again).
-    [[nodiscard]] Result<std::optional<pid_t>> spawn(const PreparedExec& exec,
-                                                     const SupervisorFds& fds);
+    /// Start a slot. Errors: the helper cannot be executed (missing, not executable), no
+    /// memory, processes or socket.
+    [[nodiscard]] static Result<SupervisorSlot> start(const std::filesystem::path& helper);
+    /// Hand `exec` with `fds` (the step's ends, which the caller closes after) to this idle
+    /// slot. Never blocks. Errors: no cwd, no memory for a request too big for one message;
+    /// the slot is gone or does not read (`slot_gone()` then: reap it, use another).
+    [[nodiscard]] Result<void> run(const PreparedExec& exec, const SupervisorFds& fds);
+    /// The last run() failed because the slot cannot take requests.
+    [[nodiscard]] bool slot_gone() const { return m_gone; }
     [[nodiscard]] pid_t pid() const { return m_pid; }
+    /// End the slot and return its wait status: EOF on its socket (an idle slot exits, a busy
+    /// one after its step, which ends at once when its control socket was closed), SIGCONT in
+    /// case a step stopped it, SIGKILL first when `kill` (a slot that did not act on its step's
+    /// 'K'), then reap it.
+    int finish(bool kill);
 
-    SupervisorServer(SupervisorServer&& other) noexcept;
-    SupervisorServer& operator=(SupervisorServer&&) = delete;
-    SupervisorServer(const SupervisorServer&) = delete;
-    SupervisorServer& operator=(const SupervisorServer&) = delete;
-    /// Closes the socket, kills and reaps the server.
-    ~SupervisorServer();
+    SupervisorSlot(SupervisorSlot&& other) noexcept;
+    SupervisorSlot& operator=(SupervisorSlot&& other) noexcept;
+    SupervisorSlot(const SupervisorSlot&) = delete;
+    SupervisorSlot& operator=(const SupervisorSlot&) = delete;
+    /// finish(true) unless finished.
+    ~SupervisorSlot();
 
   private:
-    SupervisorServer(pid_t pid, util::UniqueFd socket) : m_pid(pid), m_socket(std::move(socket)) {}
+    SupervisorSlot(pid_t pid, util::UniqueFd socket) : m_pid(pid), m_socket(std::move(socket)) {}
     pid_t m_pid = -1;
     util::UniqueFd m_socket;
+    bool m_gone = false;
 };
 
 } // namespace emurun::detail

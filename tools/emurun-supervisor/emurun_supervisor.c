@@ -1,27 +1,34 @@
-/* emurun-supervisor: the per-step supervisor process of emurun's step runner (lib/process).
+/* emurun-supervisor: a job slot of emurun's step runner (lib/process).
  *
- * Why a program of its own: every step used to fork twice from emurun's image (emurun ->
- * supervisor -> command), so each step paid for copying emurun's page tables twice and its
- * max RSS counted emurun's pages. emurun now starts this small static program with
- * posix_spawn (vfork: no copy of emurun's address space), and it forks the command from its
- * own tiny image.
+ * Why a program of its own: a step's command must not be forked from emurun's image (each
+ * step would pay for copying emurun's page tables, and its max RSS would begin as emurun's),
+ * and the orphans of parallel steps must not land in one pile. emurun starts this small
+ * static program once per job slot (posix_spawn: no copy of emurun's address space); the slot
+ * is a child subreaper that runs one step at a time, so every orphan re-parented to it belongs
+ * to its current step. A step is then one fork, of the command from this tiny image:
  *
- *   emurun (poll loop) --posix_spawn--> emurun-supervisor (child subreaper)
- *                                          `--fork+exec--> command (own group, PDEATHSIG=KILL)
- *                                                        `-- grandchildren, daemons
+ *   emurun (poll loop) --posix_spawn, once per slot--> emurun-supervisor --slot (subreaper)
+ *                                                        `--fork+exec per step--> command
+ *                                                           (own group, PDEATHSIG=KILL)
+ *                                                           `-- grandchildren, daemons
  *
- * Invocation (by emurun only): emurun-supervisor CWD PROGRAM ARGV0 [ARGS...]
- *   CWD      directory to enter before the exec ("" = stay)
- *   PROGRAM  the file to execve (emurun already searched PATH)
- *   ARGV0... the command's argv; the command's environment is this program's own.
- * Descriptors: 0, 1, 2 the command's stdio; 3 the report pipe (write end); 4 the control
- * socket (read end). Anything above 4 is closed first.
+ * Invocation (by emurun only): emurun-supervisor --slot, fd 3 a SOCK_SEQPACKET socket; 0, 1,
+ * 2 open (emurun gives /dev/null). EOF on the socket: emurun is done or gone, the slot exits.
  *
- * Control: 'T' = SIGTERM, 'K' = SIGKILL to the command's process group; EOF (emurun died or
- * gave up) = SIGKILL. The supervisor reaps the command itself, so it never signals a group
- * whose leader was reaped. When the command has ended, every child left (orphans re-parented
- * to this subreaper, read from /proc/self/task/<pid>/children) is SIGKILLed and reaped, round
- * by round, until none is left; then RUSAGE_CHILDREN covers the whole tree.
+ * Request, one message per step: "<argc> <envc> <has stdin>" NUL, cwd NUL, program NUL, argc
+ * argument strings and envc environment strings, each ended by NUL; SCM_RIGHTS: stdin (when
+ * has stdin is 1), stdout, stderr, report, control. A request too big for one message is sent
+ * as the message "M" with a memfd holding the text before those descriptors. No reply: what
+ * follows goes to the step's own report pipe, and EOF on it ends the step for emurun.
+ *
+ * Control (the step's socket): 'T' = SIGTERM, 'K' = SIGKILL to the command's process group;
+ * EOF (emurun died or gave up) = SIGKILL. The slot reaps the command itself, so it never
+ * signals a group whose leader was reaped. When the command has ended, every child left
+ * (orphans re-parented to this subreaper, read from /proc/self/task/<pid>/children) is
+ * SIGKILLed and reaped, round by round, until none is left. The step's CPU time and max RSS
+ * are the sum and the maximum of what wait4 returns for the command and for each orphan (a
+ * process's own and its waited-for descendants': what RUSAGE_CHILDREN adds up), so a step
+ * counts its own tree only, never an earlier step's.
  *
  * Report: text lines, each written with one write() (shorter than PIPE_BUF, so atomic):
  *   "S <pid>\n"                        the command has exec'd
@@ -29,18 +36,14 @@
  *   "F <wait status> <leftovers> <utime s> <utime us> <stime s> <stime us> <max rss KiB>
  *      <signalled>\n"   signalled: 1 when a 'T' or 'K' (or EOF) reached the command while it
  *                      ran, 0 when it ended on its own (a stop that came after its end is none)
- * Text, so a supervisor of another arch or word size (emurun's tests under emulation) speaks
- * the same protocol. Exit status 0 after a report; 126 when it cannot become a subreaper or
- * set up its descriptors; 125 when run by hand.
- *
- * Server mode (emurun-supervisor --serve): one process per run that forks each step's
- * supervisor on request instead of emurun starting this program per step; see serve().
+ * then the slot closes the step's report and control descriptors and waits for the next
+ * request. Text, so a supervisor of another arch or word size (emurun's tests under
+ * emulation) speaks the same protocol. Exit status 0 at EOF; 125 when run by hand.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +51,17 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { k_report_fd = 3, k_control_fd = 4, k_max_tracked = 512 };
+enum { k_socket_fd = 3, k_max_tracked = 512, k_max_request = 4 << 20, k_max_fds = 6 };
 
 /* ExecStage of lib/process/process_exec.hpp: part of the report's encoding. */
 enum {
     stage_setpgid = 1,
+    stage_dup2 = 2,
     stage_chdir = 3,
     stage_execve = 4,
     stage_prctl = 5,
@@ -64,7 +69,23 @@ enum {
     stage_setup = 7
 };
 
-extern char** environ;
+/* One step as received: its descriptors (stdin only when has_stdin) and its strings. */
+struct Request {
+    int fds[k_max_fds];
+    int nfds;
+    int has_stdin;
+    int in, out, err, report, control; /* -1 when absent */
+    char* cwd;
+    char* program;
+    char** argv;
+    char** envp;
+};
+
+/* What wait4 returned for the step's processes, added up. */
+struct Usage {
+    struct timeval user, sys;
+    long max_rss;
+};
 
 static void write_all(int fd, const char* data, size_t size) {
     while (size > 0) {
@@ -80,8 +101,10 @@ static void write_all(int fd, const char* data, size_t size) {
     }
 }
 
-static void report(const char* line) {
-    write_all(k_report_fd, line, strlen(line));
+static void report_failure(int fd, int stage, int err) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "E %d %d\n", stage, err);
+    write_all(fd, line, (size_t)n);
 }
 
 static void close_above(int last) {
@@ -131,10 +154,22 @@ static void ignore_signals(void) {
     sigprocmask(SIG_SETMASK, &empty, NULL);
 }
 
+/* The step's descriptors onto 0, 1, 2 in the command (received ones are above 3: the slot
+ * keeps 0..3 open; dup2 clears their close-on-exec). 0 when done. */
+static int arrange_stdio(const struct Request* req) {
+    const int src[3] = {req->in, req->out, req->err};
+    for (int i = 0; i < 3; ++i) {
+        if (src[i] < 0 ? close(i) != 0 && errno != EBADF : dup2(src[i], i) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The command's side of the fork: default signals, an empty mask, its own process group,
- * SIGKILL when we die, the working directory, then execve. A failure goes to `error_fd` as
- * "<stage> <errno>". */
-static void exec_command(int error_fd, const char* cwd, const char* program, char** argv) {
+ * SIGKILL when the slot dies, its stdio, the working directory, then execve. A failure goes
+ * to `error_fd` as "<stage> <errno>". */
+static void exec_command(int error_fd, const struct Request* req) {
     int stage = stage_prctl;
     set_all_signals(SIG_DFL);
     default_reserved_signals();
@@ -144,10 +179,13 @@ static void exec_command(int error_fd, const char* cwd, const char* program, cha
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0) {
         stage = stage_setpgid;
         if (setpgid(0, 0) == 0) {
-            stage = stage_chdir;
-            if (cwd[0] == '\0' || chdir(cwd) == 0) {
-                stage = stage_execve;
-                execve(program, argv, environ);
+            stage = stage_dup2;
+            if (arrange_stdio(req) == 0) {
+                stage = stage_chdir;
+                if (req->cwd[0] == '\0' || chdir(req->cwd) == 0) {
+                    stage = stage_execve;
+                    execve(req->program, req->argv, req->envp);
+                }
             }
         }
     }
@@ -159,25 +197,22 @@ static void exec_command(int error_fd, const char* cwd, const char* program, cha
 
 /* Fork the command and wait until it has exec'd. Returns its pid, or -1 after reporting why
  * it never ran. */
-static pid_t start_command(const char* cwd, const char* program, char** argv) {
-    char line[64];
+static pid_t start_command(const struct Request* req) {
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-        snprintf(line, sizeof line, "E %d %d\n", stage_setup, errno);
-        report(line);
+        report_failure(req->report, stage_setup, errno);
         return -1;
     }
     pid_t pid = fork();
     if (pid == 0) {
         close(pipe_fds[0]);
-        exec_command(pipe_fds[1], cwd, program, argv);
+        exec_command(pipe_fds[1], req);
     }
     int fork_errno = errno;
     close(pipe_fds[1]);
     if (pid < 0) {
         close(pipe_fds[0]);
-        snprintf(line, sizeof line, "E %d %d\n", stage_fork, fork_errno);
-        report(line);
+        report_failure(req->report, stage_fork, fork_errno);
         return -1;
     }
     char failure[32] = {0};
@@ -193,47 +228,69 @@ static pid_t start_command(const char* cwd, const char* program, char** argv) {
     int err = 0;
     sscanf(failure, "%d %d", &stage, &err);
     waitpid(pid, NULL, 0);
-    snprintf(line, sizeof line, "E %d %d\n", stage, err);
-    report(line);
+    report_failure(req->report, stage, err);
     return -1;
+}
+
+static void add_time(struct timeval* sum, const struct timeval* add) {
+    sum->tv_sec += add->tv_sec;
+    sum->tv_usec += add->tv_usec;
+    if (sum->tv_usec >= 1000000) {
+        sum->tv_sec += 1;
+        sum->tv_usec -= 1000000;
+    }
+}
+
+/* wait4 that adds what it reaped to `usage`; its result as wait4's. */
+static pid_t reap(pid_t pid, int* status, int flags, struct Usage* usage) {
+    struct rusage ru;
+    pid_t got;
+    do {
+        memset(&ru, 0, sizeof ru);
+        got = wait4(pid, status, flags, &ru);
+    } while (got < 0 && errno == EINTR);
+    if (got > 0) {
+        add_time(&usage->user, &ru.ru_utime);
+        add_time(&usage->sys, &ru.ru_stime);
+        usage->max_rss = ru.ru_maxrss > usage->max_rss ? ru.ru_maxrss : usage->max_rss;
+    }
+    return got;
 }
 
 /* Wait for the command while serving the control socket. Returns its raw wait status;
  * `*signalled` is 1 when a request signalled it while it ran. */
-static int wait_command(pid_t pid, int* signalled) {
+static int wait_command(pid_t pid, int control_fd, int* signalled, struct Usage* usage) {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     int control_open = 1;
+    int status = 0;
     for (;;) {
-        int status = 0;
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            return status;
+        if (reap(pid, &status, WNOHANG, usage) == pid) {
+            break;
         }
-        struct pollfd fds[2] = {{k_control_fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
-        /* Without a pidfd (kernel < 5.3, qemu-user) poll the wait status every 20 ms. */
-        int timeout = pidfd >= 0 ? -1 : 20;
-        /* A closed control socket or a missing pidfd is skipped: poll ignores fd -1. */
-        if (!control_open) {
-            fds[0].fd = -1;
-        }
-        if (poll(fds, 2, timeout) < 0) {
+        struct pollfd fds[2] = {{control_open ? control_fd : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
+        /* Without a pidfd (kernel < 5.3, qemu-user) poll the wait status every 20 ms; poll
+         * skips an fd of -1 (a closed control socket, a missing pidfd). */
+        if (poll(fds, 2, pidfd >= 0 ? -1 : 20) < 0 || fds[0].revents == 0) {
             continue;
         }
-        if (control_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-            char request = 'K';
-            ssize_t n = read(k_control_fd, &request, 1);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n <= 0) {
-                control_open = 0; /* emurun is gone: nobody will collect this step */
-            }
-            if (waitpid(pid, &status, WNOHANG) == pid) {
-                return status; /* it ended before the request: no stop, and its group may be gone */
-            }
-            kill(-pid, request == 'T' ? SIGTERM : SIGKILL);
-            *signalled = 1;
+        char request = 'K';
+        ssize_t n = read(control_fd, &request, 1);
+        if (n < 0 && errno == EINTR) {
+            continue;
         }
+        if (n <= 0) {
+            control_open = 0; /* emurun is gone: nobody will collect this step */
+        }
+        if (reap(pid, &status, WNOHANG, usage) == pid) {
+            break; /* it ended before the request: no stop, and its group may be gone */
+        }
+        kill(-pid, request == 'T' ? SIGTERM : SIGKILL);
+        *signalled = 1;
     }
+    if (pidfd >= 0) {
+        close(pidfd);
+    }
+    return status;
 }
 
 /* Remember `pid`; 1 when it was new. */
@@ -284,9 +341,9 @@ static int kill_children(pid_t* seen, int* count) {
 }
 
 /* Kill and reap everything left below us once the command ended; how many were killed. */
-static int kill_leftovers(void) {
+static int kill_leftovers(struct Usage* usage) {
     int status = 0;
-    while (waitpid(-1, &status, WNOHANG) > 0) {
+    while (reap(-1, &status, WNOHANG, usage) > 0) {
         /* orphans that already ended on their own are not leftovers */
     }
     static pid_t seen[k_max_tracked];
@@ -295,84 +352,46 @@ static int kill_leftovers(void) {
     for (;;) {
         int fresh = kill_children(seen, &count);
         if (fresh < 0) { /* cannot list: reap what has ended, never block on the rest */
-            while (waitpid(-1, &status, WNOHANG) > 0) {
+            while (reap(-1, &status, WNOHANG, usage) > 0) {
             }
             break;
         }
         killed += fresh;
-        if (waitpid(-1, &status, 0) < 0 && errno != EINTR) {
+        if (reap(-1, &status, 0, usage) < 0) {
             break; /* ECHILD: nothing left */
         }
     }
     return killed;
 }
 
-static int is_open(int fd) {
-    return fcntl(fd, F_GETFD) >= 0;
-}
-
-/* One step: become a subreaper, start the command, serve the control socket, report. fds 0..4
- * are in place (see the header). Returns the exit status of this supervisor. */
-static int supervise(const char* cwd, const char* program, char** argv) {
-    close_above(k_control_fd);
-    ignore_signals();
-    fcntl(k_report_fd, F_SETFD, FD_CLOEXEC);
-    fcntl(k_control_fd, F_SETFD, FD_CLOEXEC);
-    /* qemu-user (7.2) rejects PR_SET_CHILD_SUBREAPER with EINVAL: running anyway beats failing
-     * every step; the command's group is still stopped, only daemons that left it escape. */
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 && errno != EINVAL) {
-        return 126;
+/* One step: start the command, serve the control socket, report. The slot's copies of the
+ * command's stdio are closed as soon as it runs, or emurun's pipes never reach EOF. */
+static void run_step(struct Request* req) {
+    pid_t pid = start_command(req);
+    for (int i = 0; i < req->nfds; ++i) {
+        if (req->fds[i] == req->in || req->fds[i] == req->out || req->fds[i] == req->err) {
+            close(req->fds[i]);
+            req->fds[i] = -1;
+        }
     }
-    pid_t pid = start_command(cwd, program, argv);
-    /* Our copies of the command's stdio must go, or emurun's pipes never reach EOF. */
-    close(0);
-    close(1);
-    close(2);
     if (pid < 0) {
-        return 0;
+        return;
     }
     char line[256];
-    snprintf(line, sizeof line, "S %d\n", (int)pid);
-    report(line);
+    int n = snprintf(line, sizeof line, "S %d\n", (int)pid);
+    write_all(req->report, line, (size_t)n);
     int signalled = 0;
-    int status = wait_command(pid, &signalled);
-    int leftovers = kill_leftovers();
-    struct rusage usage;
+    struct Usage usage;
     memset(&usage, 0, sizeof usage);
-    getrusage(RUSAGE_CHILDREN, &usage);
-    snprintf(line, sizeof line, "F %d %d %ld %ld %ld %ld %ld %d\n", status, leftovers,
-             (long)usage.ru_utime.tv_sec, (long)usage.ru_utime.tv_usec, (long)usage.ru_stime.tv_sec,
-             (long)usage.ru_stime.tv_usec, usage.ru_maxrss, signalled);
-    report(line);
-    return 0;
+    int status = wait_command(pid, req->control, &signalled, &usage);
+    int leftovers = kill_leftovers(&usage);
+    n = snprintf(line, sizeof line, "F %d %d %ld %ld %ld %ld %ld %d\n", status, leftovers,
+                 (long)usage.user.tv_sec, (long)usage.user.tv_usec, (long)usage.sys.tv_sec,
+                 (long)usage.sys.tv_usec, usage.max_rss, signalled);
+    write_all(req->report, line, (size_t)n);
 }
 
-/* ---- Server mode: one long-lived process per run that forks each step's supervisor. ----
- *
- * Invocation (by emurun only): emurun-supervisor --serve, fd 3 a SOCK_SEQPACKET socket.
- * Why: exec'ing this static program once per step cost ~0.3 ms (glibc's start traps CPUID on
- * a VM); forking it from a process already running costs a fraction. The fork is a clone3 with
- * CLONE_PARENT, so each step's supervisor is emurun's child exactly as when emurun started it:
- * emurun waits for it, signals it and catches its orphans unchanged.
- *
- * Request, one message: "<argc> <envc> <has stdin>" NUL, cwd NUL, program NUL, argc argument
- * strings and envc environment strings, each ended by NUL; SCM_RIGHTS: stdin (when has stdin
- * is 1), stdout, stderr, report, control. Reply, one message: "<pid>" or "-<errno>" (text).
- * EOF on the socket: emurun is gone or done, the server exits. A forked supervisor renames
- * itself "emurun-supervisor --step" (comm "emurun-step"), so ps tells it from the server.
- * emurun sends SIGCONT before each request (a step may have stopped the server), never blocks
- * on a full socket, and gives the server up (SIGKILL) when an answer does not come. */
-enum { k_server_fd = 3, k_max_request = 4 << 20 };
-
-struct Request {
-    int fds[5];
-    int nfds;
-    int has_stdin;
-    char* cwd;
-    char* program;
-    char** argv;
-    char** envp;
-};
+/* ---- Requests ---------------------------------------------------------------------------- */
 
 /* Split the payload into strings: `count` pointers into `text` (NUL-ended) from `*pos`. */
 static int take_strings(char* text, size_t size, size_t* pos, char** out, long count) {
@@ -391,6 +410,20 @@ static int take_strings(char* text, size_t size, size_t* pos, char** out, long c
     return 0;
 }
 
+/* Name the received descriptors: [stdin] stdout stderr report control. 0 when they fit. */
+static int name_fds(struct Request* req) {
+    if (req->nfds != 4 + req->has_stdin) {
+        return -1;
+    }
+    const int* fd = req->fds;
+    req->in = req->has_stdin ? *fd++ : -1;
+    req->out = fd[0];
+    req->err = fd[1];
+    req->report = fd[2];
+    req->control = fd[3];
+    return 0;
+}
+
 /* Parse one request held in `text` (its `size` bytes); 0 on success. */
 static int parse_request(char* text, size_t size, struct Request* req) {
     long argc = -1;
@@ -398,8 +431,11 @@ static int parse_request(char* text, size_t size, struct Request* req) {
     int has_stdin = -1;
     char* end = memchr(text, '\0', size);
     if (end == NULL || sscanf(text, "%ld %ld %d", &argc, &envc, &has_stdin) != 3 || argc < 1 ||
-        envc < 0 || argc > (long)size || envc > (long)size || (has_stdin != 0 && has_stdin != 1) ||
-        req->nfds != 4 + has_stdin) {
+        envc < 0 || argc > (long)size || envc > (long)size || (has_stdin != 0 && has_stdin != 1)) {
+        return -1;
+    }
+    req->has_stdin = has_stdin;
+    if (name_fds(req) != 0) {
         return -1;
     }
     size_t pos = (size_t)(end - text) + 1;
@@ -413,16 +449,68 @@ static int parse_request(char* text, size_t size, struct Request* req) {
     }
     req->cwd = head[0];
     req->program = head[1];
-    req->has_stdin = has_stdin;
     return 0;
 }
 
+/* The descriptors of a received message's SCM_RIGHTS into `req` (those beyond k_max_fds are
+ * closed). */
+static void take_fds(struct msghdr* msg, struct Request* req) {
+    for (struct cmsghdr* c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+            continue;
+        }
+        int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < count; ++i) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (req->nfds < k_max_fds) {
+                req->fds[req->nfds++] = fd;
+            } else {
+                close(fd);
+            }
+        }
+    }
+}
+
+/* A request sent as "M" and a memfd: the text read from it into `*text` (malloc'd), the
+ * memfd closed and dropped from `req->fds`. Its size, -1 when it cannot be read. */
+static ssize_t read_memfd_request(char** text, struct Request* req) {
+    struct stat st;
+    int fd = req->fds[0];
+    free(*text);
+    *text = NULL;
+    req->nfds -= 1;
+    memmove(req->fds, req->fds + 1, sizeof(int) * (size_t)req->nfds);
+    if (fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size > k_max_request ||
+        (*text = malloc((size_t)st.st_size + 1)) == NULL) {
+        close(fd);
+        return -1;
+    }
+    ssize_t done = 0;
+    while (done < st.st_size) {
+        ssize_t n = pread(fd, *text + done, (size_t)(st.st_size - done), done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        done += n;
+    }
+    close(fd);
+    if (done != st.st_size) {
+        return -1;
+    }
+    (*text)[done] = '\0';
+    return done;
+}
+
 /* Receive one request into `*text` (malloc'd) and `req->fds`: its size; 0 at EOF or when the
- * socket failed (the server ends); -1 for a message that is no request (answered, skipped). */
+ * socket failed (the slot ends); -1 for a message that is no request. */
 static ssize_t receive_request(char** text, struct Request* req) {
     ssize_t size;
     do {
-        size = recv(k_server_fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
+        size = recv(k_socket_fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
     } while (size < 0 && errno == EINTR);
     if (size <= 0) {
         return 0;
@@ -430,7 +518,7 @@ static ssize_t receive_request(char** text, struct Request* req) {
     static char dummy[1];
     *text = size <= k_max_request ? malloc((size_t)size + 1) : NULL;
     union {
-        char buf[CMSG_SPACE(sizeof(int) * 5)];
+        char buf[CMSG_SPACE(sizeof(int) * k_max_fds)];
         struct cmsghdr align;
     } control;
     struct iovec iov = {*text != NULL ? *text : dummy, *text != NULL ? (size_t)size : 1};
@@ -442,91 +530,30 @@ static ssize_t receive_request(char** text, struct Request* req) {
     msg.msg_controllen = sizeof control.buf;
     ssize_t n;
     do {
-        n = recvmsg(k_server_fd, &msg, MSG_CMSG_CLOEXEC);
+        n = recvmsg(k_socket_fd, &msg, MSG_CMSG_CLOEXEC);
     } while (n < 0 && errno == EINTR);
     if (n <= 0) {
         return 0;
     }
-    for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            for (int i = 0; i < count; ++i) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                if (req->nfds < 5) {
-                    req->fds[req->nfds++] = fd;
-                } else {
-                    close(fd);
-                }
-            }
-        }
-    }
+    take_fds(&msg, req);
     if (*text == NULL || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
         return -1;
     }
     (*text)[n] = '\0';
+    if (n == 1 && (*text)[0] == 'M' && req->nfds > 0) {
+        return read_memfd_request(text, req);
+    }
     return n;
 }
 
-/* The server's "--serve" argument, renamed "--step" in each forked supervisor so that ps and
- * pkill tell the server from the steps' supervisors. */
-static char* g_mode_arg;
-
-/* The step's side of the server's fork: the received fds onto 0..4 (each first copied above
- * all of them, so none is overwritten before it is used), then one step as usual. */
-static void run_request(const struct Request* req) {
-    memcpy(g_mode_arg, "--step\0", 8); /* as long as "--serve" with its NUL */
-    prctl(PR_SET_NAME, "emurun-step");
-    int src[5] = {-1, -1, -1, -1, -1};
-    for (int i = 0; i < req->nfds; ++i) {
-        src[i + (req->has_stdin ? 0 : 1)] = req->fds[i];
-    }
-    int base = k_server_fd + 5;
-    for (int i = 0; i < req->nfds; ++i) {
-        base = req->fds[i] >= base ? req->fds[i] + 1 : base;
-    }
-    for (int i = 0; i < 5; ++i) {
-        if (src[i] >= 0 && (src[i] = fcntl(src[i], F_DUPFD, base + i)) < 0) {
-            _exit(126);
-        }
-    }
-    for (int i = 0; i < 5; ++i) {
-        if (src[i] < 0) {
-            close(i); /* no stdin given: emurun's was closed */
-        } else if (dup2(src[i], i) < 0) {
-            _exit(126);
-        }
-    }
-    environ = req->envp;
-    _exit(supervise(req->cwd, req->program, req->argv));
-}
-
-/* fork with CLONE_PARENT: the new process is our parent's (emurun's) child. clone3 refuses an
- * exit signal with CLONE_PARENT: the child takes ours, SIGCHLD (posix_spawn's). */
-static pid_t fork_for_parent(void) {
-#ifdef SYS_clone3
-    struct {
-        unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
-    } args;
-    memset(&args, 0, sizeof args);
-    args.flags = CLONE_PARENT;
-    return (pid_t)syscall(SYS_clone3, &args, sizeof args);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
-static void reply(long value) {
-    char line[32];
-    int n = snprintf(line, sizeof line, "%ld", value);
-    send(k_server_fd, line, (size_t)n, MSG_NOSIGNAL);
-}
-
-static int serve(void) {
-    close_above(k_server_fd);
+/* The slot: become a subreaper, then one step per request until the socket's EOF. */
+static int serve_slot(void) {
+    close_above(k_socket_fd);
     ignore_signals();
-    fcntl(k_server_fd, F_SETFD, FD_CLOEXEC);
+    fcntl(k_socket_fd, F_SETFD, FD_CLOEXEC);
+    /* qemu-user (7.2) rejects PR_SET_CHILD_SUBREAPER with EINVAL: running anyway beats failing
+     * every step; the command's group is still stopped, only daemons that left it escape. */
+    int setup_errno = prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 && errno != EINVAL ? errno : 0;
     for (;;) {
         char* text = NULL;
         struct Request req;
@@ -535,35 +562,35 @@ static int serve(void) {
         if (size == 0) {
             return 0; /* emurun closed the socket */
         }
-        long result = -EINVAL;
-        if (size > 0 && parse_request(text, (size_t)size, &req) == 0) {
-            pid_t pid = fork_for_parent();
-            if (pid == 0) {
-                run_request(&req);
-            }
-            result = pid > 0 ? (long)pid : -(long)errno;
+        int parsed = size > 0 ? parse_request(text, (size_t)size, &req) : -1;
+        if (parsed == 0 && setup_errno == 0) {
+            run_step(&req);
+        } else if (parsed == 0 || name_fds(&req) == 0) {
+            report_failure(req.report, stage_setup, parsed == 0 ? setup_errno : EINVAL);
         }
+        /* The step's descriptors end here: EOF on its report pipe tells emurun it is over. */
         for (int i = 0; i < req.nfds; ++i) {
-            close(req.fds[i]);
+            if (req.fds[i] >= 0) {
+                close(req.fds[i]);
+            }
         }
         free(req.argv);
         free(req.envp);
         free(text);
-        reply(result);
     }
 }
 
+static int is_open(int fd) {
+    return fcntl(fd, F_GETFD) >= 0;
+}
+
 int main(int argc, char** argv) {
-    if (argc == 2 && strcmp(argv[1], "--serve") == 0 && is_open(k_server_fd)) {
-        g_mode_arg = argv[1];
-        return serve();
+    if (argc == 2 && strcmp(argv[1], "--slot") == 0 && is_open(k_socket_fd)) {
+        return serve_slot();
     }
-    if (argc < 4 || !is_open(k_report_fd) || !is_open(k_control_fd)) {
-        static const char usage[] =
-            "emurun-supervisor: a helper of emurun's step runner, started by emurun itself "
-            "(not meant to be run by hand); run steps with 'emurun run'\n";
-        write_all(2, usage, sizeof usage - 1);
-        return 125;
-    }
-    return supervise(argv[1], argv[2], argv + 3);
+    static const char usage[] = "emurun-supervisor: a helper of emurun's step runner, started by "
+                                "emurun itself (not meant to be run by hand); run steps with "
+                                "'emurun run'\n";
+    write_all(2, usage, sizeof usage - 1);
+    return 125;
 }

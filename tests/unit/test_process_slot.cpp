@@ -1,0 +1,338 @@
+// Job slots (process_supervisor.hpp, SupervisorSlot): a Supervisor hands each step to an idle
+// `emurun-supervisor --slot`, its child, which forks the step's command; a new slot only when
+// every slot is busy. These cases check what slots add to the first-step behaviours of
+// test_process.cpp: reuse, one slot per concurrent step, per-step CPU time and max RSS (never
+// an earlier step's), no descriptor carried from step to step, a big request, and slots that
+// are killed or stopped while idle or busy.
+#include <emurun/process.hpp>
+
+#include "skip.hpp"
+#include "testdir.hpp"
+#include "wait_all.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace std::chrono_literals;
+using emurun::ChildResult;
+using emurun::Command;
+using emurun::SpawnOptions;
+using emurun::Supervisor;
+using emurun::test::helper;
+
+namespace {
+
+/// Runs `cmd` to its end on `sup` and returns its result and its stdout.
+std::pair<ChildResult, std::string> run_on(Supervisor& sup, const Command& cmd,
+                                           SpawnOptions options = {}) {
+    std::string out;
+    options.on_output = [&out](emurun::Stream s, std::string_view chunk) {
+        if (s == emurun::Stream::out) {
+            out += chunk;
+        }
+    };
+    auto id = sup.spawn(cmd, options);
+    REQUIRE(id.has_value());
+    auto all = emurun::test::wait_all(sup);
+    REQUIRE(all.size() == 1);
+    return {all[0], out};
+}
+
+/// A Supervisor that has run one step: its slot is idle now.
+void warm_up(Supervisor& sup) {
+    auto [r, out] = run_on(sup, Command{.argv = {"/bin/true"}});
+    REQUIRE(r.status.success());
+}
+
+Command helper_cmd(const std::string& name, std::vector<std::string> args = {}) {
+    Command cmd{.argv = {helper(name).string()}};
+    cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
+    return cmd;
+}
+
+/// What a step tells about its parent, the slot: its command line, its pid and its ppid.
+const char* const k_parent_facts = "tr '\\0' ' ' </proc/$PPID/cmdline; echo; echo $PPID; "
+                                   "sed 's/.*) . \\([0-9]*\\) .*/\\1/' /proc/$PPID/stat";
+
+/// This process's children whose command line is `emurun-supervisor --slot`.
+std::set<pid_t> find_slots() {
+    std::set<pid_t> slots;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream cmdline(e.path() / "cmdline");
+        std::string text((std::istreambuf_iterator<char>(cmdline)), {});
+        std::ifstream stat(e.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const auto paren = line.rfind(')');
+        if (text.find(std::string("emurun-supervisor") + '\0' + "--slot" + '\0') !=
+                std::string::npos &&
+            paren != std::string::npos && paren + 4 < line.size() &&
+            std::stol(line.substr(paren + 4)) == static_cast<long>(::getpid())) {
+            slots.insert(std::stoi(e.path().filename().string()));
+        }
+    }
+    return slots;
+}
+
+/// The one idle slot of a Supervisor that has run steps one at a time.
+pid_t the_slot() {
+    const auto slots = find_slots();
+    REQUIRE(slots.size() == 1);
+    return *slots.begin();
+}
+
+} // namespace
+
+TEST_CASE("process slot: steps one after another run in one slot, this process's child") {
+    Supervisor sup;
+    const Command facts{.argv = {"/bin/sh", "-c", k_parent_facts}};
+    std::set<std::string> outputs;
+    for (int i = 0; i < 4; ++i) {
+        auto [r, out] = run_on(sup, facts);
+        REQUIRE(r.status.success());
+        outputs.insert(out);
+    }
+    REQUIRE(outputs.size() == 1); // the same parent every time
+    const std::string& out = *outputs.begin();
+    INFO(out);
+    CHECK(out.find("emurun-supervisor --slot \n") != std::string::npos);
+    CHECK(out.ends_with("\n" + std::to_string(the_slot()) + "\n" + std::to_string(::getpid()) +
+                        "\n"));
+}
+
+TEST_CASE("process slot: concurrent steps get a slot each, and the slots are reused") {
+    Supervisor sup;
+    auto parents = [&sup](int count) {
+        for (int i = 0; i < count; ++i) {
+            REQUIRE(sup.spawn(Command{.argv = {"/bin/sh", "-c", "sleep 0.3; echo $PPID"}}));
+        }
+        for (const auto& r : emurun::test::wait_all(sup)) {
+            CHECK(r.status.success());
+        }
+        return find_slots();
+    };
+    const auto first = parents(3);
+    CHECK(first.size() == 3);
+    CHECK(parents(3) == first); // no new slot: three were idle
+    CHECK(parents(1) == first);
+}
+
+TEST_CASE("process slot: exit codes, signals, exec failure, argv, env, cwd, own group") {
+    Supervisor sup;
+    warm_up(sup);
+    for (int code : {0, 3, 255}) {
+        auto [r, out] = run_on(sup, helper_cmd("exit_with", {std::to_string(code)}));
+        CHECK_FALSE(r.start_error.has_value());
+        CHECK(r.status.code() == code);
+    }
+    auto [killed, ko] = run_on(sup, helper_cmd("kill_self", {std::to_string(SIGSEGV)}));
+    CHECK(killed.status.signal() == SIGSEGV);
+    auto [missing, mo] = run_on(sup, Command{.argv = {"/nonexistent/emurun-nope"}});
+    REQUIRE(missing.start_error.has_value());
+    CHECK(missing.start_error->message().starts_with(
+        "execve /nonexistent/emurun-nope failed: No such file or directory"));
+
+    const auto dir = emurun::test::testdir("slot-cwd");
+    Command cmd{.argv = {"zero", "", "two words"},
+                .env = std::map<std::string, std::string>{{"A", "1"}},
+                .cwd = dir,
+                .program = helper("print_args")};
+    auto [r, out] = run_on(sup, cmd);
+    CHECK(r.status.success());
+    CHECK(out.starts_with("cwd=" + std::filesystem::canonical(dir).string() + "\n"));
+    CHECK(out.find("own_group=1\n") != std::string::npos);
+    CHECK(out.find("argv0=zero\narg=\narg=two words\n") != std::string::npos);
+    CHECK(out.find("sigblk=0000000000000000\n") != std::string::npos);
+    CHECK(out.find("sigign=0000000000000000\n") != std::string::npos);
+
+    auto [env, eo] = run_on(sup, Command{.argv = {"/bin/sh", "-c", "echo \"A=$A B=${B-unset}\""},
+                                         .env = std::map<std::string, std::string>{{"A", "x y"}}});
+    CHECK(eo == "A=x y B=unset\n");
+}
+
+TEST_CASE("process slot: a step without a cwd runs in this process's cwd of the moment") {
+    Supervisor sup;
+    warm_up(sup);
+    const auto before = std::filesystem::current_path();
+    const auto dir = emurun::test::testdir("slot-moved");
+    std::filesystem::current_path(dir);
+    auto [r, out] = run_on(sup, Command{.argv = {"/bin/pwd", "-P"}});
+    std::filesystem::current_path(before);
+    CHECK(r.status.success());
+    CHECK(out == std::filesystem::canonical(dir).string() + "\n");
+}
+
+TEST_CASE("process slot: CPU time and max RSS are each step's own, never an earlier step's") {
+    Supervisor sup;
+    warm_up(sup);
+    auto [cpu, co] = run_on(sup, helper_cmd("burn_cpu", {"0.3"}));
+    CHECK(cpu.user >= 200ms);
+    auto [mem, mo] = run_on(sup, helper_cmd("alloc_mib", {"64"}));
+    CHECK(mem.max_rss_kib >= 60 * 1024);
+    CHECK(mem.max_rss_kib < 1024 * 1024);
+    CHECK(mem.user < cpu.user);
+    // The same slot ran both: RUSAGE_CHILDREN would now say 0.3 s and 64 MiB.
+    auto [small, so] = run_on(sup, Command{.argv = {"/bin/true"}});
+    CHECK(small.max_rss_kib > 0);
+    CHECK(small.max_rss_kib < 10 * 1024);
+    CHECK(small.user + small.sys < 100ms);
+    // A tree: the step's shell, its child and an orphan it leaves all count.
+    auto [tree, to] =
+        run_on(sup, Command{.argv = {"/bin/sh", "-c",
+                                     helper("burn_cpu").string() + " 0.2 & " +
+                                         helper("burn_cpu").string() + " 0.2; wait"}});
+    CHECK(tree.user >= 300ms);
+    // stdin_null: the step reads /dev/null, not this process's stdin.
+    SpawnOptions null_in;
+    null_in.stdin_null = true;
+    auto [in, io] = run_on(sup, Command{.argv = {"/bin/sh", "-c", "wc -c"}}, null_in);
+    CHECK(io == "0\n");
+    CHECK(find_slots().size() == 1);
+}
+
+TEST_CASE("process slot: no descriptor goes from one step to the next, or stays in the slot") {
+    Supervisor sup;
+    SpawnOptions logged;
+    logged.stdout_log = emurun::test::testdir("slot-fds") / "out.log";
+    for (int i = 0; i < 20; ++i) {
+        auto [r, out] = run_on(sup, Command{.argv = {"/bin/true"}}, logged);
+        REQUIRE(r.status.success());
+    }
+    auto [r, out] = run_on(sup, helper_cmd("list_fds"));
+    REQUIRE(r.status.success());
+    INFO(out);
+    CHECK(out.find("fd 0 -> ") != std::string::npos);
+    CHECK(out.find("fd 3 ") == std::string::npos); // 0, 1, 2 only
+    std::size_t in_slot = 0;
+    for (const auto& e :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(the_slot()) + "/fd")) {
+        (void)e;
+        ++in_slot;
+    }
+    CHECK(in_slot == 4); // /dev/null on 0..2 and its socket
+}
+
+TEST_CASE("process slot: a request bigger than a socket message (arguments, environment)") {
+    Supervisor sup;
+    warm_up(sup);
+    const std::string big(100'000, 'a'); // a single argument may be at most 128 KiB
+    Command cmd{
+        .argv = {"/bin/sh", "-c", "echo ${#0} ${#1} ${#2} ${#BIG} \"$3\"", big, big, big, "last"},
+        .env = std::map<std::string, std::string>{{"BIG", big}}};
+    auto [r, out] = run_on(sup, cmd);
+    CHECK_FALSE(r.start_error.has_value());
+    CHECK(out == "100000 100000 100000 100000 last\n");
+    auto [after, ao] = run_on(sup, helper_cmd("exit_with", {"4"}));
+    CHECK(after.status.code() == 4);
+    CHECK(find_slots().size() == 1);
+}
+
+TEST_CASE("process slot: a slot killed while idle is replaced, the step runs") {
+    Supervisor sup;
+    warm_up(sup);
+    const pid_t slot = the_slot();
+    REQUIRE(::kill(slot, SIGKILL) == 0);
+    ::usleep(50'000);
+    for (int i = 0; i < 3; ++i) {
+        auto [r, out] = run_on(sup, helper_cmd("exit_with", {"7"}));
+        CHECK_FALSE(r.start_error.has_value());
+        CHECK(r.status.code() == 7);
+    }
+    const pid_t next = the_slot();
+    CHECK(next != slot);
+}
+
+TEST_CASE("process slot: a step that kills its slot fails, naming it; the next step runs") {
+    Supervisor sup;
+    warm_up(sup);
+    const pid_t slot = the_slot();
+    auto [r, out] = run_on(sup, Command{.argv = {"/bin/sh", "-c", "kill -9 $PPID; sleep 5"}});
+    REQUIRE(r.start_error.has_value());
+    CHECK(r.start_error->message().find("supervisor process was killed") != std::string::npos);
+    CHECK(r.wall < 4s); // the shell went with its slot (PDEATHSIG)
+    auto [next, no] = run_on(sup, helper_cmd("exit_with", {"3"}));
+    CHECK(next.status.code() == 3);
+    CHECK(the_slot() != slot);
+}
+
+TEST_CASE("process slot: a slot stopped while idle is woken for the next step, without a wait") {
+    Supervisor sup;
+    warm_up(sup);
+    REQUIRE(::kill(the_slot(), SIGSTOP) == 0); // what `kill -STOP $PPID` from a step does
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) {
+        auto [r, out] = run_on(sup, helper_cmd("exit_with", {"5"}));
+        CHECK_FALSE(r.start_error.has_value());
+        CHECK(r.status.code() == 5);
+    }
+    CHECK(std::chrono::steady_clock::now() - start < 1500ms);
+}
+
+TEST_CASE("process slot: a slot kept stopped costs its step, never a hang or a zombie") {
+    {
+        Supervisor sup;
+        warm_up(sup);
+        const pid_t slot = the_slot();
+        // Stop the slot again and again while steps with a time limit are handed to it.
+        std::jthread stopper([slot](const std::stop_token& token) { // joined on every exit
+            while (!token.stop_requested()) {
+                ::kill(slot, SIGSTOP);
+                std::this_thread::sleep_for(100us);
+            }
+        });
+        SpawnOptions limited;
+        limited.timeout = 500ms;
+        limited.grace = 100ms;
+        int ended = 0;
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < 3; ++i) {
+            REQUIRE(sup.spawn(helper_cmd("sleep_for", {"0.1"}), limited));
+            ended += static_cast<int>(emurun::test::wait_all(sup).size());
+        }
+        stopper.request_stop();
+        stopper.join();
+        CHECK(ended == 3);
+        CHECK(std::chrono::steady_clock::now() - start < 10s);
+        auto [r, out] = run_on(sup, helper_cmd("exit_with", {"0"}));
+        CHECK(r.status.code() == 0);
+    }
+    // Nothing of the stopped slot or its steps is left, not even a zombie.
+    siginfo_t info{};
+    CHECK_FALSE((::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0));
+}
+
+TEST_CASE("process: a stop that comes after a step ended on its own stops nothing") {
+    // stop_all while the step's final record is still unread: the supervisor has reaped the
+    // command (or reaps it when the request comes), so the step ended on its own, stopped is
+    // false and its exit code stands (a run interrupted then reports it passed, not
+    // interrupted). Through a new slot and through an idle one alike.
+    Supervisor sup;
+    for (int i = 0; i < 2; ++i) {
+        auto id = sup.spawn(helper_cmd("exit_with", {"0"}));
+        REQUIRE(id.has_value());
+        ::usleep(300'000); // not polling: the record waits in its pipe
+        sup.stop_all();
+        auto all = emurun::test::wait_all(sup);
+        REQUIRE(all.size() == 1);
+        CHECK_FALSE(all[0].stopped);
+        CHECK(all[0].status.code() == 0);
+    }
+    // A step still running when the stop comes is stopped, as before.
+    auto id = sup.spawn(helper_cmd("sleep_for", {"30"}));
+    REQUIRE(id.has_value());
+    ::usleep(200'000);
+    sup.stop_all();
+    auto all = emurun::test::wait_all(sup);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0].stopped);
+    CHECK(all[0].status.signal() == SIGTERM);
+}
