@@ -129,6 +129,7 @@ class SupervisorImpl {
                                                 const detail::SupervisorFds& fds);
     void release_slot(Child& child);
     void fire_timers(Clock::time_point now);
+    void continue_stopped_slots();
     std::vector<ChildResult> collect_done();
     void read_output(Child& child, Stream stream);
     void read_report(Child& child);
@@ -172,7 +173,9 @@ Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& 
     if (options.stdin_null) {
         null_in.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (!null_in.valid()) {
-            return std::unexpected(system_error("open /dev/null", errno));
+            return std::unexpected(
+                system_error("open /dev/null", errno,
+                             errno == EMFILE ? "too many open files? (ulimit -n)" : ""));
         }
     }
     auto out = make_pipe(false);
@@ -381,8 +384,27 @@ void SupervisorImpl::stop_all() {
     fire_timers(now);
 }
 
+/// A step may stop its own slot (`kill -STOP $PPID`): the slot then never reports the step's
+/// end, and the run would wait for the step's timeout, or forever. Our child: its stop is seen
+/// with waitid (WSTOPPED only, so nothing is reaped) and undone.
+void SupervisorImpl::continue_stopped_slots() {
+    for (const auto& child : m_children) {
+        siginfo_t info{};
+        if (child->slot &&
+            ::waitid(P_PID, static_cast<id_t>(child->supervisor), &info,
+                     WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == child->supervisor) {
+            ::kill(child->supervisor, SIGCONT);
+        }
+    }
+}
+
+/// The next timer; while steps run at least once a second, for continue_stopped_slots.
 std::optional<Clock::time_point> SupervisorImpl::next_deadline() const {
     std::optional<Clock::time_point> next;
+    if (!m_children.empty()) {
+        next = Clock::now() + std::chrono::seconds(1);
+    }
     for (const auto& child : m_children) {
         auto timer = child->next_timer();
         if (timer && (!next || *timer < *next)) {
@@ -493,6 +515,7 @@ SupervisorImpl::wait_any(std::optional<std::chrono::milliseconds> timeout) {
             return done;
         }
         auto polled = EMURUN_TRY(poll_once(until));
+        continue_stopped_slots();
         if (!polled) {
             return collect_done(); // the caller's signal handler wants attention
         }

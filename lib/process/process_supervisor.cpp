@@ -172,13 +172,21 @@ std::optional<SupervisorReport> parse_report(std::string_view line) {
 
 namespace {
 
+/// Each step running at once holds ~7 descriptors in this process and its slot one more.
+constexpr const char* k_fd_hint =
+    "too many open files: raise the limit (ulimit -n) or run fewer steps at once";
+
 /// posix_spawn `helper --slot` with `fds` on 0..3 and no environment.
 Result<pid_t> spawn_slot(const std::filesystem::path& helper, const std::array<int, 4>& fds) {
     SpawnSetup setup;
     int rc = arrange_fds(setup, fds);
     rc = rc != 0 ? rc : reset_signals(setup);
+    if (rc == EBADF) { // the copies above every source are beyond the descriptor limit
+        rc = EMFILE;
+    }
     if (rc != 0) {
-        return std::unexpected(system_error("prepare to start " + helper.string(), rc));
+        return std::unexpected(
+            system_error("prepare to start " + helper.string(), rc, rc == EMFILE ? k_fd_hint : ""));
     }
     const char* argv[] = {helper.c_str(), "--slot", nullptr};
     const char* envp[] = {nullptr};
@@ -269,7 +277,8 @@ Result<SupervisorSlot> SupervisorSlot::start(const std::filesystem::path& helper
     util::UniqueFd theirs(pair[1]);
     util::UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
     if (!null.valid()) {
-        return std::unexpected(system_error("open /dev/null", errno));
+        return std::unexpected(
+            system_error("open /dev/null", errno, errno == EMFILE ? k_fd_hint : ""));
     }
     const pid_t pid =
         EMURUN_TRY(spawn_slot(helper, {null.get(), null.get(), null.get(), theirs.get()}));

@@ -2,7 +2,8 @@
 # The start-up and runner benchmark (issue 15's table), measured side by side in one run:
 # every variant of a group runs once per round, the order rotated each round so drift and
 # noise hit all alike; one warm-up round is not counted; each row is the median of the
-# per-round ratios A/B, with their min and max, and the median time per run of A and B.
+# per-round ratios A/B, with their min and max, and the median time per run of A and B. The
+# start-up rows' A and B alternate run by run within each sample (the helper's `repeat -p`).
 # Needs a build with fixtures and helpers (tools/build) and qemu-user(-static).
 # Usage: tests/bench/run.sh [BUILD_DIR] [ROUNDS]        (default: build, 5 counted rounds)
 #   BENCH_STEPS_BIG=5000 BENCH_REPS=20 BENCH_BIG_RSS=1   to change sizes (defaults shown)
@@ -84,14 +85,21 @@ sandbox_ok=0
 "$emurun" sandbox --arch aarch64 -- "$ps" exit 0 >/dev/null 2>&1 && sandbox_ok=1
 
 # --- variants: each prints "WALL_NS CPU_NS MAXRSS_KIB" for one sample ---------------------------
-v_qemu_s() { "$H/repeat" "$reps" "$qs" "$ps" exit 0; }
-v_qemu_d() { "$H/repeat" "$reps" "$qs" -L "$lp" "$pd" exit 0; }
-v_exec_s() { "$H/repeat" "$reps" "$emurun" exec -- "$ps" exit 0; }
-v_exec_d() { "$H/repeat" "$reps" "$emurun" exec --sysroot "$sr" -- "$pd" exit 0; }
-v_shim_s() { "$H/repeat" "$reps" "$t/shims/ps" exit 0; }
-v_shim_d() { "$H/repeat" "$reps" "$t/shims/pd" exit 0; }
-v_wrap_d() { "$H/repeat" "$reps" "$t/wrapper" exit 0; }
-v_sandbox() { "$emurun" sandbox --arch aarch64 -- "$H/repeat" "$reps" "$ps" exit 0; }
+# The start-up rows are pairs: A and B run in turn, run by run (`repeat -p`: A B A B ...), and
+# one sample prints A's figures, then B's, on one line. A start costs 8-14 ms; alternating
+# whole samples (~0.2 s each) let a burst of load on this shared machine hit one side only.
+v_exec_s() { "$H/repeat" -p "$reps" "$emurun" exec -- "$ps" exit 0 ::: "$qs" "$ps" exit 0; }
+v_exec_d() {
+    "$H/repeat" -p "$reps" "$emurun" exec --sysroot "$sr" -- "$pd" exit 0 ::: \
+        "$qs" -L "$lp" "$pd" exit 0
+}
+v_shim_s() { "$H/repeat" -p "$reps" "$t/shims/ps" exit 0 ::: "$qs" "$ps" exit 0; }
+v_shim_d() { "$H/repeat" -p "$reps" "$t/shims/pd" exit 0 ::: "$qs" -L "$lp" "$pd" exit 0; }
+v_shim_w() { "$H/repeat" -p "$reps" "$t/shims/pd" exit 0 ::: "$t/wrapper" exit 0; }
+# Both inside one sandbox: a program run through its binfmt_misc entry, and qemu run directly.
+v_sandbox() {
+    "$emurun" sandbox --arch aarch64 -- "$H/repeat" -p "$reps" "$ps" exit 0 ::: "$qs" "$ps" exit 0
+}
 run_steps() { # PIPELINE: emurun run -j1 -q in a fresh dir
     rm -rf "$logs_root/run" && mkdir -p "$logs_root/run" && cd "$logs_root/run"
     # sh only to drop emurun's table; the loop it is compared with pays a bash start too
@@ -120,26 +128,29 @@ measure() {
 }
 # stats: min, median, max of the numbers on stdin
 stats() { sort -g | awk '{ a[NR] = $1 } END { m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f %.3f %.3f\n", a[1], m, a[NR] }'; }
-# per_run_ms VARIANT PER: median wall per run in ms
+# pair A B ROUND: the six figures of A's and B's samples of a round (B empty: A is a pair)
+pair() { echo "${sample[$1,$3]}${2:+ ${sample[$2,$3]}}"; }
+# per_run_ms A B FIELD PER: median wall per run in ms of field FIELD (1 A's, 4 B's)
 per_run_ms() {
     local r
-    for ((r = 1; r <= rounds; r++)); do echo "${sample[$1,$r]%% *} $2" | awk '{ print $1 / $2 / 1e6 }'; done |
-        stats | awk '{ print $2 }'
+    for ((r = 1; r <= rounds; r++)); do
+        pair "$1" "$2" "$r" | awk -v f="$3" -v per="$4" '{ print $f / per / 1e6 }'
+    done | stats | awk '{ print $2 }'
 }
 # ratios A B FIELD: the per-round ratios of field FIELD (1 wall, 2 cpu) of A's and B's samples
 ratios() {
     local r
     for ((r = 1; r <= rounds; r++)); do
-        echo "${sample[$1,$r]} ${sample[$2,$r]}" | awk -v f="$3" '{ print $f / $(f + 3) }'
+        pair "$1" "$2" "$r" | awk -v f="$3" '{ print $f / $(f + 3) }'
     done
 }
-# row LABEL GOAL A B PER_A PER_B
+# row LABEL GOAL A B PER_A PER_B (B "": A is a pair variant)
 row() {
     local lo med hi cpu
     read -r lo med hi < <(ratios "$3" "$4" 1 | stats)
     cpu=$(ratios "$3" "$4" 2 | stats | awk '{ print $2 }')
     printf '| %s | %s | **%s** | %s–%s | %s | %s / %s ms |\n' "$1" "$2" "$med" "$lo" "$hi" "$cpu" \
-        "$(per_run_ms "$3" "$5")" "$(per_run_ms "$4" "$6")"
+        "$(per_run_ms "$3" "$4" 1 "$5")" "$(per_run_ms "$3" "$4" 4 "$6")"
 }
 
 echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(uname -r);" \
@@ -149,8 +160,9 @@ echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(un
 startup=1
 [ "${BENCH_ROWS:-all}" = runner ] && startup=0
 if [ $startup = 1 ]; then
-    measure "$rounds" v_qemu_s v_qemu_d v_exec_s v_exec_d v_shim_s v_shim_d v_wrap_d
-    [ $sandbox_ok = 1 ] && measure "$rounds" v_sandbox v_qemu_s
+    variants=(v_exec_s v_exec_d v_shim_s v_shim_d v_shim_w)
+    [ $sandbox_ok = 1 ] && variants+=(v_sandbox)
+    measure "$rounds" "${variants[@]}"
 fi
 runner=1
 [ "${BENCH_ROWS:-all}" = startup ] && runner=0
@@ -159,13 +171,13 @@ echo
 echo "| what (A / B) | goal | wall ratio, median | min–max | CPU ratio, median | A / B wall per run |"
 echo "|---|---|---|---|---|---|"
 if [ $startup = 1 ]; then
-row '`emurun exec` / `qemu-aarch64-static`, static program' '≤ 1.05' v_exec_s v_qemu_s "$reps" "$reps"
-row '`emurun exec --sysroot SR` / `qemu-aarch64-static -L P`, dynamic' '≤ 1.05' v_exec_d v_qemu_d "$reps" "$reps"
-row 'shim / `qemu-aarch64-static`, static program' '≤ 1.03' v_shim_s v_qemu_s "$reps" "$reps"
-row 'shim / `qemu-aarch64-static -L P`, dynamic' '≤ 1.03' v_shim_d v_qemu_d "$reps" "$reps"
-row 'shim / `#!/bin/sh` + `exec qemu-aarch64-static -L P target "$@"`, dynamic' '≤ 0.85' v_shim_d v_wrap_d "$reps" "$reps"
+row '`emurun exec` / `qemu-aarch64-static`, static program' '≤ 1.05' v_exec_s '' "$reps" "$reps"
+row '`emurun exec --sysroot SR` / `qemu-aarch64-static -L P`, dynamic' '≤ 1.05' v_exec_d '' "$reps" "$reps"
+row 'shim / `qemu-aarch64-static`, static program' '≤ 1.03' v_shim_s '' "$reps" "$reps"
+row 'shim / `qemu-aarch64-static -L P`, dynamic' '≤ 1.03' v_shim_d '' "$reps" "$reps"
+row 'shim / `#!/bin/sh` + `exec qemu-aarch64-static -L P target "$@"`, dynamic' '≤ 0.85' v_shim_w '' "$reps" "$reps"
 if [ $sandbox_ok = 1 ]; then
-    row 'sandbox (kernel binfmt, static qemu) / `qemu-aarch64-static`, per exec' '≤ 1.03' v_sandbox v_qemu_s "$reps" "$reps"
+    row 'sandbox (kernel binfmt, static qemu) / `qemu-aarch64-static` in the same sandbox, per exec' '≤ 1.03' v_sandbox '' "$reps" "$reps"
 else
     echo '| sandbox / direct qemu | ≤ 1.03 | n/a: `emurun sandbox` does not work here (see `emurun doctor`) | | | |'
 fi

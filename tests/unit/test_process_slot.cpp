@@ -18,6 +18,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -218,7 +219,7 @@ TEST_CASE("process slot: no descriptor goes from one step to the next, or stays 
         (void)e;
         ++in_slot;
     }
-    CHECK(in_slot == 4); // /dev/null on 0..2 and its socket
+    CHECK(in_slot == 5); // /dev/null on 0..2, its socket and its SIGCHLD signalfd
 }
 
 TEST_CASE("process slot: a request bigger than a socket message (arguments, environment)") {
@@ -335,4 +336,84 @@ TEST_CASE("process: a stop that comes after a step ended on its own stops nothin
     REQUIRE(all.size() == 1);
     CHECK(all[0].stopped);
     CHECK(all[0].status.signal() == SIGTERM);
+}
+
+TEST_CASE("process slot: a step that stops its slot and ends is not held until a timeout") {
+    Supervisor sup;
+    warm_up(sup);
+    const auto start = std::chrono::steady_clock::now();
+    auto [r, out] = run_on(sup, Command{.argv = {"/bin/sh", "-c", "kill -STOP $PPID; echo after"}});
+    CHECK(r.status.success());
+    CHECK(out == "after\n");
+    CHECK(std::chrono::steady_clock::now() - start < 3s); // continued within about a second
+    auto [next, no] = run_on(sup, helper_cmd("exit_with", {"2"}));
+    CHECK(next.status.code() == 2);
+}
+
+TEST_CASE("process slot: a stopped step ends at SIGTERM, without waiting out the grace") {
+    Supervisor sup;
+    SpawnOptions limited;
+    limited.timeout = 300ms;
+    limited.grace = 10s;
+    auto id = sup.spawn(Command{.argv = {"/bin/sh", "-c", "kill -STOP $$"}}, limited);
+    REQUIRE(id.has_value());
+    auto all = emurun::test::wait_all(sup);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0].timed_out);
+    CHECK(all[0].status.signal() == SIGTERM); // SIGCONT came with it
+    CHECK(all[0].wall < 5s);
+}
+
+TEST_CASE("process slot: 600 leftovers are counted exactly; orphans that end are reaped at once") {
+    Supervisor sup;
+    auto [many, mo] = run_on(
+        sup, Command{.argv = {"/bin/sh", "-c",
+                              "i=0; while [ $i -lt 600 ]; do (sleep 60 &); i=$((i+1)); done"}});
+    CHECK(many.status.success());
+    CHECK(many.leftovers_killed == 600);
+    CHECK(many.wall < 20s);
+    // 300 orphans that end on their own while the step runs: no pile of zombies under the slot
+    auto [zombies, zo] =
+        run_on(sup, Command{.argv = {"/bin/sh", "-c",
+                                     "i=0; while [ $i -lt 300 ]; do (true &); i=$((i+1)); done; "
+                                     "sleep 0.3; cat /proc/$PPID/task/$PPID/children | wc -w"}});
+    CHECK(zombies.status.success());
+    CHECK(zombies.leftovers_killed == 0);
+    INFO(zo);
+    CHECK(std::stoi(zo) <= 5); // the step's shell and a few still on their way
+}
+
+TEST_CASE("process slot: out of descriptors, a step's start names the limit") {
+    rlimit old{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &old) == 0);
+    std::vector<std::string> errors;
+    {
+        Supervisor sup;
+        // A limit that leaves 12 free descriptor numbers: a step takes ~9 while it starts.
+        std::set<int> open;
+        for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+            open.insert(std::stoi(e.path().filename().string()));
+        }
+        int limit = 0;
+        for (int free = 0; free < 12; ++limit) {
+            free += open.contains(limit) ? 0 : 1;
+        }
+        rlimit low = old;
+        low.rlim_cur = static_cast<rlim_t>(limit);
+        REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+        for (int i = 0; i < 8; ++i) {
+            auto id = sup.spawn(helper_cmd("sleep_for", {"0.2"}));
+            if (!id) {
+                errors.push_back(id.error().message());
+            }
+        }
+        ::setrlimit(RLIMIT_NOFILE, &old);
+        emurun::test::wait_all(sup);
+    }
+    REQUIRE_FALSE(errors.empty());
+    for (const auto& e : errors) {
+        INFO(e);
+        CHECK(e.find("Bad file descriptor") == std::string::npos);
+        CHECK(e.find("ulimit -n") != std::string::npos);
+    }
 }

@@ -25,7 +25,9 @@
  * EOF (emurun died or gave up) = SIGKILL. The slot reaps the command itself, so it never
  * signals a group whose leader was reaped. When the command has ended, every child left
  * (orphans re-parented to this subreaper, read from /proc/self/task/<pid>/children) is
- * SIGKILLed and reaped, round by round, until none is left. The step's CPU time and max RSS
+ * SIGKILLed and reaped, round by round, until none is left; an orphan that ends while the
+ * command runs is reaped at once (SIGCHLD, read from a signalfd), so a step that starts
+ * thousands of short-lived daemons leaves no zombies. The step's CPU time and max RSS
  * are the sum and the maximum of what wait4 returns for the command and for each orphan (a
  * process's own and its waited-for descendants': what RUSAGE_CHILDREN adds up), so a step
  * counts its own tree only, never an earlier step's.
@@ -50,13 +52,14 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { k_socket_fd = 3, k_max_tracked = 512, k_max_request = 4 << 20, k_max_fds = 6 };
+enum { k_socket_fd = 3, k_max_request = 4 << 20, k_max_fds = 6 };
 
 /* ExecStage of lib/process/process_exec.hpp: part of the report's encoding. */
 enum {
@@ -140,8 +143,11 @@ static void default_reserved_signals(void) {
     }
 }
 
+/* The slot's own dispositions: deaf to the terminal's and a step's stray signals (a stop from
+ * the terminal's signals too; SIGSTOP cannot be refused, emurun continues a stopped slot). */
 static void ignore_signals(void) {
-    static const int ignored[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE};
+    static const int ignored[] = {SIGINT,  SIGQUIT, SIGTERM, SIGHUP,
+                                  SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU};
     struct sigaction ignore;
     memset(&ignore, 0, sizeof ignore);
     ignore.sa_handler = SIG_IGN;
@@ -257,20 +263,45 @@ static pid_t reap(pid_t pid, int* status, int flags, struct Usage* usage) {
     return got;
 }
 
-/* Wait for the command while serving the control socket. Returns its raw wait status;
+/* Reap whatever has ended below the slot (the command, orphans), never blocking: an orphan
+ * that ends while the command runs is no zombie for long. 1 when the command was reaped, its
+ * raw wait status in `*status`. */
+static int reap_ended(pid_t pid, int* status, struct Usage* usage) {
+    int command_done = 0;
+    int st = 0;
+    pid_t got;
+    while ((got = reap(-1, &st, WNOHANG, usage)) > 0) {
+        if (got == pid) {
+            *status = st;
+            command_done = 1;
+        }
+    }
+    return command_done;
+}
+
+/* Empty the SIGCHLD signalfd (it only wakes the poll). */
+static void drain(int sigfd) {
+    struct signalfd_siginfo info[8];
+    while (read(sigfd, info, sizeof info) > 0) {
+    }
+}
+
+/* Wait for the command while serving the control socket, reaping orphans as they end (woken
+ * by SIGCHLD through `sigfd`; without one, every 20 ms). Returns its raw wait status;
  * `*signalled` is 1 when a request signalled it while it ran. */
-static int wait_command(pid_t pid, int control_fd, int* signalled, struct Usage* usage) {
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+static int wait_command(pid_t pid, int control_fd, int sigfd, int* signalled, struct Usage* usage) {
     int control_open = 1;
     int status = 0;
-    for (;;) {
-        if (reap(pid, &status, WNOHANG, usage) == pid) {
-            break;
+    while (!reap_ended(pid, &status, usage)) {
+        /* poll skips an fd of -1 (a closed control socket, no signalfd) */
+        struct pollfd fds[2] = {{control_open ? control_fd : -1, POLLIN, 0}, {sigfd, POLLIN, 0}};
+        if (poll(fds, 2, sigfd >= 0 ? -1 : 20) < 0) {
+            continue;
         }
-        struct pollfd fds[2] = {{control_open ? control_fd : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
-        /* Without a pidfd (kernel < 5.3, qemu-user) poll the wait status every 20 ms; poll
-         * skips an fd of -1 (a closed control socket, a missing pidfd). */
-        if (poll(fds, 2, pidfd >= 0 ? -1 : 20) < 0 || fds[0].revents == 0) {
+        if (fds[1].revents != 0) {
+            drain(sigfd);
+        }
+        if (fds[0].revents == 0) {
             continue;
         }
         char request = 'K';
@@ -281,41 +312,26 @@ static int wait_command(pid_t pid, int control_fd, int* signalled, struct Usage*
         if (n <= 0) {
             control_open = 0; /* emurun is gone: nobody will collect this step */
         }
-        if (reap(pid, &status, WNOHANG, usage) == pid) {
+        if (reap_ended(pid, &status, usage)) {
             break; /* it ended before the request: no stop, and its group may be gone */
         }
         kill(-pid, request == 'T' ? SIGTERM : SIGKILL);
+        kill(-pid, SIGCONT); /* a stopped group acts on SIGTERM only once continued */
         *signalled = 1;
-    }
-    if (pidfd >= 0) {
-        close(pidfd);
     }
     return status;
 }
 
-/* Remember `pid`; 1 when it was new. */
-static int remember(pid_t pid, pid_t* seen, int* count) {
-    for (int i = 0; i < *count; ++i) {
-        if (seen[i] == pid) {
-            return 0;
-        }
-    }
-    if (*count < k_max_tracked) {
-        seen[(*count)++] = pid;
-    }
-    return 1;
-}
-
-/* SIGKILL every current child; how many were not killed before, -1 when the list cannot be
- * read (a kernel without CONFIG_PROC_CHILDREN). */
-static int kill_children(pid_t* seen, int* count) {
+/* SIGKILL every current child; 0 when there was none, -1 when the list cannot be read (a
+ * kernel without CONFIG_PROC_CHILDREN). */
+static int kill_children(void) {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return -1;
     }
-    int fresh = 0;
+    int any = 0;
     pid_t pid = 0;
     char buf[1024];
     for (;;) {
@@ -328,7 +344,7 @@ static int kill_children(pid_t* seen, int* count) {
                 pid = pid * 10 + (buf[i] - '0');
             } else if (pid > 0) {
                 kill(pid, SIGKILL);
-                fresh += remember(pid, seen, count);
+                any = 1;
                 pid = 0;
             }
         }
@@ -337,28 +353,32 @@ static int kill_children(pid_t* seen, int* count) {
         }
     }
     close(fd);
-    return fresh;
+    return any;
 }
 
-/* Kill and reap everything left below us once the command ended; how many were killed. */
+/* Kill and reap everything left below us once the command ended; how many were killed. Each
+ * round kills every child listed, then reaps them all (their children, re-parented here on
+ * their death, are the next round's), until none is left: linear in the leftovers. */
 static int kill_leftovers(struct Usage* usage) {
     int status = 0;
     while (reap(-1, &status, WNOHANG, usage) > 0) {
         /* orphans that already ended on their own are not leftovers */
     }
-    static pid_t seen[k_max_tracked];
-    int count = 0;
     int killed = 0;
     for (;;) {
-        int fresh = kill_children(seen, &count);
-        if (fresh < 0) { /* cannot list: reap what has ended, never block on the rest */
+        int listed = kill_children();
+        if (listed < 0) { /* cannot list: reap what has ended, never block on the rest */
             while (reap(-1, &status, WNOHANG, usage) > 0) {
             }
             break;
         }
-        killed += fresh;
-        if (reap(-1, &status, 0, usage) < 0) {
+        /* None listed: a child may still be on its way here (its parent just died): list
+         * again rather than block on it. */
+        pid_t got = reap(-1, &status, listed > 0 ? 0 : WNOHANG, usage);
+        if (got < 0) {
             break; /* ECHILD: nothing left */
+        }
+        for (killed += got > 0 ? 1 : 0; reap(-1, &status, WNOHANG, usage) > 0; killed += 1) {
         }
     }
     return killed;
@@ -366,7 +386,7 @@ static int kill_leftovers(struct Usage* usage) {
 
 /* One step: start the command, serve the control socket, report. The slot's copies of the
  * command's stdio are closed as soon as it runs, or emurun's pipes never reach EOF. */
-static void run_step(struct Request* req) {
+static void run_step(struct Request* req, int sigfd) {
     pid_t pid = start_command(req);
     for (int i = 0; i < req->nfds; ++i) {
         if (req->fds[i] == req->in || req->fds[i] == req->out || req->fds[i] == req->err) {
@@ -383,7 +403,7 @@ static void run_step(struct Request* req) {
     int signalled = 0;
     struct Usage usage;
     memset(&usage, 0, sizeof usage);
-    int status = wait_command(pid, req->control, &signalled, &usage);
+    int status = wait_command(pid, req->control, sigfd, &signalled, &usage);
     int leftovers = kill_leftovers(&usage);
     n = snprintf(line, sizeof line, "F %d %d %ld %ld %ld %ld %ld %d\n", status, leftovers,
                  (long)usage.user.tv_sec, (long)usage.user.tv_usec, (long)usage.sys.tv_sec,
@@ -554,6 +574,13 @@ static int serve_slot(void) {
     /* qemu-user (7.2) rejects PR_SET_CHILD_SUBREAPER with EINVAL: running anyway beats failing
      * every step; the command's group is still stopped, only daemons that left it escape. */
     int setup_errno = prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 && errno != EINVAL ? errno : 0;
+    /* SIGCHLD blocked and read from a signalfd: what wakes a step's wait when an orphan ends
+     * (the command's child side empties its mask before the exec). */
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    int sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
     for (;;) {
         char* text = NULL;
         struct Request req;
@@ -564,7 +591,7 @@ static int serve_slot(void) {
         }
         int parsed = size > 0 ? parse_request(text, (size_t)size, &req) : -1;
         if (parsed == 0 && setup_errno == 0) {
-            run_step(&req);
+            run_step(&req, sigfd);
         } else if (parsed == 0 || name_fds(&req) == 0) {
             report_failure(req.report, stage_setup, parsed == 0 ? setup_errno : EINVAL);
         }
