@@ -2,8 +2,10 @@
 # The start-up and runner benchmark (issue 15's table), measured side by side in one run:
 # every variant of a group runs once per round, the order rotated each round so drift and
 # noise hit all alike; one warm-up round is not counted; each row is the median of the
-# per-round ratios A/B, with their min and max, and the median time per run of A and B. The
-# start-up rows' A and B alternate run by run within each sample (the helper's `repeat -p`).
+# per-round ratios A/B, with their min and max, and the median time per run of A and B. A row's
+# A and B alternate run by run within each sample (the helper's `repeat -p`; B first in every
+# other round, `-P`), so a burst of load on a shared machine hits both sides alike. A run that
+# fails stops the benchmark (exit 1): a table of failed runs would look like a fast one.
 # Needs a build with fixtures and helpers (tools/build) and qemu-user(-static).
 # Usage: tests/bench/run.sh [BUILD_DIR] [ROUNDS]        (default: build, 5 counted rounds)
 #   BENCH_STEPS_BIG=5000 BENCH_REPS=20 BENCH_BIG_RSS=1   to change sizes (defaults shown)
@@ -34,18 +36,24 @@ for f in "$emurun" "$H/repeat" "$H/print_bytes" "$ps" "$pd" "$qs"; do
     [ -x "$f" ] || die "missing $f (build first: tools/build; tools/install-deps)"
 done
 case $rounds in '' | *[!0-9]*) die "ROUNDS must be a number >= 5, not '$rounds'" ;; esac
+rounds=$((10#$rounds))
 [ "$rounds" -ge 5 ] || die "ROUNDS must be >= 5"
 for n in "$reps" "$steps_big"; do
-    case $n in '' | *[!0-9]* | 0) die "BENCH_REPS and BENCH_STEPS_BIG must be numbers >= 1" ;; esac
+    case $n in '' | *[!0-9]*) die "BENCH_REPS and BENCH_STEPS_BIG must be numbers >= 1" ;; esac
+    [ $((10#$n)) -ge 1 ] || die "BENCH_REPS and BENCH_STEPS_BIG must be numbers >= 1"
 done
+reps=$((10#$reps)) steps_big=$((10#$steps_big))
 case ${BENCH_ROWS:-all} in all | runner | startup) ;;
     *) die "BENCH_ROWS must be runner or startup (or unset for every row), not '$BENCH_ROWS'" ;; esac
 if [ -n "${BENCH_LOGS:-}" ]; then
     [ -d "$BENCH_LOGS" ] && [ -w "$BENCH_LOGS" ] ||
         die "BENCH_LOGS=$BENCH_LOGS is not a writable directory"
 fi
-t='' logs_root=''
+t='' logs_root='' interrupted=''
 trap 'rm -rf "$t" "$logs_root"' EXIT
+# Ctrl-C reaches the commands too; the trap lets the one running finish (bash runs it after)
+# before the clean-up removes the directories it writes to.
+trap 'interrupted=1' INT TERM
 t=$(mktemp -d)
 if [ -n "${BENCH_LOGS:-}" ]; then
     logs_root=$(mktemp -d "$BENCH_LOGS/emurun-bench.XXXXXX")
@@ -55,7 +63,8 @@ else
     logs_root=$(mktemp -d)
 fi
 # The file system of the runner rows' logs, as mount names it (stat -f says ext2/ext3 for ext4).
-logs_fs=$(findmnt -n -o FSTYPE -T "$logs_root" 2>/dev/null || stat -f -c %T "$logs_root")
+logs_fs=$(findmnt -n -o FSTYPE -T "$logs_root" 2>/dev/null | head -n1)
+[ -n "$logs_fs" ] || logs_fs=$(stat -f -c %T "$logs_root")
 
 # --- set-up ------------------------------------------------------------------------------------
 "$emurun" shim add ps --target "$ps" --dir "$t/shims" >/dev/null
@@ -84,34 +93,34 @@ EOF
 sandbox_ok=0
 "$emurun" sandbox --arch aarch64 -- "$ps" exit 0 >/dev/null 2>&1 && sandbox_ok=1
 
-# --- variants: each prints "WALL_NS CPU_NS MAXRSS_KIB" for one sample ---------------------------
-# The start-up rows are pairs: A and B run in turn, run by run (`repeat -p`: A B A B ...), and
-# one sample prints A's figures, then B's, on one line. A start costs 8-14 ms; alternating
-# whole samples (~0.2 s each) let a burst of load on this shared machine hit one side only.
-v_exec_s() { "$H/repeat" -p "$reps" "$emurun" exec -- "$ps" exit 0 ::: "$qs" "$ps" exit 0; }
-v_exec_d() {
-    "$H/repeat" -p "$reps" "$emurun" exec --sysroot "$sr" -- "$pd" exit 0 ::: \
-        "$qs" -L "$lp" "$pd" exit 0
-}
-v_shim_s() { "$H/repeat" -p "$reps" "$t/shims/ps" exit 0 ::: "$qs" "$ps" exit 0; }
-v_shim_d() { "$H/repeat" -p "$reps" "$t/shims/pd" exit 0 ::: "$qs" -L "$lp" "$pd" exit 0; }
-v_shim_w() { "$H/repeat" -p "$reps" "$t/shims/pd" exit 0 ::: "$t/wrapper" exit 0; }
+# --- variants: each prints "WALL_NS CPU_NS MAXRSS_KIB" of A, then of B, for one sample ------
+# Each is a pair: A and B run in turn, run by run (`repeat $pflag`: -p A B A B ..., -P B A B A
+# ...). A start costs 8-14 ms; samples of one side at a time (~0.2 s each) let a burst of load
+# on this shared machine hit one side only.
+pflag=-p
+alternate() { "$H/repeat" "$pflag" "$@"; }
+v_exec_s() { alternate "$reps" "$emurun" exec -- "$ps" exit 0 ::: "$qs" "$ps" exit 0; }
+v_exec_d() { alternate "$reps" "$emurun" exec --sysroot "$sr" -- "$pd" exit 0 ::: "$qs" -L "$lp" "$pd" exit 0; }
+v_shim_s() { alternate "$reps" "$t/shims/ps" exit 0 ::: "$qs" "$ps" exit 0; }
+v_shim_d() { alternate "$reps" "$t/shims/pd" exit 0 ::: "$qs" -L "$lp" "$pd" exit 0; }
+v_shim_w() { alternate "$reps" "$t/shims/pd" exit 0 ::: "$t/wrapper" exit 0; }
 # Both inside one sandbox: a program run through its binfmt_misc entry, and qemu run directly.
 v_sandbox() {
-    "$emurun" sandbox --arch aarch64 -- "$H/repeat" -p "$reps" "$ps" exit 0 ::: "$qs" "$ps" exit 0
+    "$emurun" sandbox --arch aarch64 -- "$H/repeat" "$pflag" "$reps" "$ps" exit 0 ::: "$qs" "$ps" exit 0
 }
-run_steps() { # PIPELINE: emurun run -j1 -q in a fresh dir
-    rm -rf "$logs_root/run" && mkdir -p "$logs_root/run" && cd "$logs_root/run"
-    # sh only to drop emurun's table; the loop it is compared with pays a bash start too
-    "$H/repeat" 1 sh -c 'exec "$0" run "$1" -j 1 -q --report r.json --log-dir logs >/dev/null' \
-        "$emurun" "$1"
-    cd "$t"
+# The runner rows: emurun run -j1 -q and the bash loop, each in a fresh directory of its own
+# (mktemp, paid by both); sh in front of emurun only drops its table, and the loop it is
+# compared with pays a bash start too. 500-step samples are 3 pairs, 5,000-step ones 1.
+run_sh='d=$(mktemp -d -p "$0") && cd "$d" && exec "$1" run "$2" -j 1 -q --report r.json --log-dir logs >/dev/null'
+loop_sh='d=$(mktemp -d -p "$0") && exec bash "$1" "$2" "$d/logs"'
+runner_pair() { # COUNT STEPS PIPELINE
+    local rc=0
+    alternate "$1" sh -c "$run_sh" "$logs_root" "$emurun" "$3" ::: sh -c "$loop_sh" "$logs_root" "$t/loop.sh" "$2" || rc=$?
+    rm -rf "${logs_root:?}"/tmp.*
+    return $rc
 }
-loop_steps() { rm -rf "$logs_root/loop"; "$H/repeat" 1 bash "$t/loop.sh" "$1" "$logs_root/loop"; }
-v_run500() { run_steps "$t/p500.json"; }
-v_loop500() { loop_steps 500; }
-v_runbig() { run_steps "$t/pbig.json"; }
-v_loopbig() { loop_steps "$steps_big"; }
+v_run500() { runner_pair 3 500 "$t/p500.json"; }
+v_runbig() { runner_pair 1 "$steps_big" "$t/pbig.json"; }
 
 declare -A sample
 # measure ROUNDS VARIANT...: warm-up round 0, then ROUNDS counted rounds, order rotated.
@@ -119,10 +128,20 @@ measure() {
     local n=$1
     shift
     local k=$# vs=("$@") r i
+    local out
     for ((r = 0; r <= n; r++)); do
+        [ $((r % 2)) = 0 ] && pflag=-p || pflag=-P
         for ((i = 0; i < k; i++)); do
             local v=${vs[$(((i + r) % k))]}
-            sample[$v,$r]=$("$v" | tail -n1)
+            out=$("$v") || [ -n "$interrupted" ] ||
+                { echo "run.sh: $v failed in round $r: a run exited non-zero (its messages are above)" >&2; exit 1; }
+            if [ -n "$interrupted" ]; then
+                echo "run.sh: interrupted" >&2
+                exit 130
+            fi
+            out=$(tail -n1 <<<"$out")
+            [[ $out =~ ^[0-9]+( [0-9]+){5}$ ]] || { echo "run.sh: $v printed '$out', not six numbers" >&2; exit 1; }
+            sample[$v,$r]=$out
         done
     done
 }
@@ -146,11 +165,11 @@ ratios() {
 }
 # row LABEL GOAL A B PER_A PER_B (B "": A is a pair variant)
 row() {
-    local lo med hi cpu
+    local lo med hi clo cmed chi
     read -r lo med hi < <(ratios "$3" "$4" 1 | stats)
-    cpu=$(ratios "$3" "$4" 2 | stats | awk '{ print $2 }')
-    printf '| %s | %s | **%s** | %s–%s | %s | %s / %s ms |\n' "$1" "$2" "$med" "$lo" "$hi" "$cpu" \
-        "$(per_run_ms "$3" "$4" 1 "$5")" "$(per_run_ms "$3" "$4" 4 "$6")"
+    read -r clo cmed chi < <(ratios "$3" "$4" 2 | stats)
+    printf '| %s | %s | **%s** | %s–%s | %s (%s–%s) | %s / %s ms |\n' "$1" "$2" "$med" "$lo" "$hi" \
+        "$cmed" "$clo" "$chi" "$(per_run_ms "$3" "$4" 1 "$5")" "$(per_run_ms "$3" "$4" 4 "$6")"
 }
 
 echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(uname -r);" \
@@ -166,9 +185,9 @@ if [ $startup = 1 ]; then
 fi
 runner=1
 [ "${BENCH_ROWS:-all}" = startup ] && runner=0
-[ $runner = 1 ] && measure "$rounds" v_run500 v_loop500 v_runbig v_loopbig
+[ $runner = 1 ] && measure "$rounds" v_run500 v_runbig
 echo
-echo "| what (A / B) | goal | wall ratio, median | min–max | CPU ratio, median | A / B wall per run |"
+echo "| what (A / B) | goal | wall ratio, median | min–max | CPU ratio, median (min–max) | wall per run, median of A / of B |"
 echo "|---|---|---|---|---|---|"
 if [ $startup = 1 ]; then
 row '`emurun exec` / `qemu-aarch64-static`, static program' '≤ 1.05' v_exec_s '' "$reps" "$reps"
@@ -183,10 +202,15 @@ else
 fi
 fi
 if [ $runner = 1 ]; then
-row '`emurun run -j1 -q`, 500 × `true` / bash loop, output to a log each' '≤ 1.15' v_run500 v_loop500 500 500
-row "\`emurun run -j1 -q\`, $steps_big × \`true\` / bash loop" '≤ 1.15' v_runbig v_loopbig "$steps_big" "$steps_big"
-linear=$(awk -v n="$steps_big" 'BEGIN { printf "%.1f", n / 500 * 1.05 }')
-row "\`emurun run -j1 -q\`, $steps_big steps / 500 steps (linear)" "≤ $linear" v_runbig v_run500 1 1
+row '`emurun run -j1 -q`, 500 × `true` / bash loop, output to a log each' '≤ 1.15' v_run500 '' 1500 1500
+row "\`emurun run -j1 -q\`, $steps_big × \`true\` / bash loop" '≤ 1.15' v_runbig '' "$steps_big" "$steps_big"
+linear=$(awk -v n="$steps_big" 'BEGIN { printf "%.3g", n / 500 * 1.05 }')
+# emurun's side of the big sample against a third of its side of the 500-step one (3 runs).
+for ((r = 1; r <= rounds; r++)); do
+    sample[v_lin,$r]=$(echo "${sample[v_runbig,$r]} ${sample[v_run500,$r]}" |
+        awk '{ printf "%.0f %.0f %.0f %.0f %.0f %.0f\n", $1, $2, $3, $7 / 3, $8 / 3, $9 }')
+done
+row "\`emurun run -j1 -q\`, $steps_big steps / 500 steps (linear)" "≤ $linear" v_lin '' 1 1
 fi
 
 # Max RSS of emurun while a step writes 1 GiB to each stream (3 runs; not a ratio).
@@ -208,5 +232,5 @@ else
     echo '| max RSS with 1 GiB streams | ≤ 16 MiB | not run: BENCH_BIG_RSS=0, or less than 3 GB free in TMPDIR | | | |'
 fi
 if [ $startup = 1 ]; then
-    echo '| hybrid (cross compilers + emulated tests) / full emulation, zlib | ≥ 8× | not run here: needs a foreign Debian root and a fully emulated build (tens of minutes) | | | |'
+    echo '| hybrid (cross compilers + emulated tests) / full emulation, zlib | ≥ 8× | not run by this command (a foreign Debian root and a fully emulated build, tens of minutes): `tests/bench/root.sh` measures it, README "Accelerated foreign root" (full emulation / cross build with emulated `make check`: 19.7× median of 3 rounds; 12.4× when issue 15 was filed) | | | |'
 fi

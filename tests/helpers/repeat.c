@@ -3,7 +3,9 @@
  * (monotonic), user+sys of every waited descendant, and the largest resident set among them.
  * repeat -p N A [ARGS...] ::: B [ARGS...]: run A and B in turn N times each (A B A B ...) and
  * print A's three figures, then B's, on one line: the two are paired run by run, so a burst of
- * load on a shared machine hits both alike.
+ * load on a shared machine hits both alike. -P is -p with B first in each pair (B A B A ...),
+ * still printing A's figures first: alternate the two so that neither side always follows the
+ * other.
  * The benchmark (tests/bench/run.sh) times commands with it so that the timer's own start-up
  * is paid once per sample, not per run. Exit 0, or 1 when a run exits non-zero. */
 #include <stdio.h>
@@ -56,12 +58,13 @@ static void print_total(const struct Total* t, const char* end) {
 
 static int usage(void) {
     fprintf(stderr, "usage: repeat N PROGRAM [ARGS...]\n"
-                    "       repeat -p N A [ARGS...] ::: B [ARGS...]\n");
+                    "       repeat -p|-P N A [ARGS...] ::: B [ARGS...]\n");
     return 2;
 }
 
 int main(int argc, char** argv) {
-    int paired = argc > 1 && strcmp(argv[1], "-p") == 0;
+    int paired = argc > 1 && (strcmp(argv[1], "-p") == 0 || strcmp(argv[1], "-P") == 0);
+    int b_first = paired && strcmp(argv[1], "-P") == 0;
     char** rest = argv + 1 + paired;
     if (argc < 3 + paired || atoi(rest[0]) < 1) {
         return usage();
@@ -85,8 +88,11 @@ int main(int argc, char** argv) {
     struct Total ta = {0, 0, 0};
     struct Total tb = {0, 0, 0};
     for (int i = 0; i < n; ++i) {
+        if (b_first) {
+            all_ok &= run_once(b, &tb);
+        }
         all_ok &= run_once(a, &ta);
-        if (b != NULL) {
+        if (b != NULL && !b_first) {
             all_ok &= run_once(b, &tb);
         }
     }
