@@ -201,9 +201,9 @@ Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& 
     return {};
 }
 
-/// An idle slot takes the step, else a new one. A slot that cannot take it (killed or stopped
-/// while idle) is ended and the next one tried: a step is never handed over twice, as a slot
-/// that has not taken a request never runs it.
+/// An idle slot takes the step, else a new one. An idle slot that cannot take it (killed, its
+/// socket full) is ended and the next one tried: a step is never handed over twice, as a slot
+/// that has not taken a request never runs it. (A stopped idle slot is sent SIGCONT by run().)
 Result<detail::SupervisorSlot> SupervisorImpl::hand_to_slot(const detail::PreparedExec& exec,
                                                             const detail::SupervisorFds& fds) {
     for (;;) {
@@ -221,9 +221,8 @@ Result<detail::SupervisorSlot> SupervisorImpl::hand_to_slot(const detail::Prepar
             m_idle.push_back(std::move(slot));
             return std::unexpected(sent.error());
         }
-        if (WIFSIGNALED(slot.finish(true))) { // it never took the request: nothing of a step
-            sweep_orphans();                  // is below it, but be sure
-        }
+        slot.finish(true); // it never took the request: nothing of a step is below it,
+        sweep_orphans();   // but be sure
         if (fresh) {
             return std::unexpected(sent.error());
         }
