@@ -1,5 +1,5 @@
 # cmake -DEXE=<unit test binary> -DOUT=<ctest file> -DSUITE=<doctest suite> -DPREFIX=<name prefix>
-#       -DENV=<ENVIRONMENT value> -P DiscoverMaySkipTests.cmake
+#       -DENV=<ENVIRONMENT value> -DLABEL=<tier> -P DiscoverMaySkipTests.cmake
 # Runs after each build of the unit tests: one ctest per test case of SUITE (the cases that may
 # skip, tests/unit/skip.hpp), with SKIP_RETURN_CODE 125, so ctest reports each skip as skipped.
 execute_process(COMMAND ${EXE} --list-test-cases --test-suite=${SUITE} --no-version
@@ -19,6 +19,6 @@ foreach(_name IN LISTS _lines)
     "add_test([==[${PREFIX}${_name}]==] [==[${EXE}]==] [==[--test-case=${_filter}]==] "
     "[==[--test-suite=${SUITE}]==])\n"
     "set_tests_properties([==[${PREFIX}${_name}]==] PROPERTIES SKIP_RETURN_CODE 125 "
-    "ENVIRONMENT [==[${ENV}]==])\n")
+    "ENVIRONMENT [==[${ENV}]==] LABELS ${LABEL})\n")
 endforeach()
 file(WRITE ${OUT} "${_script}")

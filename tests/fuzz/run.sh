@@ -9,7 +9,8 @@
 # needing over 2 GiB, printing the reproducer's path and the command that replays it.
 # Environment: EMURUN_FUZZ_CC, EMURUN_FUZZ_CXX (default clang-15, clang++-15), EMURUN_FUZZ_JOBS
 # (build parallelism, default nproc), EMURUN_FUZZ_NO_BUILD=1 (run the binaries as they are built:
-# a long run while the sources change).
+# a long run while the sources change), EMURUN_FUZZ_BUILD_ONLY=1 (configure and build, run
+# nothing: tools/sanitize --tests-only makes its tree so).
 set -eu
 if [ $# -lt 2 ]; then
     echo "usage: $0 BUILD_DIR SECONDS [NAME...]" >&2
@@ -42,6 +43,8 @@ done
 # shellcheck disable=SC2086
 [ "${EMURUN_FUZZ_NO_BUILD:-0}" = 1 ] ||
     cmake --build "$build" --parallel "${EMURUN_FUZZ_JOBS:-$(nproc)}" --target $targets
+
+[ "${EMURUN_FUZZ_BUILD_ONLY:-0}" != 1 ] || exit 0
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

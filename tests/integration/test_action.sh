@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: packaging
 # The GitHub Action (action.yml) runs here as GitHub would run its steps: each step's script with
 # fake GITHUB_* variables, a temporary step summary, output and path files.
 . "$(dirname "$0")/lib/common.sh"

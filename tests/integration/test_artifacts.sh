@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Build once, test in two shards (README "Build once, test in many jobs"): a build job packs its
 # step's outputs, two shard jobs in fresh checkouts unpack them and run only their test steps,
 # which read the outputs, and a reused step's log is the build's, unpacked into the shard's log

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # SIGTERM while `emurun run` packs (--pack) or unpacks (--unpack) an artifact archive: tar is
 # stopped with its process group, the temporary archive or staging directory is removed, the
 # reports say the run was interrupted and emurun exits 143, as anywhere else in a run. A tar

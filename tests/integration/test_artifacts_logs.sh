@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # A reused step's log, unpacked into the test job's --log-dir (README "Build once, test in many
 # jobs"): written as a new file renamed over its name, never through a symlink there; a
 # directory there replaced when empty, refused when not; an unpack that fails leaves no partial

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Emulation "auto" (the default for foreign steps) and `emurun sandbox` on a kernel without a
 # private binfmt_misc (simulated: EMURUN_TEST_SANDBOX_UNSUPPORTED=1), with and without
 # host-style handlers (the exact lines Debian 12's qemu-user-static and tonistiigi/binfmt write)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Hostile input through the real binary (issue 14): each part is one row group of README's
 # "Bad input" table. Every refusal is exit 125 with an error naming what, why and what to do;
 # nothing aborts (exit 134) and no run's results are lost.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun binfmt end to end, inside a private user+mount namespace with its own binfmt_misc
 # (Linux >= 6.7): the host's table is never touched. Skips (125) when that is not possible.
 # Each scenario is its own ctest (integration.binfmt_sandboxed.<scenario>), so one that cannot

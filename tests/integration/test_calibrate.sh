@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun calibrate stores a measured slowdown, and `emurun run --timeout-multiplier auto` scales
 # an emulated step's timeout by it: the step (qemu running an aarch64 probe that execs a native
 # sleep) passes with the calibrated multiplier and times out without it.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun run on CI: GitLab sections, --shard from CI_NODE_INDEX/CI_NODE_TOTAL, GitHub's annotation
 # limits, and JUnit that GitLab/Jenkins can parse (failure body, log tail, unsafe bytes dropped).
 . "$(dirname "$0")/lib/common.sh"

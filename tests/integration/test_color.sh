@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Colour: --color=always|never|auto and NO_COLOR, for the report table (stdout) and the log level
 # (stderr). auto means "a terminal, TERM not dumb and NO_COLOR unset or empty"; ctest's pipes are
 # no terminal, so script(1) provides one for the auto cases (part "terminal", skipped without it).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: packaging
 # The installed package works for a consumer: `cmake --install` into a temporary prefix, then
 # tests/consumer (find_package(emurun CONFIG), emurun::emurun, emurun_add_shim) is configured,
 # built and run against that prefix, and runs a foreign tool through a shim.

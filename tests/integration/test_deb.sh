@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: packaging
 # Debian packages: 'cpack -G DEB' packages this build tree (emurun and libemurun-dev), lintian
 # finds no errors, the control fields are right, and both install with dpkg into a fresh, empty
 # root (dpkg --root with its own database, dependencies checked against this host with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # `emurun doctor` tells the truth: every fact it reports is checked against what this script
 # observes itself, on the host, on a fake mount, and inside a sandbox (a part of its own, which
 # skips where the kernel has no sandboxed binfmt_misc or the aarch64 fixtures are missing).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # `emurun exec` runs cross-compiled fixtures of every arch through the real binary and passes
 # argv, env, stdin, exit codes and signals through untouched.
 . "$(dirname "$0")/lib/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun's own failures exit 125 with a message saying what to do; usage errors exit 2.
 # The foreign part needs the aarch64 fixtures and skips on its own without them.
 # ctest-parts: host aarch64

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # The fast exec entry (tools/emurun/fast_exec.c): `emurun exec [--sysroot SR] [--] PROG ARGS` for
 # a foreign program execs qemu before emurun's C++ image starts. It must hand qemu what
 # the CLI hands it, in every case it takes, and leave every other case to the CLI.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: network
 # `emurun inspect` on Debian's own arm64 protoc (unpacked from its .deb): names aarch64, the
 # interpreter and the needed libraries, resolves them all in the full sysroot, and lists what
 # is missing (with the Debian package) from a sysroot that lacks them.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # --json on report compare, calibrate, binfmt verify and binfmt register --dry-run: one JSON
 # document on stdout with the documented fields (checked with python3's json module). Each part
 # is its own ctest; one whose precondition is missing here is reported as skipped.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # The build refuses an include that breaks the module graph (ARCHITECTURE.md): the checker passes
 # on the tree as it is and fails, naming the file and the rule, on copies with a planted violation.
 . "$(dirname "$0")/lib/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # The man page and the shell completions follow the CLI: every subcommand (and sub-subcommand)
 # that 'emurun --help' lists has a section in emurun(1) and is completed by bash; every option in
 # a subcommand's --help is completed; bash's compgen really offers them; man renders the pages

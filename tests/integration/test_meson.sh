@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # cmake/meson/*.ini cross files (as the build writes them, naming its emurun): a tiny Meson project cross-builds for aarch64 and ppc64le, runs a
 # foreign generator at build time (custom_target through exe_wrapper) and passes `meson test`,
 # every foreign run going through `emurun exec` named by the cross file's exe_wrapper.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: packaging
 # The installed pkg-config file works from any install prefix: a program compiled with
 # `pkg-config --cflags --libs emurun` links and uses the library.
 . "$(dirname "$0")/lib/common.sh"

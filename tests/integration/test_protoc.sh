@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: network
 # Real-world acceptance: Debian's own arm64 and ppc64el protoc, unpacked into sysroots from the
 # Debian archive by tools/emurun-sysroot, run through shims named `protoc` and found through
 # PATH, generate C++ and Python code byte-identical to the host's native protoc.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: root
 # `emurun root`: bad input refused with exit 125 and the reason; an arm64 root entered with the
 # target's view everywhere (uname, dpkg, Python), exit codes and signals passed through, a clean
 # environment, binds; accelerated compilers that are the host's x86-64 cross compilers and emit

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: root
 # ppc64le and s390x roots: create, enter (the target's uname and dpkg arch), one accelerated C
 # and C++ compile each whose objects equal the root's emulated gcc's without .comment (times
 # printed), and a C program from the accelerated gcc that runs with the target's loader, byte

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: root
 # The shared arm64 root of the root suites (ctest fixture emurun_root, run before them): created
 # once per build tree with `emurun root create` (mmdebstrap, minutes when not cached; the time is
 # printed), then a second create of the same spec only unpacks the cached tarball. The root is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: root
 # The wheel case: a tiny CPython extension (data/pyext) built with
 # `pip wheel --no-build-isolation --no-index .` inside an arm64 root (Debian's python3-dev,
 # -setuptools, -wheel, -pip), accelerated and fully emulated: the wheel is tagged

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: root
 # The README's "From a fresh machine to the report", as a person follows it: an arm64 root made
 # by `emurun root create`, zlib's Debian source from `emurun-sysroot source`, the README's own
 # pipeline.json (read from README.md) run by `emurun run --report`: ./configure && make and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # One pipeline for every arch (README "One pipeline for every arch"): the README's pipeline, a
 # static probe cross-built and run for aarch64 and s390x in the sandbox, is run as the native
 # baseline (--native), per arch (--arch, one job each) and whole; the per-arch reports merge into

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Emulator crashes told apart: emulated steps whose stderr carries QEMU's crash messages (the
 # helper qemu_crash prints them and kills itself, as qemu-user does) are `emulator_crash` with
 # the line as evidence in the JSON report, the JUnit XML, the Markdown summary and the table;

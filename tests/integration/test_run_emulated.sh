@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun run, emulated: a tiny CMake project (data/run-emulated) configured, built and tested
 # for aarch64 and ppc64le with its CTest suite in the sandbox (one test uses the old
 # add_test(name command) signature, so only binfmt_misc can start it), plus an exec-mode step;

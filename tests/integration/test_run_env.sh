@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Tests that know they are emulated: `emurun run` gives every step EMURUN_ARCH, EMURUN_EMULATED
 # and EMURUN_TIMEOUT_MULTIPLIER. A real aarch64 program prints what it got, run under qemu
 # (exec mode) and in the sandbox; the host's own probe prints what a native step gets.

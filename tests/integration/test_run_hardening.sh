@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun run against hostile conditions (issue 14 items 4, 5, 6): a step that kills its own
 # supervisor leaves nothing alive; stdout closed early (| head -1) or never read (a stalled FIFO)
 # loses neither later steps, timeouts nor the report; SIGTERM to a 5,000-step run is honoured at

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Hang diagnosis: a step silent for its idle_timeout is stopped (timed_out, reason idle) after
 # its process tree (pid, ppid, state, wchan, CPU, command line, read from /proc) went into the
 # report and the end of its log; a step that keeps printing is not; a plain timeout records the

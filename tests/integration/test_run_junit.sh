@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Per-test results of an emulated CTest suite (README: Per-test results): data/run-junit's four
 # tests built natively and run through `emurun run` for the baseline, then cross-built for
 # aarch64 and run in the sandbox with --baseline, ctest writing its JUnit file (the README's

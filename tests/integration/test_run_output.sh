@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun run prints step output where the step wrote it: a step's stdout on emurun's stdout, its
 # stderr on emurun's stderr (prefixed with [step] when steps run in parallel); -q prints nothing
 # per step; the log keeps both streams either way.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # emurun run: all report formats, flags against a baseline, a timed-out tree leaving no process,
 # SIGINT mid-pipeline giving a valid report and exit 130, report show/compare/merge, shards.
 . "$(dirname "$0")/lib/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # QEMU in the report: each emulated step records the emulator's path, version and CPU model; a
 # step's `cpu` reaches the real qemu (exec: -cpu; sandbox: QEMU_CPU), checked by a model qemu
 # refuses; `report compare` names a changed emulator; `emurun sandbox --cpu` takes one arch.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # The README's recipes for harnesses with per-test time limits of their own (README "Per-test
 # results": Meson, pytest-timeout, doctest, Catch2), run as the README writes them: each
 # recipe's pipeline and code come from README.md (the fenced block after

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # `emurun sandbox`: a private binfmt_misc in a user namespace where binaries of several arches
 # run transparently for every process the command starts; nothing changes on the host.
 . "$(dirname "$0")/lib/common.sh"

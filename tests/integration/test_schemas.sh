@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # The JSON Schemas (cmake/schema/, installed to share/emurun/schema/) describe what emurun really
 # reads and writes: every JSON example in README.md and every pipeline under tests/ validates,
 # reports and doctor output that emurun writes right now validate, and broken documents do not.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: packaging
 # BUILD_SHARED_LIBS=ON works: libemurun.so exports the public API (hidden visibility otherwise)
 # and the CLI built against it runs a foreign program.
 . "$(dirname "$0")/lib/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # Shim fidelity: a shim (the small static launcher emurun-shim) runs a foreign tool exactly as
 # if it were native — argv[0] as invoked, arguments byte for byte, env, stdin/stdout, exit codes,
 # signals, cwd, PATH lookup, env -i, nested shims, a moved shim dir — bad input fails at creation

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: quick
 # stdout belongs to the program: whatever emurun says (debug, trace, warnings) goes to stderr, so
 # `emurun exec -- tool > out.bin`, a shim and `emurun sandbox` give the program's own bytes at
 # every verbosity. Each case compares with the program run directly (natively, or by qemu itself).

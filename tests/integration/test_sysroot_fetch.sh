@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: network
 # `emurun sysroot fetch|source|build-dep` parse their options and run the emurun-sysroot script
 # (its exit code is emurun's, except its usage error 2, which becomes 125): the one beside the
 # emurun binary when executable, else the one found by emurun's PATH rule; neither: a clear

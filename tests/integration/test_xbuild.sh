@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: network
 # Cross builds that need libraries (issue 13), as a new user does them: fetch a foreign sysroot
 # from Debian's archive, build a project of our own that links libpng and zlib with the toolchain
 # file (-DEMURUN_SYSROOT) and with the Meson cross files, and run its tests under emulation;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-tier: network
 # A real third-party test suite under emulation: zlib's Debian source package, cross-built for
 # aarch64 and ppc64le with emurun's toolchain files, its own CTest tests run under emurun.
 # zlib registers them with the old add_test(name command) signature, which ignores

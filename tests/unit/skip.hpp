@@ -22,6 +22,15 @@ inline doctest::test_suite may_skip() {
     return doctest::test_suite(k_may_skip_suite);
 }
 
+/// The doctest suite of cases of the `stress` tier (CONTRIBUTING.md): sizes rather than behaviour
+/// (gigabytes through pipes), each its own ctest "stress.<name>", left out of `unit`.
+inline constexpr const char* k_stress_suite = "stress";
+
+/// Decorator for a stress case: `TEST_CASE("x: 1 GiB ..." * test::stress()) { ... }`.
+inline doctest::test_suite stress() {
+    return doctest::test_suite(k_stress_suite);
+}
+
 /// Records that the running case skipped and prints why. Fails the case instead when it is not
 /// decorated with may_skip(): its skip would be counted as a pass. Use EMURUN_SKIP.
 void mark_skipped(const std::string& why);

@@ -397,10 +397,7 @@ TEST_CASE("process: parallel children finish in any order; stop_all") {
     }
 }
 
-TEST_CASE("process: 1 GiB on both streams (set EMURUN_BIG_TESTS=1)" * emurun::test::may_skip()) {
-    if (std::getenv("EMURUN_BIG_TESTS") == nullptr) {
-        EMURUN_SKIP("2 GiB through pipes takes seconds; set EMURUN_BIG_TESTS=1 to run it");
-    }
+TEST_CASE("process: 1 GiB on both streams" * emurun::test::stress()) {
     constexpr long long k_size = 1LL << 30;
     std::uint64_t seen = 0;
     SpawnOptions options{
