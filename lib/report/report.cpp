@@ -592,8 +592,9 @@ Result<void> Report::save(const std::filesystem::path& file) const {
     return util::write_file_atomic(file, json_text(to_json()) + "\n");
 }
 
-Result<void> save_junit(const Report& report, const std::filesystem::path& file) {
-    return util::write_file_atomic(file, to_junit(report));
+Result<void> save_junit(const Report& report, const std::filesystem::path& file,
+                        const JunitLogs& logs) {
+    return util::write_file_atomic(file, to_junit(report, logs));
 }
 
 Result<void> append_markdown(const Report& report, const std::filesystem::path& file) {

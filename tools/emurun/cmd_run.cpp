@@ -273,7 +273,7 @@ Written write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
     };
     w.report = keep(report.save(a.report));
     if (!a.junit.empty()) {
-        keep(save_junit(report, a.junit));
+        keep(save_junit(report, a.junit, {a.log_dir})); // this run's logs, read beneath its dir
     }
     if (!a.markdown.empty()) {
         keep(save_markdown(report, a.markdown));
