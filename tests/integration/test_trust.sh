@@ -1,8 +1,9 @@
 #!/bin/bash
-# Trust boundaries (issue 27) through the real binary: the JUnit of a report read from a file
-# carries no file the report names outside the log dir.
+# Trust boundaries (issue 27) through the real binary: what a command writes to stdout must
+# arrive (a full disk is an error, not a lost matrix), and the JUnit of a report read from a
+# file carries no file the report names outside the log dir.
 # ctest-tier: quick
-# ctest-parts: junit_logs
+# ctest-parts: stdout junit_logs
 . "$(dirname "$0")/lib/common.sh"
 cd "$T"
 
@@ -13,6 +14,38 @@ report() { # report FILE LOG: a one-step failed report whose step names LOG as i
  "steps": [{"name": "t", "status": "failed", "wall": 1, "user": 0, "sys": 0,
             "exit_code": 1, "log": "$2"}]}
 JSON
+}
+
+# trust 9: every command's stdout write error is an error: exit 125 and the errno, once.
+part_stdout() {
+    [ -w /dev/full ] || { skip_part "no /dev/full"; return; }
+    report r.json logs/t.log
+    echo '{"name": "p", "steps": [{"name": "t", "kind": "test", "argv": ["true"]}]}' >p.json
+    local label rc
+    while IFS='|' read -r label cmd; do
+        rc=0
+        # shellcheck disable=SC2086
+        "$EMURUN" $cmd >/dev/full 2>err.txt || rc=$?
+        if [ "$rc" -ne 125 ]; then
+            not_ok "$label > /dev/full: exit $rc, expected 125; stderr: $(head -c 300 err.txt)"
+        elif ! grep -qx "emurun: error: writing standard output: No space left on device" err.txt; then
+            not_ok "$label > /dev/full: stderr: $(head -c 300 err.txt)"
+        else
+            ok "$label > /dev/full: exit 125, said why"
+        fi
+        rc=0
+        # shellcheck disable=SC2086
+        "$EMURUN" $cmd >out.txt 2>err.txt || rc=$?
+        [ "$rc" -eq 0 ] && [ -s out.txt ] && ok "$label to a file: exit 0" ||
+            not_ok "$label to a file: exit $rc; $(head -c 300 err.txt)"
+    done <<'CMDS'
+report show|report show r.json
+report show junit|report show --format junit r.json
+report show json|report show --format json r.json
+report compare --json|report compare --json r.json r.json
+run --matrix 1|run p.json --matrix 1
+inspect --json|inspect --json /bin/true
+CMDS
 }
 
 # trust 2: report show/merge --junit read no log outside the log dir, and none without one.
@@ -42,5 +75,5 @@ part_junit_logs() {
     if grep -q s3cr3t-token merged.xml; then not_ok "merge: the secret is in the JUnit"; else ok "merge: no secret"; fi
 }
 
-run_parts junit_logs
+run_parts stdout junit_logs
 finish
