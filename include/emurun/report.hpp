@@ -122,6 +122,11 @@ struct TestResult {
 inline constexpr std::size_t k_test_message_max = 512;
 /// A test's name and classname as read from JUnit keep at most this many bytes (then "…").
 inline constexpr std::size_t k_test_name_max = 2048;
+/// ... so a report holds at most this many bytes in one (k_test_name_max and the "…").
+inline constexpr std::size_t k_test_name_stored = k_test_name_max + 3;
+/// The longest pipeline, step, template or arch name a report may hold (a pipeline allows 200
+/// bytes, a per-arch step adds its arch): a longer one is an error naming its place.
+inline constexpr std::size_t k_report_name_max = 1024;
 /// The most a run adds to $GITHUB_STEP_SUMMARY (GitHub refuses a step summary over 1 MiB).
 inline constexpr std::size_t k_step_summary_max = std::size_t{1} << 20;
 
