@@ -107,6 +107,13 @@ fs::path private_dir(const fs::path& wanted) {
     if (take_private(wanted)) {
         return wanted;
     }
+    // The same few names every run, before a fresh one: a squatted name costs one dir of ours,
+    // not a new one per run.
+    for (int i = 1; i <= k_private_tries; ++i) {
+        if (const fs::path next = wanted.string() + "-" + std::to_string(i); take_private(next)) {
+            return next;
+        }
+    }
     std::string tmpl = wanted.string() + "-XXXXXX";
     return ::mkdtemp(tmpl.data()) != nullptr ? fs::path(tmpl) : fs::path();
 }

@@ -134,3 +134,21 @@ TEST_CASE("trust 1: a cache dir from any source is used only when no one else ca
     ScopedEnv x("XDG_CACHE_HOME", base.string());
     CHECK(util::checked_cache_dir() == base / "emurun");
 }
+
+TEST_CASE("trust 10: a squatted private dir costs one dir of ours, not a new one per run") {
+    const fs::path base = testdir("cache-squat");
+    const fs::path wanted = base / "emurun-0";
+    fs::create_directory(wanted);
+    ::chmod(wanted.c_str(), 0777); // another user's, or open to all: never ours
+    const fs::path first = util::private_dir(wanted);
+    CHECK(first == base / "emurun-0-1");
+    CHECK(util::private_dir(wanted) == first); // the next run takes the same one
+    CHECK(util::private_dir(wanted) == first);
+    std::size_t dirs = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(base)) {
+        ++dirs;
+    }
+    CHECK(dirs == 2); // the squatted name and ours: the old code made a new mkdtemp dir per call
+    ::chmod(first.c_str(), 0777); // squatted too: the next name
+    CHECK(util::private_dir(wanted) == base / "emurun-0-2");
+}
