@@ -10,6 +10,7 @@
 #include <emurun/report.hpp>
 #include <emurun/runner.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -20,6 +21,11 @@ namespace emurun {
 
 /// The archive member that holds the manifest, at the archive's root.
 inline constexpr std::string_view k_manifest_member = ".emurun-artifacts.json";
+/// An archive's members may hold at most k_unpack_max_ratio times the archive's own size in
+/// bytes (as `tar -tv` lists them: a sparse file counts at its full size), and never less than
+/// k_unpack_min_cap is allowed: a 10 KB archive cannot fill a disk.
+inline constexpr std::uint64_t k_unpack_max_ratio = 1000;
+inline constexpr std::uint64_t k_unpack_min_cap = std::uint64_t{1} << 30;
 /// The archive's directory of the packed steps' logs (ArtifactManifest::logs), at its root.
 inline constexpr std::string_view k_logs_member = ".emurun-logs";
 
@@ -41,7 +47,10 @@ struct ArtifactManifest {
 
 /// The id of a manifest, 16 hex digits: a hash of all a test job takes from it (the pipeline's
 /// name and digest, the paths, the logs and the whole report, every step's entry included), so
-/// that an edit of any of it is refused (check_manifest).
+/// that an edit of any of it is refused (check_manifest). An unkeyed hash (FNV-1a): it detects
+/// accidents (a truncated or hand-edited archive, another emurun version), not forgery; anyone
+/// who can write the archive can write a matching id. What keeps a forged archive harmless is
+/// the unpack rules alone (unpack_artifacts), not the id.
 [[nodiscard]] EMURUN_EXPORT std::string artifact_id(const ArtifactManifest& manifest);
 /// The manifest as JSON text: {"format", "pipeline", "digest", "id", "paths", "logs", "report"}.
 [[nodiscard]] EMURUN_EXPORT std::string manifest_json(const ArtifactManifest& manifest);
@@ -72,7 +81,8 @@ collect_outputs(const Pipeline& pipeline, const Report& report);
                                                                const ArtifactManifest& manifest,
                                                                const std::string& archive);
 /// Error unless the tree under `root` holds only directories, regular files (no hard link to
-/// a file outside it) and relative symlinks that stay inside it.
+/// a file outside it) and relative symlinks that stay inside it. Setuid, setgid and sticky bits
+/// are cleared on the way (an archive packed as anyone, unpacked as root, makes no setuid file).
 [[nodiscard]] EMURUN_EXPORT Result<void> check_unpacked_tree(const std::filesystem::path& root);
 
 /// Pack the outputs of the steps that passed in `report` (a run of `pipeline`), their logs
@@ -86,19 +96,21 @@ collect_outputs(const Pipeline& pipeline, const Report& report);
 [[nodiscard]] EMURUN_EXPORT Result<ArtifactManifest>
 pack_artifacts(const Pipeline& pipeline, Report& report, const std::filesystem::path& archive);
 
-/// Check `archive` against `pipeline` (check_manifest, check_archive_members), extract it into
-/// a fresh directory in the pipeline's directory, check that (check_unpacked_tree), put the
+/// Check `archive` against `pipeline` (check_manifest, check_archive_members, the size cap
+/// k_unpack_max_ratio), extract it into a fresh directory in the pipeline's directory (holes
+/// of sparse files kept), check that (check_unpacked_tree), put the
 /// packed logs into `log_dir` (the run's RunnerOptions::log_dir, created if missing) under the
 /// names computed from their steps: each written as a new temporary file there and renamed over
 /// whatever has the name (a symlink is replaced, never followed; an empty directory removed; a
 /// directory that is not empty is an error before anything is written), as a run replaces its
-/// steps' logs; then move the packed paths into place. A packed path that already exists is an
-/// error (nothing is overwritten); on any error (a full disk: the errno, and what to do) nothing
-/// is left behind: no log, no temporary file, no `log_dir` it made. Returns the steps to reuse,
-/// each `log` (and attempt's) naming its file in `log_dir`, or empty when the archive holds none
-/// for it. A SIGINT, SIGTERM or
-/// SIGHUP while tar runs stops it as for pack_artifacts: an error, nothing left behind, and the
-/// signal raised again.
+/// steps' logs; then move the packed paths into place, each opened beneath the pipeline's
+/// directory (openat2 RESOLVE_BENEATH: a symlink in the checkout that leads out of it is an
+/// error, never followed; these rules alone, not the manifest's id, keep a forged archive
+/// inside). A packed path that already exists is an error (nothing is overwritten); on any error (a
+/// full disk: the errno, and what to do) nothing is left behind: no log, no temporary file, no
+/// `log_dir` it made. Returns the steps to reuse, each `log` (and attempt's) naming its file in
+/// `log_dir`, or empty when the archive holds none for it. A SIGINT, SIGTERM or SIGHUP while tar
+/// runs stops it as for pack_artifacts: an error, nothing left behind, and the signal raised again.
 [[nodiscard]] EMURUN_EXPORT Result<ReusedSteps>
 unpack_artifacts(const Pipeline& pipeline, const std::filesystem::path& archive,
                  const std::filesystem::path& log_dir = "emurun-logs");

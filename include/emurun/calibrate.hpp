@@ -71,7 +71,8 @@ auto_timeout_multiplier(const std::vector<std::string>& arches, const AutoHistor
                         std::vector<std::string>* notes = nullptr);
 
 /// calibration.json in cache_dir() (sysroot.hpp): $XDG_CACHE_HOME/emurun/calibration.json, ...
-[[nodiscard]] EMURUN_EXPORT std::filesystem::path default_calibration_file();
+/// An error when that dir is not this user's alone (see cache_dir).
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> default_calibration_file();
 /// The largest calibration file read (a real one is under 1 KiB per arch).
 inline constexpr std::size_t k_calibration_max_bytes = std::size_t{1} << 20;
 /// Slowdown factors by arch from a calibration file ({"arches": {"aarch64": {"slowdown": 9.1,

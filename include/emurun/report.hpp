@@ -122,6 +122,11 @@ struct TestResult {
 inline constexpr std::size_t k_test_message_max = 512;
 /// A test's name and classname as read from JUnit keep at most this many bytes (then "…").
 inline constexpr std::size_t k_test_name_max = 2048;
+/// ... so a report holds at most this many bytes in one (k_test_name_max and the "…").
+inline constexpr std::size_t k_test_name_stored = k_test_name_max + 3;
+/// The longest pipeline, step, template or arch name a report may hold (a pipeline allows 200
+/// bytes, a per-arch step adds its arch): a longer one is an error naming its place.
+inline constexpr std::size_t k_report_name_max = 1024;
 /// The most a run adds to $GITHUB_STEP_SUMMARY (GitHub refuses a step summary over 1 MiB).
 inline constexpr std::size_t k_step_summary_max = std::size_t{1} << 20;
 
@@ -306,11 +311,23 @@ inline constexpr std::size_t k_junit_max_tests = 20000;
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<TestResult>>
 read_junit(const std::filesystem::path& file);
 
+/// Which logs to_junit may read. A report names its logs by path, and a report read from a file
+/// names whatever its writer put there ("/proc/self/environ", "/etc/shadow"): a log is read
+/// only when `log_dir` is given and the log lies beneath it, opened relative to it with openat2
+/// RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS (no "..", symlink or /proc link leads out); else
+/// system-out says the log was left out and why.
+struct JunitLogs {
+    /// The log dir of the run that wrote the report (the runner's own, or one the caller
+    /// vouches for); nullopt: no log is read.
+    std::optional<std::filesystem::path> log_dir;
+};
+
 /// JUnit XML: one testsuite per pipeline, one testcase per step, failure/skipped elements,
 /// times. A failure's body says why (exit code, signal, timeout, message, flags); system-out
-/// holds the log path and the log's tail (log_tail). Special characters are escaped; bytes
-/// XML cannot hold (control characters, ANSI escapes, invalid UTF-8) are dropped.
-[[nodiscard]] EMURUN_EXPORT std::string to_junit(const Report& report);
+/// holds the log path and the log's tail (log_tail), read by the rule of JunitLogs. Special
+/// characters are escaped; bytes XML cannot hold (control characters, ANSI escapes, invalid
+/// UTF-8) are dropped.
+[[nodiscard]] EMURUN_EXPORT std::string to_junit(const Report& report, const JunitLogs& logs = {});
 /// The end of a log for CI pages: at most `max_lines` lines and `max_bytes` bytes, with a first
 /// line saying how much was left out. Empty when the file cannot be read.
 [[nodiscard]] EMURUN_EXPORT std::string log_tail(const std::filesystem::path& log,
@@ -382,8 +399,8 @@ enum class CiLog { plain, github, gitlab };
 
 /// Write to_junit(report) to `file` atomically, as Report::save does: a temporary file in the
 /// same directory, fsync, rename; on failure (full disk) the old file is left whole.
-[[nodiscard]] EMURUN_EXPORT Result<void> save_junit(const Report& report,
-                                                    const std::filesystem::path& file);
+[[nodiscard]] EMURUN_EXPORT Result<void>
+save_junit(const Report& report, const std::filesystem::path& file, const JunitLogs& logs = {});
 /// Append to_markdown(report) to `file` ($GITHUB_STEP_SUMMARY): a regular file, created if
 /// missing; a FIFO or device there is an error, not a hang.
 [[nodiscard]] EMURUN_EXPORT Result<void> append_markdown(const Report& report,

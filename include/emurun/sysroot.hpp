@@ -118,7 +118,9 @@ struct ArchSysroots {
 make_ld_prefix(const std::vector<ArchSysroots>& arches, const std::filesystem::path& cache_dir);
 
 /// emurun's cache directory, first match: $EMURUN_CACHE_DIR; $XDG_CACHE_HOME/emurun (when
-/// absolute); $HOME/.cache/emurun (when HOME is writable); /tmp/emurun-<uid>.
+/// absolute); $HOME/.cache/emurun (when HOME is writable); /tmp/emurun-<uid>. Whatever the
+/// source, it is used (make_ld_prefix, root creation, the apt cache, calibration) only when it
+/// is a directory of this user that no one else can change, else that use fails naming why.
 [[nodiscard]] EMURUN_EXPORT std::filesystem::path cache_dir();
 
 /// The emurun-sysroot script that `emurun sysroot fetch` runs: the one beside this executable

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <fcntl.h>
 #include <limits>
 #include <sys/stat.h>
@@ -119,11 +120,17 @@ Result<int> get_signal(const Json& v, const Place& at) {
     return get_int(v, at, 1, 64);
 }
 
+// Seconds: finite and not negative ("-0" is refused too: a time is never signed).
 Result<double> get_seconds(const Json& v, const Place& at) {
-    return util::get_number_at_least(v, at, 0);
+    auto s = EMURUN_TRY(util::get_number_at_least(v, at, 0));
+    if (std::signbit(s)) {
+        return at.fail("expected a number >= 0, got " + util::describe(v));
+    }
+    return s;
 }
 
-// "2026-01-31T12:00:00Z", as the runner writes it (empty in reports that never started).
+// "2026-01-31T12:00:00Z", as the runner writes it (empty in reports that never started): the
+// shape, and a time that exists (no February 30th, no 25:61:61; a leap second's :60 is one).
 bool is_utc_time(std::string_view t) {
     constexpr std::string_view k_shape = "dddd-dd-ddTdd:dd:ddZ";
     if (t.size() != k_shape.size()) {
@@ -135,7 +142,30 @@ bool is_utc_time(std::string_view t) {
             return false;
         }
     }
-    return true;
+    auto num = [&](std::size_t at, std::size_t n) {
+        int v = 0;
+        for (std::size_t i = at; i < at + n; ++i) {
+            v = v * 10 + (t[i] - '0');
+        }
+        return v;
+    };
+    const int year = num(0, 4), month = num(5, 2), day = num(8, 2);
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    constexpr int k_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return month >= 1 && month <= 12 && day >= 1 &&
+           day <= k_days[month - 1] + (month == 2 && leap ? 1 : 0) && num(11, 2) <= 23 &&
+           num(14, 2) <= 59 && num(17, 2) <= 60;
+}
+
+// A name from a report (pipeline, step, template, arch, test): a string of at most `max` bytes.
+Result<std::string> get_name(const Json& v, const Place& at, std::size_t max = k_report_name_max) {
+    auto name = EMURUN_TRY(util::get_string(v, at));
+    if (name.size() > max) {
+        return at.fail("too long: " + std::to_string(name.size()) + " bytes (at most " +
+                           std::to_string(max) + ")",
+                       "use the report as emurun wrote it: its names are a pipeline's");
+    }
+    return name;
 }
 
 Result<std::vector<Flag>> flags_from(const Json& obj, const Place& at) {
@@ -210,12 +240,12 @@ Result<TestResult> test_from(const Json& j, const Place& at) {
     EMURUN_TRY(util::check_object(
         j, at, {"name", "classname", "time", "status", "message", "baseline_time", "flags"}));
     TestResult t;
-    auto name = EMURUN_TRY(util::get_string(j.value("name", Json()), at.key("name")));
+    auto name = EMURUN_TRY(get_name(j.value("name", Json()), at.key("name"), k_test_name_stored));
     if (name.empty()) {
         return at.key("name").fail("must not be empty");
     }
-    auto classname =
-        EMURUN_TRY(util::get_string(j.value("classname", Json("")), at.key("classname")));
+    auto classname = EMURUN_TRY(
+        get_name(j.value("classname", Json("")), at.key("classname"), k_test_name_stored));
     auto time = EMURUN_TRY(get_seconds(j.value("time", Json()), at.key("time")));
     auto status = EMURUN_TRY(util::get_string(j.value("status", Json()), at.key("status")));
     auto st = test_status_from(status);
@@ -302,15 +332,16 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
         return at.fail("expected an object, got " + util::describe(j));
     }
     StepResult s;
-    auto name = EMURUN_TRY(util::get_string(j.value("name", Json()), at.key("name")));
+    auto name = EMURUN_TRY(get_name(j.value("name", Json()), at.key("name")));
     s.name = name;
     EMURUN_TRY(step_enums_from(j, at, s));
     EMURUN_TRY(step_numbers_from(j, at, s));
-    for (auto [key, into] : {std::pair{"arch", &s.arch}, std::pair{"message", &s.message},
-                             std::pair{"template", &s.template_name}}) {
-        auto v = EMURUN_TRY(util::get_string(j.value(key, Json("")), at.key(key)));
+    for (auto [key, into] : {std::pair{"arch", &s.arch}, std::pair{"template", &s.template_name}}) {
+        auto v = EMURUN_TRY(get_name(j.value(key, Json("")), at.key(key)));
         *into = v;
     }
+    auto message = EMURUN_TRY(util::get_string(j.value("message", Json("")), at.key("message")));
+    s.message = message;
     auto log = EMURUN_TRY(util::get_string(j.value("log", Json("")), at.key("log")));
     s.log = log;
     auto evidence = EMURUN_TRY(optional_field<std::string>(j, "evidence", at, util::get_string));
@@ -355,7 +386,7 @@ Result<std::optional<ArtifactLink>> artifacts_from(const Json& j, const Place& a
 }
 
 Result<void> header_from(const Json& j, const Place& at, Report& r) {
-    auto name = EMURUN_TRY(util::get_string(j.value("pipeline", Json()), at.key("pipeline")));
+    auto name = EMURUN_TRY(get_name(j.value("pipeline", Json()), at.key("pipeline")));
     r.pipeline = name;
     const Json digest = j.value("pipeline_digest", Json());
     if (!digest.is_null()) {
@@ -592,8 +623,9 @@ Result<void> Report::save(const std::filesystem::path& file) const {
     return util::write_file_atomic(file, json_text(to_json()) + "\n");
 }
 
-Result<void> save_junit(const Report& report, const std::filesystem::path& file) {
-    return util::write_file_atomic(file, to_junit(report));
+Result<void> save_junit(const Report& report, const std::filesystem::path& file,
+                        const JunitLogs& logs) {
+    return util::write_file_atomic(file, to_junit(report, logs));
 }
 
 Result<void> append_markdown(const Report& report, const std::filesystem::path& file) {

@@ -209,7 +209,7 @@ std::string junit_result(const StepResult& s) {
 
 // The log path, flags, attempts, then the end of the log itself (GitLab shows system-out on its
 // page).
-std::string junit_system_out(const StepResult& s) {
+std::string junit_system_out(const StepResult& s, const detail::LogTails& logs) {
     std::vector<std::string> lines;
     if (!s.log.empty()) {
         lines.push_back("log: " + s.log.string());
@@ -220,7 +220,7 @@ std::string junit_system_out(const StepResult& s) {
     for (std::size_t i = 0; i < s.attempts.size(); ++i) {
         lines.push_back(attempt_text(s, i));
     }
-    if (std::string tail = log_tail(s.log); !tail.empty()) {
+    if (std::string tail = logs.tail(s.log); !tail.empty()) {
         lines.push_back(tail);
     }
     std::string text;
@@ -241,7 +241,8 @@ std::string status_cell(const StepResult& s, bool color) {
 
 } // namespace
 
-std::string to_junit(const Report& r) {
+std::string to_junit(const Report& r, const JunitLogs& logs) {
+    const detail::LogTails tails(logs.log_dir);
     auto failures = count_status(r, {StepStatus::failed, StepStatus::emulator_crash,
                                      StepStatus::timed_out, StepStatus::interrupted});
     auto skipped = count_status(r, {StepStatus::skipped, StepStatus::not_run});
@@ -265,7 +266,7 @@ std::string to_junit(const Report& r) {
                xml_escape(r.pipeline + "." + std::string(to_string(s.kind))) + "\" time=\"" +
                number(s.wall) + "\">\n";
         out += junit_result(s);
-        out += "      <system-out>" + xml_escape(junit_system_out(s)) + "</system-out>\n";
+        out += "      <system-out>" + xml_escape(junit_system_out(s, tails)) + "</system-out>\n";
         out += "    </testcase>\n";
     }
     out += "  </testsuite>\n" + detail::tests_junit(r) + "</testsuites>\n";

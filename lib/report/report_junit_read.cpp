@@ -143,7 +143,7 @@ std::string JunitBuilder::open_case(const Attributes& attrs, std::size_t depth) 
     if (std::string time = attribute(attrs, "time"); !time.empty()) {
         auto [end, ec] = std::from_chars(time.data(), time.data() + time.size(), t.time);
         if (ec != std::errc() || end != time.data() + time.size() || !std::isfinite(t.time) ||
-            t.time < 0) {
+            std::signbit(t.time)) { // (-0 too: a time is never signed)
             return "<testcase name=\"" + t.name + "\">: time \"" + time +
                    "\" is not a number of seconds";
         }

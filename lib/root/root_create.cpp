@@ -3,6 +3,7 @@
 // into the cache; a second create of the same spec only unpacks it. Adding packages later.
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
+#include "util/cache.hpp"
 #include "util/env.hpp"
 #include "util/fd.hpp"
 
@@ -284,7 +285,7 @@ Result<void> check_dir(const fs::path& dir) {
 Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
                                 bool& from_cache) {
     const std::string mirror = spec.mirror.value_or(host_mirror());
-    const fs::path cache = spec.cache_dir.value_or(cache_dir());
+    const fs::path cache = EMURUN_TRY(util::own_cache_dir(spec.cache_dir.value_or(cache_dir())));
     const fs::path roots = cache / "roots";
     if (auto r = make_dirs(roots); !r) {
         return std::unexpected(r.error());

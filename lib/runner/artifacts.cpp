@@ -438,6 +438,12 @@ Result<void> check_entry(const fs::path& root, const fs::path& path,
         return fail("artifacts: unpacked " + path.lexically_relative(root).string(), why,
                     "use the archive as 'emurun run --pack' wrote it; nothing was moved");
     }
+    constexpr mode_t k_special = S_ISUID | S_ISGID | S_ISVTX;
+    if (!S_ISLNK(st.st_mode) && (st.st_mode & k_special) != 0 &&
+        ::chmod(path.c_str(), st.st_mode & 0777) != 0) { // (setuid as root: stripped)
+        return fail("artifacts: unpacked " + path.lexically_relative(root).string(),
+                    std::string("clear its setuid/setgid bits: ") + std::strerror(errno));
+    }
     if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
         Links& l = linked[{st.st_dev, st.st_ino}];
         l.total = st.st_nlink;

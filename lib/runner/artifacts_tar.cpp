@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,6 +149,31 @@ std::vector<std::string> lines(const std::string& text) {
     return out;
 }
 
+// The bytes the members of a `tar -tv` listing hold (the third field: a sparse file counts at
+// its full size), against k_unpack_max_ratio: a small archive never fills the disk.
+Result<void> check_unpacked_size(const std::vector<std::string>& listing, const fs::path& archive) {
+    std::error_code ec;
+    const std::uint64_t packed = fs::file_size(archive, ec);
+    const std::uint64_t cap =
+        std::max<std::uint64_t>(k_unpack_min_cap, packed * k_unpack_max_ratio);
+    std::uint64_t total = 0;
+    for (const auto& line : listing) {
+        std::istringstream fields(line);
+        std::string mode, owner, size;
+        fields >> mode >> owner >> size;
+        total += std::strtoull(size.c_str(), nullptr, 10); // "8,1" of a device: refused later
+        if (total > cap) {
+            return fail("artifacts " + archive.string(),
+                        "its members hold more than " + std::to_string(cap) +
+                            " bytes (the cap: " + std::to_string(k_unpack_max_ratio) +
+                            " times the archive's size, at least 1 GiB)",
+                        "an archive 'emurun run --pack' wrote from such outputs cannot be "
+                        "unpacked; nothing was extracted");
+        }
+    }
+    return {};
+}
+
 // Read and check the manifest and the member list; nothing is extracted yet.
 Result<ArtifactManifest> inspect(const Pipeline& p, const fs::path& archive,
                                  const std::vector<std::string>& comp, int& interrupted_by) {
@@ -159,35 +186,144 @@ Result<ArtifactManifest> inspect(const Pipeline& p, const fs::path& archive,
     auto listing = EMURUN_TRY(tar({"-t", "--quoting-style=escape", "-f", name}, comp,
                                   "list " + name, interrupted_by, k_max_listing));
     EMURUN_TRY(check_archive_members(lines(listing), m, name));
-    for (const auto& path : m.paths) {
-        std::error_code ec;
-        if (fs::symlink_status(p.dir / path, ec).type() != fs::file_type::not_found) {
-            return fail("artifacts " + name, (p.dir / path).string() + " already exists",
-                        "unpack into a fresh checkout, or remove it first: nothing is overwritten");
-        }
-    }
+    auto sizes = EMURUN_TRY(tar({"-t", "-v", "--numeric-owner", "-f", name}, comp, "list " + name,
+                                interrupted_by, k_max_listing));
+    EMURUN_TRY(check_unpacked_size(lines(sizes), archive));
     return m;
 }
 
-// Moves every packed path from `staging` into the pipeline's directory; on failure, the ones
-// already moved go back.
-Result<void> move_into_place(const Pipeline& p, const fs::path& staging,
-                             const std::vector<std::string>& paths) {
-    std::vector<std::string> moved;
-    for (const auto& path : paths) {
-        std::error_code ec;
-        fs::create_directories((p.dir / path).parent_path(), ec);
-        if (ec || ::rename((staging / path).c_str(), (p.dir / path).c_str()) != 0) {
-            const std::string why = ec ? ec.message() : std::strerror(errno);
-            for (const auto& back : moved) {
-                (void)::rename((p.dir / back).c_str(), (staging / back).c_str());
-            }
-            return fail("unpack " + path + " into " + p.dir.string(), why);
+// The pipeline's directory as an unpack's destination: every path in it is opened beneath it
+// (openat2 RESOLVE_BENEATH), so a symlink of the checkout (lnk -> ../victim) leads nowhere
+// outside, and nothing is overwritten (renameat2 RENAME_NOREPLACE). Until keep(), the
+// destructor takes back what was moved and removes the directories made for it.
+class Destination {
+  public:
+    static Result<Destination> open(const fs::path& dir) {
+        util::UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!fd) {
+            return std::unexpected(system_error("open " + dir.string(), errno));
         }
-        moved.push_back(path);
+        return Destination(dir, std::move(fd));
     }
-    return {};
-}
+    Destination(Destination&&) = default;
+    Destination& operator=(Destination&&) = delete;
+    ~Destination() {
+        if (m_kept || !m_staging) {
+            return;
+        }
+        for (auto it = m_moved.rbegin(); it != m_moved.rend(); ++it) {
+            util::UniqueFd up(util::openat2_beneath(m_fd.get(), parent_of(*it).c_str(), k_dir, 0));
+            (void)move_entry(up.get(), leaf_of(*it), m_staging->get(), *it);
+        }
+        for (auto it = m_made.rbegin(); it != m_made.rend(); ++it) {
+            util::UniqueFd up(util::openat2_beneath(m_fd.get(), parent_of(*it).c_str(), k_dir, 0));
+            (void)::unlinkat(up.get(), leaf_of(*it).c_str(), AT_REMOVEDIR);
+        }
+    }
+
+    // Error when `rel` exists, or its directory leads outside the destination.
+    Result<void> check_free(const std::string& rel, const std::string& archive) const {
+        const std::string what = "artifacts: unpack " + rel + " into " + m_dir.string();
+        util::UniqueFd up(util::openat2_beneath(m_fd.get(), parent_of(rel).c_str(), k_dir, 0));
+        if (!up && (errno == ENOENT || errno == ENOTDIR)) {
+            return {}; // made when moved (or refused then: a file where a directory goes)
+        }
+        if (!up) {
+            return beneath_error(what);
+        }
+        struct stat st {};
+        if (::fstatat(up.get(), leaf_of(rel).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            return fail("artifacts " + archive, (m_dir / rel).string() + " already exists",
+                        "unpack into a fresh checkout, or remove it first: nothing is overwritten");
+        }
+        return {};
+    }
+
+    // `rel` moved from the staging dir to its place, its missing directories made.
+    Result<void> move(const util::UniqueFd& staging, const std::string& rel) {
+        m_staging = &staging;
+        const std::string what = "unpack " + rel + " into " + m_dir.string();
+        auto up = EMURUN_TRY(make_parents(rel, what));
+        if (const int err = move_entry(staging.get(), rel, up.get(), leaf_of(rel)); err != 0) {
+            return std::unexpected(system_error(what, err));
+        }
+        m_moved.push_back(rel);
+        return {};
+    }
+
+    void keep() { m_kept = true; }
+
+  private:
+    static constexpr int k_dir = O_PATH | O_DIRECTORY;
+    Destination(fs::path dir, util::UniqueFd fd) : m_dir(std::move(dir)), m_fd(std::move(fd)) {}
+
+    // renameat2 RENAME_NOREPLACE; 0 or the errno. A directory moves to another parent only
+    // when it may be written (its ".." changes): a read-only one, as packed, is opened to its
+    // owner for the move and closed again, so a user that is not root moves it too.
+    static int move_entry(int from_dir, const std::string& from, int to_dir,
+                          const std::string& to) {
+        struct stat st {};
+        const bool closed_dir = ::fstatat(from_dir, from.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                S_ISDIR(st.st_mode) && (st.st_mode & S_IWUSR) == 0;
+        if (closed_dir) {
+            ::fchmodat(from_dir, from.c_str(), (st.st_mode & 07777) | S_IWUSR, 0);
+        }
+        const int rc = ::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_NOREPLACE);
+        const int err = rc == 0 ? 0 : errno;
+        if (closed_dir) {
+            ::fchmodat(rc == 0 ? to_dir : from_dir, rc == 0 ? to.c_str() : from.c_str(),
+                       st.st_mode & 07777, 0);
+        }
+        return err;
+    }
+
+    static std::string parent_of(const std::string& rel) {
+        const auto slash = rel.rfind('/');
+        return slash == std::string::npos ? "." : rel.substr(0, slash);
+    }
+    static std::string leaf_of(const std::string& rel) {
+        const auto slash = rel.rfind('/');
+        return slash == std::string::npos ? rel : rel.substr(slash + 1);
+    }
+    std::unexpected<Error> beneath_error(const std::string& what) const {
+        if (errno == EXDEV || errno == ELOOP) {
+            return std::unexpected(
+                Error{what, "its directory leads outside " + m_dir.string() + " (a symlink)",
+                      "unpack into a fresh checkout; nothing was moved"});
+        }
+        return std::unexpected(system_error(what, errno));
+    }
+
+    // The directory of `rel`, each missing one made (mkdirat in its parent opened beneath).
+    Result<util::UniqueFd> make_parents(const std::string& rel, const std::string& what) {
+        std::string at = ".";
+        util::UniqueFd dir(util::openat2_beneath(m_fd.get(), ".", k_dir, 0));
+        for (const auto& part : fs::path(parent_of(rel))) {
+            if (part == ".") {
+                continue;
+            }
+            const std::string next = at == "." ? part.string() : at + "/" + part.string();
+            util::UniqueFd fd(util::openat2_beneath(m_fd.get(), next.c_str(), k_dir, 0));
+            if (!fd && errno == ENOENT && ::mkdirat(dir.get(), part.c_str(), 0777) == 0) {
+                m_made.push_back(next);
+                fd = util::UniqueFd(util::openat2_beneath(m_fd.get(), next.c_str(), k_dir, 0));
+            }
+            if (!fd) {
+                return beneath_error(what);
+            }
+            dir = std::move(fd);
+            at = next;
+        }
+        return dir;
+    }
+
+    fs::path m_dir;
+    util::UniqueFd m_fd;
+    const util::UniqueFd* m_staging = nullptr;
+    std::vector<std::string> m_made;  // directories made, outermost first
+    std::vector<std::string> m_moved; // paths moved into place
+    bool m_kept = false;
+};
 
 // Copies of the logs `m` lists into `dir` (created), for tar to pack.
 Result<void> stage_logs(const ArtifactManifest& m, const fs::path& dir) {
@@ -354,11 +490,34 @@ std::vector<StepResult> relinked(std::vector<StepResult> steps,
     return steps;
 }
 
+// The temporary directories of earlier packs of `archive` whose emurun is gone (killed with
+// SIGKILL: no destructor ran), removed: ".ARCHIVE.tmp-PID-XXXXXX" of this user with no process
+// PID (a pack still running keeps its own).
+void remove_stale_packs(const fs::path& dir, const std::string& prefix) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!name.starts_with(prefix)) {
+            continue;
+        }
+        char* after = nullptr;
+        const long pid = std::strtol(name.c_str() + prefix.size(), &after, 10);
+        struct stat st {};
+        if (pid > 0 && *after == '-' && ::lstat(it->path().c_str(), &st) == 0 &&
+            S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+            ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+            (void)TempDir::adopt(it->path()); // removed with what it holds
+        }
+    }
+}
+
 Result<ArtifactManifest> pack(const Pipeline& p, const ArtifactManifest& m,
                               const std::vector<std::string>& comp, const fs::path& archive,
                               int& interrupted_by) {
     const fs::path dir = fs::absolute(archive).parent_path();
-    auto tmp = EMURUN_TRY(TempDir::make(dir / ("." + archive.filename().string() + ".tmp-")));
+    const std::string prefix = "." + archive.filename().string() + ".tmp-";
+    remove_stale_packs(dir, prefix);
+    auto tmp = EMURUN_TRY(TempDir::make(dir / (prefix + std::to_string(::getpid()) + "-")));
     const fs::path list = tmp.path() / "paths", out = tmp.path() / archive.filename();
     std::string names;
     for (const auto& path : m.paths) {
@@ -372,8 +531,8 @@ Result<ArtifactManifest> pack(const Pipeline& p, const ArtifactManifest& m,
     if (!m.logs.empty()) {
         args.emplace_back(k_logs_member);
     }
-    args.insert(args.end(),
-                {"-C", p.dir.string(), "--null", "--verbatim-files-from", "-T", list.string()});
+    args.insert(args.end(), {"-C", p.dir.string(), "--sparse", "--null", "--verbatim-files-from",
+                             "-T", list.string()}); // --sparse: holes stay holes, both ways
     EMURUN_TRY(tar(std::move(args), comp, "pack " + archive.string(), interrupted_by));
     EMURUN_TRY(fsync_file(out));
     if (::rename(out.c_str(), archive.c_str()) != 0) {
@@ -386,6 +545,10 @@ Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, const fs:
                            int& interrupted_by) {
     auto comp = EMURUN_TRY(compression(archive));
     auto m = EMURUN_TRY(inspect(p, archive, comp, interrupted_by));
+    const auto before = EMURUN_TRY(Destination::open(p.dir));
+    for (const auto& path : m.paths) {
+        EMURUN_TRY(before.check_free(path, archive.string()));
+    }
     const auto placed = placed_logs(m);
     EMURUN_TRY(check_log_targets(placed, log_dir));
     auto staging = EMURUN_TRY(TempDir::make(p.dir / ".emurun-unpack-"));
@@ -393,10 +556,16 @@ Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, const fs:
                     "--no-same-owner", "--no-overwrite-dir"},
                    comp, "unpack " + archive.string(), interrupted_by));
     EMURUN_TRY(check_unpacked_tree(staging.path()));
+    const util::UniqueFd staging_fd(
+        ::open(staging.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    auto dest = EMURUN_TRY(Destination::open(p.dir)); // (destroyed first: moves back in staging)
     LogPlacement logs(log_dir);
     EMURUN_TRY(logs.copy(staging.path(), placed));
     EMURUN_TRY(logs.commit());
-    EMURUN_TRY(move_into_place(p, staging.path(), m.paths));
+    for (const auto& path : m.paths) {
+        EMURUN_TRY(dest.move(staging_fd, path));
+    }
+    dest.keep();
     logs.keep();
     return ReusedSteps{m.id, relinked(m.report.steps, placed, log_dir)};
 }

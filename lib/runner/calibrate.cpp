@@ -286,8 +286,8 @@ util::Json calibration_entry(const Calibration& c) {
 
 } // namespace
 
-fs::path default_calibration_file() {
-    return util::cache_dir() / "calibration.json";
+Result<fs::path> default_calibration_file() {
+    return EMURUN_TRY(util::checked_cache_dir()) / "calibration.json";
 }
 
 Result<std::map<std::string, double, std::less<>>> load_calibration(const fs::path& file) {

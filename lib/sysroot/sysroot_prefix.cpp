@@ -185,6 +185,7 @@ Result<fs::path> make_ld_prefix(const std::vector<ArchSysroots>& arches, const f
     if (arches.size() == 1 && arches[0].sysroots.size() == 1) {
         return arches[0].sysroots[0];
     }
+    EMURUN_TRY(util::own_cache_dir(cache));
     const fs::path base = cache / "prefix";
     const std::string key = path_key(arches);
     const std::string version = ".v-" + key + "-" + content_stamp(arches);

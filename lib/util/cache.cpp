@@ -2,6 +2,7 @@
 
 #include "util/env.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <sys/stat.h>
@@ -19,12 +20,99 @@ bool ours_and_closed(const fs::path& dir) {
            (st.st_mode & 022) == 0;
 }
 
+/// `wanted` when it is ours and closed (made 0700 when missing, a 0755 one closed to 0700).
+bool take_private(const fs::path& wanted) {
+    ::mkdir(wanted.c_str(), 0700); // EEXIST: judged below like any other
+    return ours_and_closed(wanted) && ::chmod(wanted.c_str(), 0700) == 0;
+}
+
+/// Why someone other than this user can change `st` (a directory); empty when no one can.
+/// `parent`: a sticky dir writable by others still keeps them from renaming our entry.
+std::string opened_to_others(const struct stat& st, bool parent) {
+    const uid_t me = ::geteuid();
+    if (st.st_uid != me && !(parent && st.st_uid == 0)) {
+        return "owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+               std::to_string(me) + ")";
+    }
+    if ((st.st_mode & 022) != 0 && !(parent && (st.st_mode & S_ISVTX) != 0)) {
+        return std::string((st.st_mode & 002) != 0 ? "writable by others"
+                                                   : "writable by its group");
+    }
+    return {};
+}
+
+/// Each parent of the canonical `dir` up to /: no one but this user or root can change it.
+Result<void> parents_closed(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(dir, ec);
+    if (ec) {
+        return fail("cache directory " + dir.string(), ec.message());
+    }
+    for (fs::path p = real.parent_path();; p = p.parent_path()) {
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0) {
+            return std::unexpected(system_error("cache directory " + dir.string(), errno));
+        }
+        if (auto why = opened_to_others(st, true); !why.empty()) {
+            return fail("cache directory " + dir.string(),
+                        "its parent " + p.string() + " is " + why +
+                            ": another user could replace what emurun loads from it",
+                        "set EMURUN_CACHE_DIR to a directory of your own");
+        }
+        if (p == p.root_path()) {
+            return {};
+        }
+    }
+}
+
 } // namespace
 
+Result<fs::path> own_cache_dir(const fs::path& dir) {
+    std::error_code ec;
+    if (!dir.parent_path().empty()) {
+        fs::create_directories(dir.parent_path(), ec); // a failure shows in mkdir's
+    }
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        return std::unexpected(system_error("create cache directory " + dir.string(), errno,
+                                            "set EMURUN_CACHE_DIR to a writable directory"));
+    }
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) {
+        return std::unexpected(system_error("cache directory " + dir.string(), errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return fail("cache directory " + dir.string(),
+                    S_ISLNK(st.st_mode) ? "is a symlink" : "is not a directory",
+                    "remove it, or set EMURUN_CACHE_DIR to a directory of your own");
+    }
+    if (auto why = opened_to_others(st, false); !why.empty()) {
+        return fail("cache directory " + dir.string(),
+                    "is " + why + ": another user could change what emurun loads from it",
+                    "remove it, or set EMURUN_CACHE_DIR to a directory of your own");
+    }
+    EMURUN_TRY(parents_closed(dir));
+    return dir;
+}
+
+Result<fs::path> checked_cache_dir() {
+    const fs::path dir = cache_dir();
+    if (dir.empty()) {
+        return fail("cache directory", "no private directory could be made in /tmp",
+                    "set EMURUN_CACHE_DIR to a directory of your own");
+    }
+    return own_cache_dir(dir);
+}
+
 fs::path private_dir(const fs::path& wanted) {
-    ::mkdir(wanted.c_str(), 0700); // EEXIST: judged below like any other
-    if (ours_and_closed(wanted) && ::chmod(wanted.c_str(), 0700) == 0) {
+    if (take_private(wanted)) {
         return wanted;
+    }
+    // The same few names every run, before a fresh one: a squatted name costs one dir of ours,
+    // not a new one per run.
+    for (int i = 1; i <= k_private_tries; ++i) {
+        if (const fs::path next = wanted.string() + "-" + std::to_string(i); take_private(next)) {
+            return next;
+        }
     }
     std::string tmpl = wanted.string() + "-XXXXXX";
     return ::mkdtemp(tmpl.data()) != nullptr ? fs::path(tmpl) : fs::path();

@@ -1,9 +1,12 @@
 #include "util/fd.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace emurun::util {
@@ -21,6 +24,19 @@ Result<void> UniqueFd::close(const std::string& what) {
         return std::unexpected(system_error("close " + what, errno));
     }
     return {};
+}
+
+int openat2_beneath(int dirfd, const char* rel, int flags, unsigned mode) {
+    struct open_how how {};
+    how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
+    how.mode = (flags & (O_CREAT | O_TMPFILE)) != 0 ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    for (int tries = 0;; ++tries) {
+        const long fd = ::syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+        if (fd >= 0 || !(errno == EINTR || (errno == EAGAIN && tries < 100))) {
+            return static_cast<int>(fd); // EAGAIN: a rename raced the lookup
+        }
+    }
 }
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, bool is_dir,

@@ -57,6 +57,14 @@ class FileLock {
     UniqueFd m_fd;
 };
 
+/// openat2(2) of `rel` beneath the directory `dirfd` with RESOLVE_BENEATH and
+/// RESOLVE_NO_MAGICLINKS: no "..", absolute path or symlink (of the tree or of /proc) leads out
+/// of it; `flags` get O_CLOEXEC. For every path a file or an archive names. The new descriptor,
+/// or -1 with errno: EXDEV or ELOOP for a path that leads out, ENOSYS without openat2 (before
+/// Linux 5.6, or a seccomp filter that refuses it: an error, never a fallback to a plain open);
+/// EINTR and EAGAIN (a rename raced the lookup) are retried.
+[[nodiscard]] int openat2_beneath(int dirfd, const char* rel, int flags, unsigned mode);
+
 /// The read and write ends of a new pipe, both close-on-exec.
 /// Error: "pipe2 failed: Too many open files (too many open files? (ulimit -n))".
 [[nodiscard]] Result<std::pair<UniqueFd, UniqueFd>> make_pipe();

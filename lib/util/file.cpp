@@ -139,19 +139,28 @@ std::string read_head(const fs::path& path, std::size_t n) {
 }
 
 std::string read_tail(const fs::path& path, std::size_t n, std::uint64_t* file_size) {
-    std::uint64_t size = 0;
-    auto fd = open_regular(path, size);
-    if (file_size != nullptr) {
-        *file_size = size;
-    }
+    auto fd = open_read(path);
     if (!fd) {
+        if (file_size != nullptr) {
+            *file_size = 0;
+        }
         return {};
     }
+    return read_tail_fd(fd->get(), n, file_size);
+}
+
+std::string read_tail_fd(int fd, std::size_t n, std::uint64_t* skipped) {
+    struct stat st {};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const auto size = regular ? static_cast<std::uint64_t>(st.st_size) : 0;
     const std::uint64_t start = size > n ? size - n : 0;
-    if (::lseek(fd->get(), static_cast<off_t>(start), SEEK_SET) < 0) {
+    if (skipped != nullptr) {
+        *skipped = start;
+    }
+    if (!regular || ::lseek(fd, static_cast<off_t>(start), SEEK_SET) < 0) {
         return {};
     }
-    return read_up_to(fd->get(), n);
+    return read_up_to(fd, n);
 }
 
 Result<void> write_all(int fd, std::string_view content, const std::string& name) {

@@ -39,10 +39,13 @@ inline constexpr std::size_t k_no_limit = std::numeric_limits<std::size_t>::max(
 /// Empty when the file cannot be opened or is not a regular file (never blocks on a FIFO).
 [[nodiscard]] std::string read_head(const std::filesystem::path& path, std::size_t n);
 
-/// Up to the last `n` bytes of `path`, for the tail of a log however large; the file's size in
-/// `*file_size` when given. Empty when the file cannot be opened or is not a regular file.
+/// Up to the last `n` bytes of `path`, for the tail of a log however large; in `*skipped` when
+/// given, how many bytes before them were not read (0 for a file that reports size 0, as /proc's
+/// do, or one that grew meanwhile). Empty when the file cannot be opened or is not a regular file.
 [[nodiscard]] std::string read_tail(const std::filesystem::path& path, std::size_t n,
-                                    std::uint64_t* file_size = nullptr);
+                                    std::uint64_t* skipped = nullptr);
+/// read_tail on a descriptor the caller opened (openat2_beneath).
+[[nodiscard]] std::string read_tail_fd(int fd, std::size_t n, std::uint64_t* skipped = nullptr);
 
 /// Append `content` to the regular file `path` (created if missing). Opened non-blocking and
 /// checked to be a regular file first, so a FIFO or a device there is an error, not a hang.

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <utility>
 
 namespace emurun::util {
@@ -23,9 +24,26 @@ Result<TempDir> TempDir::make(const fs::path& prefix) {
 
 TempDir::TempDir(TempDir&& o) noexcept : m_path(std::exchange(o.m_path, {})) {}
 
+namespace {
+
+// `dir` and every directory below it (symlinks not followed) opened to their owner: a
+// directory without write permission keeps its entries from a user that is not root.
+void open_up(const fs::path& dir) {
+    ::chmod(dir.c_str(), S_IRWXU);
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->symlink_status(ec).type() == fs::file_type::directory) {
+            open_up(it->path());
+        }
+    }
+}
+
+} // namespace
+
 TempDir::~TempDir() {
     std::error_code ec;
-    if (!m_path.empty()) {
+    if (!m_path.empty() && (fs::remove_all(m_path, ec), ec)) {
+        open_up(m_path);
         fs::remove_all(m_path, ec);
     }
 }

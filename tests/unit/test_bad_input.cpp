@@ -281,6 +281,43 @@ TEST_CASE("bad input: reports with impossible values are refused") {
           }).starts_with("r.json: steps[0].max_rss_kib: expected an integer from 0 to"));
 }
 
+TEST_CASE("trust 12: impossible timestamps, huge names and signed times in reports and JUnit") {
+    auto with = [](auto change) {
+        auto j = report_json();
+        change(j);
+        return report_error(j.dump());
+    };
+    for (const char* bad : {"2026-02-30T12:00:00Z", "2026-01-01T25:61:61Z", "2026-13-01T00:00:00Z",
+                            "2026-00-10T00:00:00Z", "2026-01-00T00:00:00Z", "2025-02-29T00:00:00Z",
+                            "2026-01-01T23:60:00Z"}) {
+        CHECK(with([&](auto& j) { j["started"] = bad; }) ==
+              "r.json: started: expected a UTC time like \"2026-01-31T12:00:00Z\", got \"" +
+                  std::string(bad) + "\"");
+    }
+    for (const char* good :
+         {"2024-02-29T23:59:59Z", "2000-02-29T00:00:00Z", "2026-12-31T23:59:60Z"}) {
+        CHECK(with([&](auto& j) { j["started"] = good; }).empty());
+    }
+    const std::string huge(10 << 20, 'x'); // 10 MB
+    CHECK(with([&](auto& j) { j["steps"][0]["name"] = huge; }) ==
+          "r.json: steps[0].name: too long: 10485760 bytes (at most 1024) (use the report as "
+          "emurun wrote it: its names are a pipeline's)");
+    CHECK(with([&](auto& j) { j["pipeline"] = huge; }).starts_with("r.json: pipeline: too long"));
+    CHECK(with([&](auto& j) {
+              j["steps"][0]["template"] = huge;
+          }).starts_with("r.json: steps[0].template: too long"));
+    CHECK(with([&](auto& j) { j["steps"][0]["name"] = std::string(1024, 'x'); }).empty());
+    CHECK(with([](auto& j) { j["steps"][0]["wall"] = -0.0; }) ==
+          "r.json: steps[0].wall: expected a number >= 0, got -0.0");
+    auto junit =
+        emurun::parse_junit(R"(<testsuite><testcase name="t" time="-0"/></testsuite>)", "t.xml");
+    REQUIRE_FALSE(junit.has_value());
+    CHECK(junit.error().message().find("time \"-0\" is not a number of seconds") !=
+          std::string::npos);
+    CHECK(emurun::parse_junit(R"(<testsuite><testcase name="t" time="0"/></testsuite>)", "t.xml")
+              .has_value());
+}
+
 TEST_CASE("bad input: timeout multipliers that overflow are refused") {
     // Item 10: 1e308 and inf made every emulated step time out at once.
     for (const char* bad : {"1e308", "inf", "nan", "1001", "aarch64=inf", "-1", "0"}) {

@@ -165,7 +165,7 @@ TEST_CASE("report_ci: JUnit failure body, log tail in system-out, unsafe bytes d
     Report r;
     r.pipeline = "p";
     r.steps = {s};
-    std::string xml = emurun::to_junit(r);
+    std::string xml = emurun::to_junit(r, {emurun::test::testdir()}); // the log's own dir
     std::istringstream in(xml);
     boost::property_tree::ptree tree;
     REQUIRE_NOTHROW(boost::property_tree::read_xml(in, tree));
@@ -179,6 +179,66 @@ TEST_CASE("report_ci: JUnit failure body, log tail in system-out, unsafe bytes d
     CHECK(out.find("error: boom \xc3\xa9 </system-out>") != std::string::npos);
     CHECK(xml.find('\x1b') == std::string::npos);
     CHECK(xml.find('\xff') == std::string::npos);
+}
+
+TEST_CASE("trust 2: a report's log outside the log dir is not read") {
+    namespace fs = std::filesystem;
+    emurun::test::ScopedEnv secret("EMURUN_TRUST_SECRET", "s3cr3t-token");
+    const fs::path base = emurun::test::testdir("trust2");
+    const fs::path logs = base / "logs";
+    fs::create_directories(logs / "sub");
+    std::ofstream(base / "secret.txt") << "s3cr3t-token in a file beside the logs\n";
+    std::ofstream(logs / "sub/ok.log") << "the step own output\n";
+    fs::remove(logs / "lnk.log");
+    fs::create_symlink(base / "secret.txt", logs / "lnk.log");
+    fs::remove(logs / "proc.log");
+    fs::create_symlink("/proc/self/environ", logs / "proc.log");
+    Report r;
+    r.pipeline = "p";
+    for (const fs::path& log :
+         {logs / "sub/ok.log", fs::path("/proc/self/environ"), base / "secret.txt",
+          logs / "../secret.txt", logs / "lnk.log", logs / "proc.log"}) {
+        StepResult s = failed_step("s" + std::to_string(r.steps.size()), false);
+        s.log = log;
+        r.steps.push_back(s);
+    }
+    const std::string xml = emurun::to_junit(r, {logs});
+    CHECK(xml.find("s3cr3t-token") == std::string::npos);
+    CHECK(xml.find("the step own output") != std::string::npos);
+    auto count = [&](const std::string& needle) { // (XML escapes the apostrophe)
+        std::size_t n = 0;
+        for (auto at = xml.find(needle); at != std::string::npos; at = xml.find(needle, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    CHECK(count("[log not included: outside the run&apos;s log dir " + logs.string() + "]") == 3);
+    CHECK(count("[log not included: it leads outside the run&apos;s log dir " + logs.string() +
+                " (a symlink)]") == 2);
+    // Without a log dir (a report read from a file) no log is read at all.
+    const std::string unread = emurun::to_junit(r);
+    CHECK(unread.find("s3cr3t-token") == std::string::npos);
+    CHECK(unread.find("the step own output") == std::string::npos);
+    CHECK(unread.find("log not included: this report was read from a file") != std::string::npos);
+}
+
+TEST_CASE("trust 2: the omitted-bytes note counts what was left out, never underflows") {
+    // /proc files say size 0 and then give bytes: the old count was 0 minus what was read.
+    const std::string whole = emurun::log_tail("/proc/self/environ", 100000, 1 << 20);
+    CHECK_FALSE(whole.empty());
+    CHECK(whole.find("earlier bytes omitted") == std::string::npos);
+    std::string text;
+    for (int i = 1; i <= 10; ++i) {
+        text += "line " + std::to_string(i) + "\n"; // 7 bytes each, 8 for "line 10\n"
+    }
+    const auto log = emurun::test::write_file("trust2-count.log", text);
+    // The last 12 bytes: "ne 9\nline 10\n" minus the partial first line, 5+6 skipped/cut.
+    CHECK(emurun::log_tail(log, 100, 12) ==
+          "[" + std::to_string(text.size() - 8) +
+              " earlier bytes omitted; full log: " + log.string() + "]\nline 10\n");
+    CHECK(emurun::log_tail(log, 2, 1 << 20) ==
+          "[" + std::to_string(text.size() - 15) +
+              " earlier bytes omitted; full log: " + log.string() + "]\nline 9\nline 10\n");
 }
 
 TEST_CASE("report_ci: a step without a log (not run: emurun was interrupted) names none") {

@@ -17,7 +17,10 @@
 #include <vector>
 
 #include <csignal>
+#include <cstdlib>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace emurun;
 namespace fs = std::filesystem;
@@ -574,4 +577,182 @@ TEST_CASE("artifacts: a refused unpack leaves no log directory it made, and no l
     CHECK_FALSE(unpack_artifacts(pipeline_in(fresh), archive, fresh / "logs").has_value());
     CHECK_FALSE(fs::exists(fresh / "logs/build.log"));
     CHECK(fs::exists(fresh / "logs/other.log")); // a directory that was there stays
+}
+
+namespace {
+
+// An archive of built_in(dir) (after `prepare` changed its outputs), packed as `dir`/b.tar.
+template <class F> fs::path packed_after(const fs::path& dir, F prepare) {
+    Pipeline p = built_in(dir);
+    prepare(dir);
+    Report report = passed({"build"});
+    auto packed = pack_artifacts(p, report, dir / "b.tar");
+    REQUIRE_MESSAGE(packed.has_value(), (packed ? "" : packed.error().message()));
+    return dir / "b.tar";
+}
+
+bool is_empty_dir(const fs::path& dir) {
+    return fs::is_directory(dir) && fs::is_empty(dir);
+}
+
+} // namespace
+
+TEST_CASE("trust 3: an unpack never writes through a symlink of the checkout" * test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path archive = packed_after(test::testdir("t3-pack"), [](const fs::path&) {});
+    // The checkout's "out" leads outside it: the old unpack wrote victim/bin/tool, exit 0.
+    const fs::path fresh = test::testdir("t3-unpack");
+    const fs::path victim = test::testdir("t3-victim");
+    fs::create_directory_symlink("../t3-victim", fresh / "out");
+    auto refused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "logs");
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message() ==
+          "artifacts: unpack out/bin/tool into " + fresh.string() +
+              ": its directory leads outside " + fresh.string() +
+              " (a symlink) (unpack into a fresh checkout; nothing was moved)");
+    CHECK(is_empty_dir(victim));
+    CHECK_FALSE(holds_temporary(fresh));
+    // A symlink that stays inside the checkout is a directory like any other.
+    fs::remove(fresh / "out");
+    fs::create_directory(fresh / "inner");
+    fs::create_directory_symlink("inner", fresh / "out");
+    auto reused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "logs");
+    REQUIRE_MESSAGE(reused.has_value(), (reused ? "" : reused.error().message()));
+    CHECK(fs::is_regular_file(fresh / "inner/bin/tool"));
+    CHECK(is_empty_dir(victim));
+}
+
+TEST_CASE("trust 6: unpacking strips setuid, setgid and sticky bits" * test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path archive = packed_after(test::testdir("t6-pack"), [](const fs::path& dir) {
+        REQUIRE(::chmod((dir / "out/bin/tool").c_str(), 06755) == 0);
+        REQUIRE(::chmod((dir / "out/share").c_str(), 03775) == 0);
+    });
+    const fs::path fresh = test::testdir("t6-unpack");
+    auto reused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "logs");
+    REQUIRE_MESSAGE(reused.has_value(), (reused ? "" : reused.error().message()));
+    auto mode = [](const fs::path& p) {
+        struct stat st {};
+        REQUIRE(::lstat(p.c_str(), &st) == 0);
+        return st.st_mode & 07777;
+    };
+    CHECK((mode(fresh / "out/bin/tool") & 07000) == 0); // as root, tar kept 06755
+    CHECK((mode(fresh / "out/bin/tool") & 0100) != 0);  // still executable
+    CHECK((mode(fresh / "out/share") & 07000) == 0);
+}
+
+TEST_CASE("trust 7: an archive's members are capped by its size, and holes stay holes" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path base = test::testdir("t7-pack");
+    auto sparse = [](const fs::path& file, off_t size) {
+        std::ofstream(file) << "data";
+        fs::resize_file(file, static_cast<std::uintmax_t>(size));
+    };
+    const fs::path archive = packed_after(
+        base, [&](const fs::path& dir) { sparse(dir / "out/share/holes", off_t{64} << 20); });
+    CHECK(fs::file_size(archive) < (1u << 20)); // packed with its holes: the old pack wrote 64 MiB
+    const fs::path fresh = test::testdir("t7-unpack");
+    auto reused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "logs");
+    REQUIRE_MESSAGE(reused.has_value(), (reused ? "" : reused.error().message()));
+    struct stat st {};
+    REQUIRE(::stat((fresh / "out/share/holes").c_str(), &st) == 0);
+    CHECK(st.st_size == off_t{64} << 20);
+    CHECK(st.st_blocks * 512 < (1 << 20)); // holes kept, not 64 MiB of zeros on disk
+    // A small archive whose member claims 1.5 GiB: over the cap, refused before extraction.
+    sparse(base / "out/share/holes", off_t{3} << 29);
+    const fs::path evil = base / "evil.tar";
+    const std::string cmd = "cd '" + base.string() + "' && tar -x -f b.tar .emurun-artifacts.json" +
+                            " && tar -c --sparse -f evil.tar .emurun-artifacts.json out/bin/tool" +
+                            " out/lib/liba.so out/share";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    REQUIRE(fs::file_size(evil) < (1u << 20));
+    const fs::path again = test::testdir("t7-evil");
+    auto refused = unpack_artifacts(pipeline_in(again), evil, again / "logs");
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message().starts_with("artifacts " + evil.string() +
+                                                ": its members hold more than 1073741824 bytes"));
+    CHECK_FALSE(fs::exists(again / "out"));
+    CHECK_FALSE(holds_temporary(again));
+}
+
+namespace {
+
+// `body` run as user nobody (65534) in a child when this is root, else here; its exit code.
+template <class F> int as_user(F body) {
+    if (::geteuid() != 0) {
+        return body();
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
+            ::_exit(99);
+        }
+        ::_exit(body());
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+} // namespace
+
+TEST_CASE("trust 8: unpacking a read-only directory as a user leaves nothing on any failure" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path base = test::testdir("t8-pack");
+    const fs::path archive = packed_after(base, [](const fs::path& dir) {
+        REQUIRE(::chmod((dir / "out/share").c_str(), 0555) == 0);
+    });
+    ::chmod((base / "out/share").c_str(), 0755);
+    const fs::path ok = test::testdir("t8-unpack"), conflict = test::testdir("t8-conflict");
+    touch(conflict / "out"); // a file where the outputs' directory goes: the move fails
+    for (const auto& d : {ok, conflict, conflict / "out"}) {
+        REQUIRE(::chown(d.c_str(), ::geteuid() == 0 ? 65534 : ::geteuid(),
+                        static_cast<gid_t>(-1)) == 0);
+    }
+    CHECK(as_user([&] { return unpack_artifacts(pipeline_in(ok), archive, ok / "L") ? 0 : 1; }) ==
+          0);
+    CHECK(fs::is_regular_file(ok / "out/share/x"));
+    CHECK((fs::status(ok / "out/share").permissions() & fs::perms::owner_write) ==
+          fs::perms::none); // moved as packed, read-only
+    CHECK_FALSE(holds_temporary(ok));
+    CHECK(as_user([&] {
+              return unpack_artifacts(pipeline_in(conflict), archive, conflict / "L") ? 0 : 1;
+          }) == 1);
+    CHECK_FALSE(holds_temporary(conflict)); // the old unpack left .emurun-unpack-XXXXXX
+    ::chmod((ok / "out/share").c_str(), 0755);
+}
+
+TEST_CASE("trust 10: a pack killed with SIGKILL leaves a temporary dir the next pack removes" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    const fs::path dir = test::testdir("t10-pack");
+    Pipeline p = built_in(dir);
+    const pid_t dead = ::fork(); // a pid that was, and is no more
+    if (dead == 0) {
+        ::_exit(0);
+    }
+    ::waitpid(dead, nullptr, 0);
+    const fs::path stale = dir / (".b.tar.tmp-" + std::to_string(dead) + "-AbC123");
+    const fs::path live = dir / ".b.tar.tmp-1-XyZ789"; // pid 1 runs: a pack in progress
+    const fs::path other = dir / ".b.tar.tmp-AbC123";  // not a name emurun gives: left alone
+    for (const auto& d : {stale, live, other}) {
+        touch(d / "b.tar");
+    }
+    Report report = passed({"build"});
+    REQUIRE(pack_artifacts(p, report, dir / "b.tar").has_value());
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(fs::exists(live / "b.tar"));
+    CHECK(fs::exists(other / "b.tar"));
 }

@@ -265,6 +265,16 @@ TEST_CASE("sysroot: a merged prefix follows its sysroots when they gain a packag
     CHECK(fs::exists(*first / "lib/aarch64-linux-gnu/libtool.so.1"));
 }
 
+TEST_CASE("trust 1: a merged prefix is never built in a cache dir others can write") {
+    TwoSysroots s("prefix-open-cache");
+    fs::create_directories(s.cache);
+    fs::permissions(s.cache, fs::perms::all); // 0777: another user could swap a library in
+    auto p = make_ld_prefix(s.spec, s.cache);
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().why.find("writable by others") != std::string::npos);
+    CHECK_FALSE(fs::exists(s.cache / "prefix"));
+}
+
 TEST_CASE("sysroot: old prefix versions and prefixes of vanished sysroots are pruned") {
     TwoSysroots s("prefix-prune");
     REQUIRE(make_ld_prefix(s.spec, s.cache).has_value());

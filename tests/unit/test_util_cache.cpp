@@ -75,3 +75,80 @@ TEST_CASE("util cache: a shared place's directory is used only when it is ours a
     fs::create_directory_symlink(made, link);
     refused(link);
 }
+
+TEST_CASE("trust 1: a cache dir from any source is used only when no one else can change it") {
+    const fs::path base = testdir("cache-trust");
+    auto refused = [](const fs::path& dir, const std::string& why) {
+        auto r = util::own_cache_dir(dir);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().what == "cache directory " + dir.string());
+        CHECK(r.error().why.find(why) != std::string::npos);
+        CHECK(r.error().hint.find("EMURUN_CACHE_DIR") != std::string::npos);
+    };
+    const fs::path fresh = base / "made/below/emurun"; // made, 0700, parents with them
+    REQUIRE(util::own_cache_dir(fresh).has_value());
+    struct stat st {};
+    REQUIRE(::lstat(fresh.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0700);
+    const fs::path readable = base / "readable";
+    fs::create_directory(readable);
+    ::chmod(readable.c_str(), 0755); // others read, nobody else writes: fine, left as it is
+    CHECK(util::own_cache_dir(readable).has_value());
+    const fs::path open = base / "world-writable";
+    fs::create_directory(open);
+    ::chmod(open.c_str(), 0777);
+    refused(open, "is writable by others");
+    const fs::path group = base / "group-writable";
+    fs::create_directory(group);
+    ::chmod(group.c_str(), 0770);
+    refused(group, "is writable by its group");
+    // Ours and closed, but in a parent anyone can write without the sticky bit: renamed away
+    // and replaced by another user's at will.
+    const fs::path shared = base / "shared";
+    fs::create_directories(shared / "emurun");
+    ::chmod(shared.c_str(), 0777);
+    ::chmod((shared / "emurun").c_str(), 0700);
+    refused(shared / "emurun", "its parent " + shared.string() + " is writable by others");
+    ::chmod(shared.c_str(), 01777); // sticky, as /tmp: others cannot rename our entry
+    CHECK(util::own_cache_dir(shared / "emurun").has_value());
+    const fs::path link = base / "link";
+    fs::create_directory_symlink(fresh, link);
+    refused(link, "is a symlink");
+    const fs::path theirs = base / "theirs"; // XDG_CACHE_HOME/emurun made first by nobody
+    fs::create_directory(theirs);
+    ::chmod(theirs.c_str(), 0755);
+    if (::chown(theirs.c_str(), 65534, static_cast<gid_t>(-1)) == 0) { // (root only)
+        refused(theirs, "owned by uid 65534, not by this user");
+    }
+    // Every source takes the same check: the environment's dirs are no exception.
+    {
+        ScopedEnv e("EMURUN_CACHE_DIR", open.string());
+        CHECK_FALSE(util::checked_cache_dir().has_value());
+    }
+    ScopedEnv e("EMURUN_CACHE_DIR", std::nullopt);
+    {
+        ScopedEnv x("XDG_CACHE_HOME", shared.string());
+        ::chmod(shared.c_str(), 0777);
+        CHECK_FALSE(util::checked_cache_dir().has_value());
+    }
+    ScopedEnv x("XDG_CACHE_HOME", base.string());
+    CHECK(util::checked_cache_dir() == base / "emurun");
+}
+
+TEST_CASE("trust 10: a squatted private dir costs one dir of ours, not a new one per run") {
+    const fs::path base = testdir("cache-squat");
+    const fs::path wanted = base / "emurun-0";
+    fs::create_directory(wanted);
+    ::chmod(wanted.c_str(), 0777); // another user's, or open to all: never ours
+    const fs::path first = util::private_dir(wanted);
+    CHECK(first == base / "emurun-0-1");
+    CHECK(util::private_dir(wanted) == first); // the next run takes the same one
+    CHECK(util::private_dir(wanted) == first);
+    std::size_t dirs = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(base)) {
+        ++dirs;
+    }
+    CHECK(dirs == 2); // the squatted name and ours: the old code made a new mkdtemp dir per call
+    ::chmod(first.c_str(), 0777); // squatted too: the next name
+    CHECK(util::private_dir(wanted) == base / "emurun-0-2");
+}

@@ -108,16 +108,17 @@ TEST_CASE("util file: read_head gives the first bytes, or nothing") {
     CHECK(util::read_head(testdir(), 4).empty());
 }
 
-TEST_CASE("util file: read_tail gives the last bytes and the size, or nothing") {
+TEST_CASE("util file: read_tail gives the last bytes and what it skipped, or nothing") {
     const auto f = write_file("tail", "line 1\nline 2\nline 3\n");
-    std::uint64_t size = 0;
-    CHECK(util::read_tail(f, 7, &size) == "line 3\n");
-    CHECK(size == 21);
-    CHECK(util::read_tail(f, 1000) == "line 1\nline 2\nline 3\n");
+    std::uint64_t skipped = 0;
+    CHECK(util::read_tail(f, 7, &skipped) == "line 3\n");
+    CHECK(skipped == 14);
+    CHECK(util::read_tail(f, 1000, &skipped) == "line 1\nline 2\nline 3\n");
+    CHECK(skipped == 0);
     CHECK(util::read_tail(f, 0).empty());
-    size = 99;
-    CHECK(util::read_tail("/nonexistent/emurun-no-such-file", 4, &size).empty());
-    CHECK(size == 0);
+    skipped = 99;
+    CHECK(util::read_tail("/nonexistent/emurun-no-such-file", 4, &skipped).empty());
+    CHECK(skipped == 0);
     const auto fifo = testdir("tail-fifo") / "fifo";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     const Watchdog watchdog; // a FIFO is refused, not waited on

@@ -5,7 +5,9 @@
 #include <emurun/sandbox.hpp>
 #include <emurun/shim.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -66,9 +68,26 @@ void one_value_per_option(CLI::App& app) {
     }
 }
 
+/// `code`, unless what the command wrote to stdout did not all get there (a full disk: a
+/// report or a matrix lost while the command says it succeeded): then that error, and 125.
+/// Checked once here, for every command, after its last write.
+int checked_stdout(int code) {
+    errno = 0;
+    std::cout.flush();
+    const bool flushed = std::fflush(stdout) == 0;
+    if (flushed && !std::ferror(stdout) && !std::cout.bad()) {
+        return code;
+    }
+    // The errno of this last flush (glibc drops what it could not write, so a second flush
+    // succeeds); EIO when only an earlier write failed and nothing was left to write here.
+    const int err = errno != 0 ? errno : EIO;
+    std::cerr << "emurun: error: writing standard output: " << std::strerror(err) << '\n';
+    return k_exit_failure;
+}
+
 int run_action(const Action& action) {
     try {
-        return action ? action() : k_exit_usage;
+        return checked_stdout(action ? action() : k_exit_usage);
     } catch (const Failure& e) {
         std::fflush(stdout);
         std::cerr << "emurun: error: " << e.what() << '\n';

@@ -45,7 +45,7 @@ void catch_stop_signals() {
 // default in the cache directory (created when needed).
 std::filesystem::path output_file(const CalibrateArgs& a) {
     if (!a.output_given) {
-        return default_calibration_file();
+        return unwrap(default_calibration_file());
     }
     std::filesystem::path file(a.output);
     unwrap(check_calibration_file(file));

@@ -16,9 +16,14 @@ namespace {
 struct ReportArgs {
     std::string format = "table";
     std::vector<std::string> files;
-    std::string before, after, output, junit, factor_basis;
+    std::string before, after, output, junit, factor_basis, log_dir;
     bool json = false;
 };
+
+// The logs a report names are read only beneath a log dir the user names (none by default).
+JunitLogs junit_logs(const ReportArgs& a) {
+    return a.log_dir.empty() ? JunitLogs{} : JunitLogs{a.log_dir};
+}
 
 int show(const ReportArgs& a) {
     for (const auto& f : a.files) {
@@ -29,7 +34,7 @@ int show(const ReportArgs& a) {
         if (a.format == "json") {
             std::cout << json_text(r.to_json()) << '\n';
         } else if (a.format == "junit") {
-            std::cout << to_junit(r);
+            std::cout << to_junit(r, junit_logs(a));
         } else if (a.format == "markdown") {
             std::cout << to_markdown(r);
         } else {
@@ -60,11 +65,15 @@ int merge(const ReportArgs& a) {
     Report merged = unwrap(merge_reports(reports, a.files));
     unwrap(merged.save(a.output));
     if (!a.junit.empty()) {
-        unwrap(save_junit(merged, a.junit));
+        unwrap(save_junit(merged, a.junit, junit_logs(a)));
     }
     std::cout << to_table(merged, stdout_color());
     return merged.succeeded() ? 0 : 1;
 }
+
+constexpr const char* k_log_dir_help =
+    "JUnit: put the tails of the logs the reports name into system-out, each read only from "
+    "beneath this dir (default: none is read; a report can name any file)";
 
 } // namespace
 
@@ -80,6 +89,7 @@ void add_report(CLI::App& root, Action& action) {
                   "The factor columns on wall or cpu time (default: the report's, as the run's "
                   "--factor-basis)")
         ->check(CLI::IsMember({"wall", "cpu"}));
+    s->add_option("--log-dir", a->log_dir, k_log_dir_help);
     s->callback([&action, a] { action = [a] { return show(*a); }; });
     auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
     c->add_option("before", a->before, "Older report")->required();
@@ -92,6 +102,7 @@ void add_report(CLI::App& root, Action& action) {
     m->add_option("reports", a->files, "Shard reports")->required();
     m->add_option("-o,--output", a->output, "Merged JSON report")->required();
     m->add_option("--junit", a->junit, "Also write the merged JUnit XML here");
+    m->add_option("--log-dir", a->log_dir, k_log_dir_help);
     m->callback([&action, a] { action = [a] { return merge(*a); }; });
 }
 

@@ -193,11 +193,12 @@ Duration option_duration(std::string_view option, const std::string& text) {
 // history (--previous against --baseline), else from `emurun calibrate`; said on stderr.
 TimeoutMultiplier timeout_multiplier(const RunArgs& a, const Pipeline& pipeline,
                                      const RunnerOptions& o) {
-    const std::filesystem::path calibration =
-        a.calibration.empty() ? default_calibration_file() : std::filesystem::path(a.calibration);
-    if (a.multiplier != "auto") {
-        return unwrap(parse_timeout_multiplier(a.multiplier, calibration));
+    if (a.multiplier != "auto") { // (the calibration file is read for "auto" only)
+        return unwrap(parse_timeout_multiplier(a.multiplier, a.calibration));
     }
+    const std::filesystem::path calibration = a.calibration.empty()
+                                                  ? unwrap(default_calibration_file())
+                                                  : std::filesystem::path(a.calibration);
     if (!a.calibration.empty()) {
         (void)unwrap(load_calibration(calibration)); // a file named on purpose must be good
     }
@@ -272,7 +273,7 @@ Written write_outputs(const Report& report, const RunArgs& a, OutputSink& out) {
     };
     w.report = keep(report.save(a.report));
     if (!a.junit.empty()) {
-        keep(save_junit(report, a.junit));
+        keep(save_junit(report, a.junit, {a.log_dir})); // this run's logs, read beneath its dir
     }
     if (!a.markdown.empty()) {
         keep(save_markdown(report, a.markdown));

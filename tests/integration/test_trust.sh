@@ -1,0 +1,79 @@
+#!/bin/bash
+# Trust boundaries (issue 27) through the real binary: what a command writes to stdout must
+# arrive (a full disk is an error, not a lost matrix), and the JUnit of a report read from a
+# file carries no file the report names outside the log dir.
+# ctest-tier: quick
+# ctest-parts: stdout junit_logs
+. "$(dirname "$0")/lib/common.sh"
+cd "$T"
+
+report() { # report FILE LOG: a one-step failed report whose step names LOG as its log
+    cat >"$1" <<JSON
+{"schema_version": 1, "pipeline": "p", "started": "2026-01-01T00:00:00Z", "wall": 1,
+ "host_arch": "x86_64", "shard": {"index": 1, "count": 1}, "flags": [],
+ "steps": [{"name": "t", "status": "failed", "wall": 1, "user": 0, "sys": 0,
+            "exit_code": 1, "log": "$2"}]}
+JSON
+}
+
+# trust 9: every command's stdout write error is an error: exit 125 and the errno, once.
+part_stdout() {
+    [ -w /dev/full ] || { skip_part "no /dev/full"; return; }
+    report r.json logs/t.log
+    echo '{"name": "p", "steps": [{"name": "t", "kind": "test", "argv": ["true"]}]}' >p.json
+    local label rc
+    while IFS='|' read -r label cmd; do
+        rc=0
+        # shellcheck disable=SC2086
+        "$EMURUN" $cmd >/dev/full 2>err.txt || rc=$?
+        if [ "$rc" -ne 125 ]; then
+            not_ok "$label > /dev/full: exit $rc, expected 125; stderr: $(head -c 300 err.txt)"
+        elif ! grep -qx "emurun: error: writing standard output: No space left on device" err.txt; then
+            not_ok "$label > /dev/full: stderr: $(head -c 300 err.txt)"
+        else
+            ok "$label > /dev/full: exit 125, said why"
+        fi
+        rc=0
+        # shellcheck disable=SC2086
+        "$EMURUN" $cmd >out.txt 2>err.txt || rc=$?
+        [ "$rc" -eq 0 ] && [ -s out.txt ] && ok "$label to a file: exit 0" ||
+            not_ok "$label to a file: exit $rc; $(head -c 300 err.txt)"
+    done <<'CMDS'
+report show|report show r.json
+report show junit|report show --format junit r.json
+report show json|report show --format json r.json
+report compare --json|report compare --json r.json r.json
+run --matrix 1|run p.json --matrix 1
+inspect --json|inspect --json /bin/true
+CMDS
+}
+
+# trust 2: report show/merge --junit read no log outside the log dir, and none without one.
+part_junit_logs() {
+    command -v python3 >/dev/null || { skip_part "python3 not installed (reads the XML)"; return; }
+    mkdir -p logs
+    echo "the step own output" >logs/t.log
+    export EMURUN_TRUST_SECRET=s3cr3t-token
+    report env.json /proc/self/environ
+    report up.json logs/../secret.txt
+    echo "s3cr3t-token in a file" >secret.txt
+    report own.json logs/t.log
+    local f out
+    for f in env.json up.json; do
+        out=$("$EMURUN" report show --format junit --log-dir logs "$f")
+        case "$out" in
+            *s3cr3t-token*) not_ok "$f: the secret is in the JUnit" ;;
+            *"log not included: outside the run&apos;s log dir"*) ok "$f: log outside the log dir left out" ;;
+            *) not_ok "$f: no note: $out" ;;
+        esac
+    done
+    out=$("$EMURUN" report show --format junit own.json)
+    expect_contains "no log dir: no log read, said why" "$out" "log not included: this report was read from a file"
+    out=$("$EMURUN" report show --format junit --log-dir logs own.json)
+    expect_contains "the log dir given: its own log's tail" "$out" "the step own output"
+    "$EMURUN" report merge env.json -o merged.json --junit merged.xml >/dev/null || true
+    if grep -q s3cr3t-token merged.xml; then not_ok "merge: the secret is in the JUnit"; else ok "merge: no secret"; fi
+}
+
+run_parts stdout junit_logs
+finish
