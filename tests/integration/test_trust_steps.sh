@@ -1,9 +1,10 @@
 #!/bin/bash
 # Trust boundaries of a step (issue 27): a step cannot write its own result into its job slot's
 # report channel (item 5); a fork bomb run as root ends as resource_limit under the default
-# pids limit while the run goes on (limits).
+# pids limit while the run goes on (limits); a guest's real-time signal is reported as the
+# guest's, and one QEMU cannot deliver ends with the step's timeout (item 11).
 # ctest-tier: quick
-# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb
+# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb trust11_rt_signals
 . "$(dirname "$0")/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 needed to read the reports"
 cd "$T"
@@ -131,5 +132,34 @@ assert s["quick"]["wall"] < 1.0, s["quick"]["wall"]
 PY
 }
 
-run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb
+# QEMU runs a guest's real-time signal N as host signal N+2: emurun reports the guest's. A
+# signal QEMU has no host signal for (64) is refused to the guest (kill: EINVAL); a guest that
+# then waits is ended by its timeout.
+part_trust11_rt_signals() {
+    local p=$EMURUN_FIXTURE_DIR/aarch64/probe-static
+    case " $(fixture_arches) " in *" aarch64 "*) ;; *) skip_part "no aarch64 fixtures"; return ;; esac
+    command -v qemu-aarch64-static >/dev/null || command -v qemu-aarch64 >/dev/null \
+        || { skip_part "no qemu-aarch64"; return; }
+    cat > rt.json <<JSON
+{"name": "rt", "defaults": {"arch": "aarch64", "emulation": "exec"}, "steps": [
+  {"name": "rt34", "argv": ["$p", "signal", "34"], "timeout": "30s"},
+  {"name": "rt64", "argv": ["$p", "signal", "64", "wait"], "timeout": "2s"}
+]}
+JSON
+    set +e
+    timeout -k 5 60 "$EMURUN" run rt.json -j 2 -q --grace 300ms --report rrt.json >out-rt.txt 2>err-rt.txt
+    rc=$?
+    set -e
+    expect_eq "trust 11: the run exits 1" 1 "$rc"
+    python3 - <<'PY' && ok "trust 11: guest signal 34 reported as 34 (not QEMU's host 36); guest signal 64 ends timed_out"         || not_ok "trust 11: report: $(head -c 3000 rrt.json) $(cat err-rt.txt | head -c 1000)"
+import json
+s = {x["name"]: x for x in json.load(open("rrt.json"))["steps"]}
+assert s["rt34"]["status"] == "failed", s["rt34"]
+assert s["rt34"]["signal"] == 34, s["rt34"]
+assert "real-time signal 34" in s["rt34"]["message"], s["rt34"]["message"]
+assert s["rt64"]["status"] == "timed_out", s["rt64"]
+PY
+}
+
+run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb trust11_rt_signals
 finish
