@@ -34,6 +34,8 @@
 //   the slot closes the step's report socket: EOF there ends the step for emurun.
 #include "process/process_supervisor.hpp"
 
+#include "util/file.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -43,6 +45,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sstream>
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -127,6 +130,26 @@ int reset_signals(SpawnSetup& setup) {
     return rc != 0 ? rc
                    : ::posix_spawnattr_setflags(&setup.attr,
                                                 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+}
+
+/// Process `pid` has begun to exit (PF_EXITING in /proc/PID/stat's flags: set first thing in
+/// the kernel's do_exit, before its descriptors are closed), or is gone.
+bool exiting(pid_t pid) {
+    constexpr unsigned long k_pf_exiting = 0x4;
+    auto stat = util::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+    const auto end = stat ? stat->rfind(')') : std::string::npos;
+    if (end == std::string::npos) {
+        return true;
+    }
+    // After "(comm)": state ppid pgrp session tty_nr tpgid flags
+    std::istringstream fields(stat->substr(end + 1));
+    std::string skip;
+    unsigned long flags = 0;
+    for (int i = 0; i < 6; ++i) {
+        fields >> skip;
+    }
+    fields >> flags;
+    return !fields || (flags & k_pf_exiting) != 0;
 }
 
 } // namespace
@@ -314,8 +337,11 @@ bool SupervisorSlot::alive() const {
         info.si_pid == m_pid) {
         return false; // exited (or not our child any more)
     }
-    pollfd socket{m_socket.get(), POLLIN, 0}; // a dying slot has closed its end
-    return ::poll(&socket, 1, 0) >= 0 && (socket.revents & (POLLHUP | POLLERR | POLLNVAL)) == 0;
+    pollfd socket{m_socket.get(), POLLIN, 0}; // a dying slot may have closed its end
+    if (::poll(&socket, 1, 0) < 0 || (socket.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
+        return false;
+    }
+    return !exiting(m_pid);
 }
 
 int SupervisorSlot::finish(bool kill) {
