@@ -4,7 +4,7 @@
 # pids limit while the run goes on (limits); a guest's real-time signal is reported as the
 # guest's, and one QEMU cannot deliver ends with the step's timeout (item 11).
 # ctest-tier: quick
-# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb trust11_rt_signals
+# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb limits_memory trust11_rt_signals
 . "$(dirname "$0")/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 needed to read the reports"
 cd "$T"
@@ -132,6 +132,37 @@ assert s["quick"]["wall"] < 1.0, s["quick"]["wall"]
 PY
 }
 
+# A step whose "memory" limit is 64M cannot allocate 256 MiB: in a cgroup v2 with the memory
+# controller it is OOM-killed (resource_limit); without one RLIMIT_AS makes its malloc fail
+# (failed) and the report's limit_gap says so. A step within the limit passes either way.
+part_limits_memory() {
+    local h=$EMURUN_HELPER_DIR
+    [ -x "$h/alloc_mib" ] || { skip_part "helper alloc_mib not built"; return; }
+    cat > mem.json <<JSON
+{"name": "mem", "defaults": {"limits": {"memory": "64M"}}, "steps": [
+  {"name": "hog", "argv": ["$h/alloc_mib", "256"], "timeout": "30s"},
+  {"name": "small", "argv": ["$h/alloc_mib", "8"], "timeout": "30s"}
+]}
+JSON
+    set +e
+    timeout -k 5 60 "$EMURUN" run mem.json -j 2 -q --report rm.json >out-mem.txt 2>err-mem.txt
+    rc=$?
+    set -e
+    expect_eq "limits: a run with a step over its memory limit exits 1" 1 "$rc"
+    python3 - <<'PY' && ok "limits: the hog is stopped by its memory limit (resource_limit, or failed with the RLIMIT_AS gap said); the small step passes" \
+        || not_ok "limits: report: $(head -c 3000 rm.json)"
+import json
+s = {x["name"]: x for x in json.load(open("rm.json"))["steps"]}
+hog, small = s["hog"], s["small"]
+assert small["status"] == "passed", small
+if hog["status"] == "resource_limit":
+    assert "memory limit 67108864" in hog["message"], hog
+else:
+    assert hog["status"] == "failed", hog
+    assert "RLIMIT_AS" in (hog["limit_gap"] or ""), hog
+PY
+}
+
 # QEMU runs a guest's real-time signal N as host signal N+2: emurun reports the guest's. A
 # signal QEMU has no host signal for (64) is refused to the guest (kill: EINVAL); a guest that
 # then waits is ended by its timeout.
@@ -161,5 +192,5 @@ assert s["rt64"]["status"] == "timed_out", s["rt64"]
 PY
 }
 
-run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb trust11_rt_signals
+run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb limits_memory trust11_rt_signals
 finish
