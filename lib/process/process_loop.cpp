@@ -513,6 +513,7 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
     std::vector<ChildResult> done;
     auto now = Clock::now();
     std::optional<std::size_t> lost; // index in `done` of a step whose supervisor was killed
+    std::vector<detail::ChildLimits> cgroups; // removed once their processes are gone
     std::erase_if(m_children, [&](const std::unique_ptr<Child>& child) {
         if (!child->done()) {
             return false;
@@ -521,7 +522,7 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
         if (!child->result.limit_hit) {
             child->result.limit_hit = detail::LimitsHome::hit(child->limits, child->asked);
         }
-        detail::LimitsHome::remove(child->limits);
+        cgroups.push_back(std::move(child->limits));
         child->result.wall = now - child->start;
         if (child->supervisor_lost) {
             lost = done.size();
@@ -531,6 +532,9 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
     });
     if (lost) { // reaped above, so its orphans have been re-parented here
         done[*lost].leftovers_killed += sweep_orphans(); // orphans do not say whose they were
+    }
+    for (auto& cgroup : cgroups) { // after the sweep: a lost slot's leftovers were in them
+        detail::LimitsHome::remove(cgroup);
     }
     return done;
 }

@@ -117,6 +117,11 @@ JSON
     rc=$?
     set -e
     t1=$(date +%s%N)
+    if ls -d "$outer"/emurun-* >/dev/null 2>&1; then
+        not_ok "limits: emurun left its cgroups: $(ls -d "$outer"/emurun-* "$outer"/emurun-*/* 2>&1 | head -5)"
+    else
+        ok "limits: emurun removed the cgroups it made"
+    fi
     cleanup_cgroup
     expect_eq "limits: the run with a fork bomb exits 1" 1 "$rc"
     local secs=$(((t1 - t0) / 1000000000))
