@@ -49,6 +49,14 @@ struct Retries {
 };
 
 /// Settings every step inherits unless it overrides them.
+/// A step's "limits": its whole process tree's resources (README "Resource limits"). Each key
+/// of a step overlays the defaults' key of that name.
+struct StepLimits {
+    std::optional<std::uint64_t> pids;         ///< processes and threads at once
+    std::optional<std::uint64_t> memory_bytes; ///< "memory": "2G"
+    std::optional<double> cpus;                ///< "cpu": 1.5 (CPUs of bandwidth)
+};
+
 struct StepDefaults {
     std::optional<std::string> arch; ///< canonical arch name (aliases resolved)
     std::optional<Emulation> emulation;
@@ -64,6 +72,7 @@ struct StepDefaults {
     /// emulation "root": which host tools ("toolchain,shell", a tool list); "" = the default
     std::optional<std::string> accelerate_tools;
     std::optional<Duration> idle_timeout;
+    StepLimits limits;
 };
 
 /// One step, with the defaults already applied.
@@ -104,6 +113,8 @@ struct Step {
     /// "test-s390x"); empty for a step that runs once. Reports keep it, so a native baseline
     /// and per-arch reports are matched by it.
     std::string template_name;
+    /// Resource limits; steps run as root get a pids limit by default (the runner's).
+    StepLimits limits;
 
     /// True when the step's programs run under emulation (exec, sandbox or host mode).
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }

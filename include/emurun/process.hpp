@@ -131,6 +131,18 @@ struct ProcessSnapshot {
 enum class Stream { out, err };
 
 /// Per-child options for Supervisor::spawn.
+/// Resource limits of one child's whole tree. Enforced with a cgroup of its own where this
+/// process can make one (cgroup v2 with the controller delegated to its cgroup, or a cgroup v1
+/// pids hierarchy), else with rlimits where one exists (pids: RLIMIT_NPROC, which counts the
+/// user's processes and binds no root; memory: RLIMIT_AS, per process and virtual); what could
+/// not be enforced as asked is said in ChildResult::limit_gap.
+struct ResourceLimits {
+    std::optional<std::uint64_t> pids;         ///< processes and threads at once
+    std::optional<std::uint64_t> memory_bytes; ///< memory of the tree (cgroup) or per process
+    std::optional<double> cpus;                ///< CPU bandwidth in CPUs (1.5 = 150% of one)
+    [[nodiscard]] bool any() const { return pids || memory_bytes || cpus; }
+};
+
 struct SpawnOptions {
     /// Append the child's stdout/stderr here (created 0644 if missing). Both may name the same
     /// file: the streams are then interleaved chunk by chunk.
@@ -146,6 +158,7 @@ struct SpawnOptions {
     /// (ChildResult::timed_out and ::idle). nullopt = no limit.
     std::optional<std::chrono::milliseconds> idle_timeout{};
     std::chrono::milliseconds grace{10'000};
+    ResourceLimits limits{}; ///< none by default
 };
 
 /// Identifies a child of one Supervisor.
@@ -172,6 +185,12 @@ struct ChildResult {
     std::optional<Error> start_error;
     /// Set when writing output to a log failed (a full disk): the log misses that output.
     std::optional<Error> log_error;
+    /// A limit of SpawnOptions::limits that the tree hit, as the kernel counted it ("pids limit
+    /// 4096 reached", "memory limit 2147483648 bytes: out-of-memory kill"); the child was then
+    /// stopped (pids) or killed by the kernel (memory).
+    std::optional<std::string> limit_hit;
+    /// The limits that could not be enforced as asked, and why (empty: all were).
+    std::string limit_gap;
 };
 
 class SupervisorImpl;

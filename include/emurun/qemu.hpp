@@ -118,6 +118,14 @@ class EMURUN_EXPORT QemuCrashScanner {
 /// crash signals (SEGV, BUS, ILL, ABRT, FPE, TRAP, SYS) a sentence naming it, else nullopt.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> qemu_killed_evidence(int sig);
 
+/// The guest's real-time signal behind host signal `host_signal` of a qemu-user process:
+/// QEMU's linux-user maps the guest's real-time signals 32, 33, ... onto the host's from
+/// glibc's SIGRTMIN (34), so a guest that dies of its signal N >= 32 kills QEMU with host
+/// signal N + 2 (guest 34 shows as host 36, exit 164 in a shell). The guest's top signals have
+/// no host signal left: QEMU refuses to send them (kill returns EINVAL; QEMU 7.2: guest 63
+/// and 64). nullopt for a host signal below 34 (the same number in the guest).
+[[nodiscard]] EMURUN_EXPORT std::optional<int> guest_rt_signal(int host_signal);
+
 /// What a failed emulated program's failure says about QEMU (judge_qemu_failure).
 struct QemuVerdict {
     enum class Kind {

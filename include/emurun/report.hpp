@@ -30,6 +30,9 @@ enum class StepStatus {
     /// not run here: it passed in the build job whose artifacts this run unpacked; its figures
     /// are the build job's (RunnerOptions::reused)
     reused,
+    /// a limit of its "limits" (pids, memory) was hit: a fork failed, or the kernel's
+    /// out-of-memory killer ended it; StepResult::message says which
+    resource_limit,
 };
 [[nodiscard]] EMURUN_EXPORT std::string_view to_string(StepStatus status);
 [[nodiscard]] EMURUN_EXPORT std::optional<StepStatus> step_status_from(std::string_view text);
@@ -160,6 +163,8 @@ struct StepResult {
     std::optional<EmulatorRecord> emulator; ///< emulated steps that ran: which QEMU
     /// timed_out: "timeout" (the step's wall-time limit) or "idle" (its idle_timeout)
     std::optional<std::string> timeout_reason;
+    /// The step's "limits" that could not be enforced as asked, and why (nullopt: all were)
+    std::optional<std::string> limit_gap;
     /// The step's process tree just before it was stopped (timed_out, interrupted), parents
     /// first; empty otherwise
     std::vector<ProcessRecord> processes;

@@ -223,6 +223,67 @@ Result<std::string> get_cpu(const Json& value, const Place& at) {
     return cpu;
 }
 
+// "memory": bytes (at least 1 MiB), or "512M", "2G", "1.5GiB" (binary units K, M, G, T).
+Result<std::uint64_t> get_memory(const Json& value, const Place& at) {
+    constexpr double k_min = 1 << 20;
+    constexpr double k_max = 1ULL << 60;
+    const std::string hint = "bytes, or a size such as \"512M\" or \"2G\" (at least 1M)";
+    double bytes = -1;
+    if (value.is_number()) {
+        bytes = value.get<double>();
+    } else if (value.is_string()) {
+        const std::string text = value.get<std::string>();
+        std::size_t used = 0;
+        double n = -1;
+        try {
+            n = text.empty() || text[0] < '0' || text[0] > '9' ? -1 : std::stod(text, &used);
+        } catch (const std::exception&) {
+            n = -1;
+        }
+        std::string unit = text.substr(used);
+        static const std::pair<const char*, double> units[] = {
+            {"", 1}, {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}, {"T", 1099511627776.0}};
+        for (const auto& [name, factor] : units) {
+            for (const char* tail : {"", "B", "iB"}) {
+                if (n >= 0 && unit == std::string(name) + (*name ? tail : "")) {
+                    bytes = n * factor;
+                }
+            }
+        }
+    }
+    if (!(bytes >= k_min && bytes <= k_max)) {
+        return at.fail("expected a memory size, got " + util::describe(value), hint);
+    }
+    return static_cast<std::uint64_t>(bytes);
+}
+
+// "limits": {"pids": N, "memory": SIZE, "cpu": CPUS}, each key overlaying `into`'s.
+Result<void> get_limits(const Json& obj, const Place& at, StepLimits& into) {
+    EMURUN_TRY(util::check_object(obj, at, {"pids", "memory", "cpu"}));
+    if (obj.contains("pids")) {
+        const Json& v = obj["pids"];
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 4194304) {
+            return at.key("pids").fail("expected a whole number from 1 to 4194304, got " +
+                                           util::describe(v),
+                                       "the processes and threads the step may have at once: "
+                                       "\"limits\": {\"pids\": 512}");
+        }
+        into.pids = static_cast<std::uint64_t>(v.get<long long>());
+    }
+    if (obj.contains("memory")) {
+        into.memory_bytes = EMURUN_TRY(get_memory(obj["memory"], at.key("memory")));
+    }
+    if (obj.contains("cpu")) {
+        const Json& v = obj["cpu"];
+        if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 4096)) {
+            return at.key("cpu").fail("expected a number of CPUs above 0, got " + util::describe(v),
+                                      "\"limits\": {\"cpu\": 1.5} (one and a half CPUs)");
+        }
+        into.cpus = v.get<double>();
+    }
+    return {};
+}
+
 // Keys shared by "defaults" and steps; a step's values overlay the defaults it starts from.
 Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
                         StepDefaults& into) {
@@ -260,6 +321,9 @@ Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
     if (obj.contains("cpu")) {
         auto cpu = EMURUN_TRY(get_cpu(obj["cpu"], at.key("cpu")));
         into.cpu = cpu;
+    }
+    if (obj.contains("limits")) {
+        EMURUN_TRY(get_limits(obj["limits"], at.key("limits"), into.limits));
     }
     return get_root(obj, at, base, into);
 }
@@ -385,10 +449,10 @@ Result<void> get_outputs(const Json& obj, const Place& at, const fs::path& base,
 Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defaults,
                       const fs::path& base) {
     EMURUN_TRY(util::check_object(
-        obj, at,
-        {"name",      "kind",     "argv",       "shell",   "cwd",          "env",   "arch",
-         "emulation", "sysroots", "shim_dirs",  "timeout", "budget",       "needs", "tags",
-         "retries",   "root",     "accelerate", "cpu",     "idle_timeout", "junit", "outputs"}));
+        obj, at, {"name",         "kind",      "argv",     "shell",     "cwd",        "env",
+                  "arch",         "emulation", "sysroots", "shim_dirs", "timeout",    "budget",
+                  "needs",        "tags",      "retries",  "root",      "accelerate", "cpu",
+                  "idle_timeout", "junit",     "outputs",  "limits"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -405,6 +469,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.cpu = merged.cpu;
     step.accelerate_tools = merged.accelerate_tools.value_or("");
     step.idle_timeout = merged.idle_timeout;
+    step.limits = merged.limits;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
     // kernel allows it, else through the host's handlers (auto; README, Pipelines).
@@ -545,7 +610,7 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
     EMURUN_TRY(
         util::check_object(obj, at.key("defaults"),
                            {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout",
-                            "retries", "root", "accelerate", "cpu", "idle_timeout"}));
+                            "retries", "root", "accelerate", "cpu", "idle_timeout", "limits"}));
     EMURUN_TRY(detail::check_defaults_placeholders(obj, at.key("defaults")));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;

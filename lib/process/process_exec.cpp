@@ -86,6 +86,9 @@ Error exec_failure_error(const PreparedExec& exec, const ExecFailure& failure) {
     case ExecStage::setup:
         return system_error("prepare to start " + exec.path, failure.err,
                             "too many open files or no memory?");
+    case ExecStage::limits:
+        return system_error("apply the resource limits of " + exec.path, failure.err,
+                            "check the step's \"limits\"");
     case ExecStage::execve:
         break;
     }

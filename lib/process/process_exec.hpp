@@ -37,7 +37,8 @@ enum class ExecStage : int {
     execve = 4,
     prctl = 5,
     fork = 6,
-    setup = 7, ///< in emurun, before fork: the launcher's pipe, memory
+    setup = 7,  ///< in emurun, before fork: the launcher's pipe, memory
+    limits = 8, ///< joining the child's cgroups, setting its rlimits (ResourceLimits)
 };
 
 /// Why a child never ran: the stage and its errno.

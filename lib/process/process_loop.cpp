@@ -6,6 +6,7 @@
 // which ppoll serves with no threads, no SIGCHLD handler and no reactor to own.
 // Output is read non-blocking from every ready pipe in turn, so a child filling stderr while
 // emurun reads stdout never deadlocks.
+#include "process/process_limits.hpp"
 #include "process/process_orphans.hpp"
 #include "process/process_supervisor.hpp"
 #include "process/spawn.hpp"
@@ -33,6 +34,9 @@ using util::UniqueFd;
 
 using Clock = std::chrono::steady_clock;
 
+/// How often a running step's pids cgroup is checked for a fork that failed on its limit.
+constexpr std::chrono::milliseconds k_limits_tick{100};
+
 // The last stage is for a supervisor that did not act on 'K' within a grace (a step stopped it
 // with SIGSTOP, say): emurun SIGKILLs it, and the orphans come to emurun's sweep.
 enum class Stage { running, term_sent, kill_sent, supervisor_killed };
@@ -54,7 +58,10 @@ struct Child {
     bool finished_record = false;
     bool supervisor_lost = false; ///< it died without reporting: its orphans are ours now
     bool slot_idle = false;       ///< its slot sent its last line for the step (F or E)
+    bool started_record = false;  ///< its slot sent S
     ChildResult result;
+    ResourceLimits asked;       ///< SpawnOptions::limits
+    detail::ChildLimits limits; ///< how they are enforced: its cgroups, rlimits
 
     [[nodiscard]] bool done() const { return !out.valid() && !err.valid() && !report.valid(); }
     /// When the idle limit fires, while the command runs and has one.
@@ -135,13 +142,17 @@ class SupervisorImpl {
     void read_report(Child& child);
     void handle_line(Child& child, std::string_view line);
     void handle_record(Child& child, const detail::SupervisorReport& record);
+    void distrust_report(Child& child, const std::string& why);
     std::optional<Clock::time_point> next_deadline() const;
+    void check_limits(Clock::time_point now);
     Result<bool> poll_once(std::optional<Clock::time_point> until);
     int sweep_orphans();
 
     ChildId m_next_id = 1;
     std::optional<std::filesystem::path> m_helper; ///< emurun-supervisor, found at first spawn
     detail::OrphanCatcher m_orphans;
+    detail::LimitsHome m_limits; ///< declared before the slots: removed after they ended
+    Clock::time_point m_limits_checked{};
     std::vector<detail::SupervisorSlot> m_idle; ///< slots between steps, the last used last
     std::vector<char> m_buffer = std::vector<char>(64 * 1024);
 };
@@ -156,9 +167,16 @@ Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& op
     EMURUN_TRY(open_logs(options, *child));
     child->on_output = options.on_output;
     child->grace = options.grace;
+    child->asked = options.limits;
+    child->result.id = m_next_id;
+    child->limits = EMURUN_TRY(m_limits.prepare(options.limits, m_next_id));
+    child->result.limit_gap = child->limits.gap;
     // The clock starts before the launch: a short step may end before the server has answered.
     child->start = child->last_output = Clock::now();
-    EMURUN_TRY(start_supervisor(*child, options));
+    if (auto started = start_supervisor(*child, options); !started) {
+        detail::LimitsHome::remove(child->limits);
+        return std::unexpected(started.error());
+    }
     child->idle_limit = options.idle_timeout;
     if (options.timeout) {
         child->deadline = child->start + *options.timeout;
@@ -180,15 +198,24 @@ Result<void> SupervisorImpl::start_supervisor(Child& child, const SpawnOptions& 
     }
     auto out = make_pipe(false);
     auto err = make_pipe(false);
-    auto report = make_pipe(false);
+    auto report = make_pipe(true); // a socket: no /proc/PID/fd/N open reaches it
     auto control = make_pipe(true);
     for (auto* p : {&out, &err, &report, &control}) {
         if (!*p) {
             return std::unexpected(p->error());
         }
     }
-    const detail::SupervisorFds fds{null_in.get(), out->second.get(), err->second.get(),
-                                    report->second.get(), control->second.get()};
+    detail::SupervisorFds fds;
+    fds.stdin_fd = null_in.get();
+    fds.stdout_fd = out->second.get();
+    fds.stderr_fd = err->second.get();
+    fds.report_fd = report->second.get();
+    fds.control_fd = control->second.get();
+    for (const auto& fd : child.limits.procs) {
+        fds.cgroup_procs.push_back(fd.get());
+    }
+    fds.nproc = child.limits.nproc;
+    fds.address_space = child.limits.address_space;
     child.slot.emplace(EMURUN_TRY(hand_to_slot(*child.exec, fds)));
     child.supervisor = child.slot->pid();
     child.out = std::move(out->first);
@@ -293,7 +320,10 @@ void SupervisorImpl::read_report(Child& child) {
         }
     }
     child.report.reset(); // EOF: the supervisor has exited or is exiting
-    if (!child.finished_record && child.stage == Stage::supervisor_killed) {
+    if (child.slot_idle && child.slot && !child.slot->alive()) {
+        distrust_report(child, "its supervisor process died after the step's end was reported: "
+                               "a result from a dead supervisor is not trusted");
+    } else if (!child.finished_record && child.stage == Stage::supervisor_killed) {
         child.supervisor_lost = true; // by us: the step is stopped, its orphans swept
         child.result.status = ExitStatus::killed(SIGKILL);
         child.out.reset();
@@ -321,9 +351,33 @@ void SupervisorImpl::handle_line(Child& child, std::string_view line) {
     }
 }
 
+/// The step's result is not its supervisor's (a step that wrote to the report channel itself):
+/// the step fails with `why`, and its slot is ended, what it left swept.
+void SupervisorImpl::distrust_report(Child& child, const std::string& why) {
+    child.supervisor_lost = true;
+    child.finished_record = false;
+    child.result.start_error =
+        Error{"supervise " + child.exec->path, why + " (did the step write to its report?)",
+              "do not signal or trace the step's parent process"};
+    child.out.reset(); // a survivor may hold them open forever
+    child.err.reset();
+}
+
 void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport& record) {
+    if (child.supervisor_lost) {
+        return; // already distrusted, or its slot is gone: nothing more from it counts
+    }
+    // One S then one F, or one E alone: anything else was not written by the slot alone.
+    const bool in_order = !child.slot_idle && !child.supervisor_lost &&
+                          (record.kind == detail::ReportKind::finished) == child.started_record;
+    if (!in_order) {
+        distrust_report(child, "its report came out of order (a second end, or an end without "
+                               "a start)");
+        return;
+    }
     switch (record.kind) {
     case detail::ReportKind::started:
+        child.started_record = true;
         break;
     case detail::ReportKind::exec_failed:
         child.result.start_error = detail::exec_failure_error(*child.exec, record.failure);
@@ -372,6 +426,29 @@ void SupervisorImpl::fire_timers(Clock::time_point now) {
     }
 }
 
+/// A step whose tree hit its pids limit (a fork bomb) is killed at once, every process of its
+/// cgroup; checked every k_limits_tick while such steps run. (A memory limit's OOM kill ends
+/// the tree by itself.)
+void SupervisorImpl::check_limits(Clock::time_point now) {
+    if (now - m_limits_checked < k_limits_tick) {
+        return;
+    }
+    m_limits_checked = now;
+    for (auto& child : m_children) {
+        if (child->stage != Stage::running || child->finished_record || !child->asked.pids ||
+            child->limits.procs.empty()) {
+            continue;
+        }
+        child->result.limit_hit = detail::LimitsHome::hit(child->limits, child->asked);
+        if (child->result.limit_hit) {
+            detail::LimitsHome::kill_tree(child->limits);
+            send_control(*child, detail::k_control_kill);
+            child->stage = Stage::kill_sent;
+            child->deadline = now + std::max(child->grace, std::chrono::milliseconds(1000));
+        }
+    }
+}
+
 void SupervisorImpl::stop_all() {
     auto now = Clock::now();
     for (auto& child : m_children) {
@@ -398,11 +475,16 @@ void SupervisorImpl::continue_stopped_slots() {
     }
 }
 
-/// The next timer; while steps run at least once a second, for continue_stopped_slots.
+/// The next timer; while steps run at least once a second, for continue_stopped_slots, and
+/// every k_limits_tick while a step with a pids cgroup runs, for check_limits.
 std::optional<Clock::time_point> SupervisorImpl::next_deadline() const {
     std::optional<Clock::time_point> next;
     if (!m_children.empty()) {
-        next = Clock::now() + std::chrono::seconds(1);
+        const bool limited = std::ranges::any_of(m_children, [](const auto& c) {
+            return c->asked.pids && !c->limits.procs.empty() && !c->finished_record;
+        });
+        next = Clock::now() + (limited ? std::chrono::milliseconds(k_limits_tick)
+                                       : std::chrono::milliseconds(1000));
     }
     for (const auto& child : m_children) {
         auto timer = child->next_timer();
@@ -431,11 +513,16 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
     std::vector<ChildResult> done;
     auto now = Clock::now();
     std::optional<std::size_t> lost; // index in `done` of a step whose supervisor was killed
+    std::vector<detail::ChildLimits> cgroups; // removed once their processes are gone
     std::erase_if(m_children, [&](const std::unique_ptr<Child>& child) {
         if (!child->done()) {
             return false;
         }
         release_slot(*child);
+        if (!child->result.limit_hit) {
+            child->result.limit_hit = detail::LimitsHome::hit(child->limits, child->asked);
+        }
+        cgroups.push_back(std::move(child->limits));
         child->result.wall = now - child->start;
         if (child->supervisor_lost) {
             lost = done.size();
@@ -445,6 +532,9 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
     });
     if (lost) { // reaped above, so its orphans have been re-parented here
         done[*lost].leftovers_killed += sweep_orphans(); // orphans do not say whose they were
+    }
+    for (auto& cgroup : cgroups) { // after the sweep: a lost slot's leftovers were in them
+        detail::LimitsHome::remove(cgroup);
     }
     return done;
 }
@@ -508,6 +598,7 @@ SupervisorImpl::wait_any(std::optional<std::chrono::milliseconds> timeout) {
         until = Clock::now() + *timeout;
     }
     for (;;) {
+        check_limits(Clock::now());
         fire_timers(Clock::now());
         auto done = collect_done();
         if (!done.empty() || m_children.empty() || (until && Clock::now() >= *until)) {
@@ -541,11 +632,14 @@ void SupervisorImpl::kill_all() {
     for (auto& slot : m_idle) {
         lost = WIFSIGNALED(slot.finish(false)) || lost;
     }
-    m_children.clear();
-    m_idle.clear();
     if (lost) {
         sweep_orphans();
     }
+    for (auto& child : m_children) {
+        detail::LimitsHome::remove(child->limits);
+    }
+    m_children.clear();
+    m_idle.clear();
 }
 
 Supervisor::Supervisor() : m_impl(std::make_unique<SupervisorImpl>()) {}

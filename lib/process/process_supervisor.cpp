@@ -31,8 +31,10 @@
 // - EOF on the control socket means emurun died or gave up: SIGKILL the group.
 // - The report is text lines (see the helper's header), so a helper of another arch or word
 //   size (emurun's own tests under emulation) speaks the same protocol. After its last line
-//   the slot closes the step's report pipe: EOF there ends the step for emurun.
+//   the slot closes the step's report socket: EOF there ends the step for emurun.
 #include "process/process_supervisor.hpp"
+
+#include "util/file.hpp"
 
 #include <algorithm>
 #include <array>
@@ -43,6 +45,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sstream>
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -129,6 +132,26 @@ int reset_signals(SpawnSetup& setup) {
                                                 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 }
 
+/// Process `pid` has begun to exit (PF_EXITING in /proc/PID/stat's flags: set first thing in
+/// the kernel's do_exit, before its descriptors are closed), or is gone.
+bool exiting(pid_t pid) {
+    constexpr unsigned long k_pf_exiting = 0x4;
+    auto stat = util::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+    const auto end = stat ? stat->rfind(')') : std::string::npos;
+    if (end == std::string::npos) {
+        return true;
+    }
+    // After "(comm)": state ppid pgrp session tty_nr tpgid flags
+    std::istringstream fields(stat->substr(end + 1));
+    std::string skip;
+    unsigned long flags = 0;
+    for (int i = 0; i < 6; ++i) {
+        fields >> skip;
+    }
+    fields >> flags;
+    return !fields || (flags & k_pf_exiting) != 0;
+}
+
 } // namespace
 
 std::optional<SupervisorReport> parse_report(std::string_view line) {
@@ -201,9 +224,10 @@ Result<pid_t> spawn_slot(const std::filesystem::path& helper, const std::array<i
     return pid;
 }
 
-/// The request's text: "<argc> <envc> <has stdin>", cwd, program, argv, environment, each
-/// ended by NUL (the protocol of the helper's serve_slot()).
-Result<std::string> request_text(const PreparedExec& exec, bool has_stdin) {
+/// The request's text: "<argc> <envc> <has stdin> <cgroups> <nproc> <as>", cwd, program,
+/// argv, environment, each ended by NUL (the protocol of the helper's serve_slot()).
+Result<std::string> request_text(const PreparedExec& exec, bool has_stdin,
+                                 const SupervisorFds& fds) {
     std::string cwd = exec.cwd;
     if (cwd.empty()) { // the slot's cwd is this process's at its start, not necessarily now
         std::error_code ec;
@@ -214,8 +238,9 @@ Result<std::string> request_text(const PreparedExec& exec, bool has_stdin) {
     }
     const std::size_t argc = exec.args.size();
     const std::size_t envc = exec.envs.size();
-    std::string text =
-        std::to_string(argc) + ' ' + std::to_string(envc) + (has_stdin ? " 1" : " 0");
+    std::string text = std::to_string(argc) + ' ' + std::to_string(envc) +
+                       (has_stdin ? " 1 " : " 0 ") + std::to_string(fds.cgroup_procs.size()) + ' ' +
+                       std::to_string(fds.nproc) + ' ' + std::to_string(fds.address_space);
     text += '\0';
     text.append(cwd).push_back('\0');
     text.append(exec.path).push_back('\0');
@@ -293,7 +318,8 @@ Result<void> SupervisorSlot::run(const PreparedExec& exec, const SupervisorFds& 
         passed.push_back(in);
     }
     passed.insert(passed.end(), {fds.stdout_fd, fds.stderr_fd, fds.report_fd, fds.control_fd});
-    auto text = EMURUN_TRY(request_text(exec, has_stdin));
+    passed.insert(passed.end(), fds.cgroup_procs.begin(), fds.cgroup_procs.end());
+    auto text = EMURUN_TRY(request_text(exec, has_stdin, fds));
     util::UniqueFd memfd;
     if (text.size() > k_inline_request) {
         memfd = EMURUN_TRY(request_memfd(text));
@@ -302,6 +328,20 @@ Result<void> SupervisorSlot::run(const PreparedExec& exec, const SupervisorFds& 
     }
     ::kill(m_pid, SIGCONT); // a step may have stopped it; our unreaped child, so the pid is its
     return send_request(m_socket.get(), text, passed, &m_gone);
+}
+
+bool SupervisorSlot::alive() const {
+    siginfo_t info{};
+    if (m_pid <= 0 ||
+        ::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid == m_pid) {
+        return false; // exited (or not our child any more)
+    }
+    pollfd socket{m_socket.get(), POLLIN, 0}; // a dying slot may have closed its end
+    if (::poll(&socket, 1, 0) < 0 || (socket.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
+        return false;
+    }
+    return !exiting(m_pid);
 }
 
 int SupervisorSlot::finish(bool kill) {

@@ -14,6 +14,7 @@
 #include <sys/time.h>
 #include <sys/types.h>
 #include <utility>
+#include <vector>
 
 namespace emurun::detail {
 
@@ -27,7 +28,7 @@ inline constexpr char k_control_kill = 'K';
 
 enum class ReportKind { started, exec_failed, finished };
 
-/// One line of the report pipe: "S pid", "E stage errno", "F status leftovers us... rss
+/// One line of the report socket: "S pid", "E stage errno", "F status leftovers us... rss
 /// signalled".
 struct SupervisorReport {
     ReportKind kind = ReportKind::started;
@@ -49,15 +50,19 @@ struct SupervisorFds {
     int stdin_fd = -1;
     int stdout_fd = -1;
     int stderr_fd = -1;
-    int report_fd = -1;  ///< write end of the report pipe
-    int control_fd = -1; ///< read end of the control socket
+    int report_fd =
+        -1; ///< the slot's end of the report socket (a socket: /proc/PID/fd/N cannot open it)
+    int control_fd = -1;           ///< read end of the control socket
+    std::vector<int> cgroup_procs; ///< cgroup.procs files the command joins (StepLimits)
+    long long nproc = -1;          ///< RLIMIT_NPROC of the command; -1 = unchanged
+    long long address_space = -1;  ///< RLIMIT_AS of the command; -1 = unchanged
 };
 
 /// A job slot: one long-lived `emurun-supervisor --slot`, this process's child, started with
 /// posix_spawn (glibc's vfork-like clone shares emurun's memory until the exec, so no page
 /// table of emurun is copied), that runs one step at a time: for each it forks the command
 /// from its own small image, is the subreaper of the step's tree and reports over the step's
-/// report pipe. A Supervisor keeps its idle slots and hands each new step to one (a new slot
+/// report socket. A Supervisor keeps its idle slots and hands each new step to one (a new slot
 /// when none is idle), so a run starts as many slots as steps ever ran at once, and a step
 /// costs one fork. The slot gets default signal dispositions, an empty mask, /dev/null on 0..2
 /// and no environment; rlimits, umask and scheduling are this process's when it started. The
@@ -75,6 +80,10 @@ class SupervisorSlot {
     /// The last run() failed because the slot cannot take requests.
     [[nodiscard]] bool slot_gone() const { return m_gone; }
     [[nodiscard]] pid_t pid() const { return m_pid; }
+    /// The slot has neither exited (nor is exiting: its socket is still open). A report whose
+    /// end arrives from a slot that is not alive is not trusted (a step that took the slot's
+    /// report descriptor, wrote a result and killed the slot).
+    [[nodiscard]] bool alive() const;
     /// End the slot and return its wait status: EOF on its socket (an idle slot exits, a busy
     /// one after its step, which ends at once when its control socket was closed), SIGCONT in
     /// case a step stopped it, SIGKILL first when `kill` (a slot that did not act on its step's

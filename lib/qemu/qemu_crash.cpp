@@ -149,6 +149,15 @@ std::optional<std::string> qemu_killed_evidence(int sig) {
            " and reported no guest signal: QEMU itself crashed";
 }
 
+std::optional<int> guest_rt_signal(int host_signal) {
+    constexpr int k_host_rtmin = 34; // glibc's SIGRTMIN: 32 and 33 are its own
+    constexpr int k_guest_rtmin = 32;
+    if (host_signal < k_host_rtmin || host_signal > 64) {
+        return std::nullopt;
+    }
+    return host_signal - k_host_rtmin + k_guest_rtmin;
+}
+
 QemuVerdict judge_qemu_failure(const QemuCrashScanner& seen, std::optional<int> emulator_signal) {
     using Kind = QemuVerdict::Kind;
     if (auto line = seen.evidence()) {

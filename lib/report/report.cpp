@@ -22,8 +22,9 @@ using util::Json;
 using util::Place;
 
 constexpr StepStatus k_statuses[] = {
-    StepStatus::passed,  StepStatus::failed,      StepStatus::emulator_crash, StepStatus::timed_out,
-    StepStatus::skipped, StepStatus::interrupted, StepStatus::not_run,        StepStatus::reused};
+    StepStatus::passed,    StepStatus::failed,  StepStatus::emulator_crash,
+    StepStatus::timed_out, StepStatus::skipped, StepStatus::interrupted,
+    StepStatus::not_run,   StepStatus::reused,  StepStatus::resource_limit};
 
 Json flags_json(const std::vector<Flag>& flags) {
     Json out = Json::array();
@@ -93,6 +94,7 @@ Json step_json(const StepResult& s) {
     put("baseline_cpu", s.baseline_cpu);
     put("evidence", s.evidence);
     put("timeout_reason", s.timeout_reason);
+    put("limit_gap", s.limit_gap);
     return j;
 }
 
@@ -363,6 +365,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
             .fail("expected timeout, idle or null, got \"" + *reason + "\"");
     }
     s.timeout_reason = reason;
+    auto gap = EMURUN_TRY(optional_field<std::string>(j, "limit_gap", at, util::get_string));
+    s.limit_gap = gap;
     return s;
 }
 
@@ -458,6 +462,8 @@ std::string_view to_string(StepStatus status) {
         return "interrupted";
     case StepStatus::reused:
         return "reused";
+    case StepStatus::resource_limit:
+        return "resource_limit";
     case StepStatus::not_run:
         break;
     }

@@ -43,6 +43,7 @@ int severity(StepStatus s) {
     case StepStatus::emulator_crash: // a retry may pass: less final than a plain failure
         return 5;
     case StepStatus::failed:
+    case StepStatus::resource_limit:
         break;
     }
     return 6;

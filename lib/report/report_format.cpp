@@ -35,6 +35,8 @@ std::string outcome(const StepResult& s) {
     std::string text;
     if (s.status == StepStatus::timed_out) {
         text = "timed out";
+    } else if (s.status == StepStatus::resource_limit) {
+        text = "resource limit";
     } else if (s.status == StepStatus::emulator_crash) {
         text = "emulator crash: " + s.evidence.value_or("(no evidence recorded)");
     } else if (s.signal) {
@@ -161,7 +163,8 @@ std::size_t count_status(const Report& r, std::initializer_list<StepStatus> stat
 
 bool is_failure(StepStatus s) {
     return s == StepStatus::failed || s == StepStatus::emulator_crash ||
-           s == StepStatus::timed_out || s == StepStatus::interrupted;
+           s == StepStatus::timed_out || s == StepStatus::interrupted ||
+           s == StepStatus::resource_limit;
 }
 
 // The earlier attempts of a retried step, as Maven Surefire writes reruns (Jenkins and others
@@ -243,8 +246,9 @@ std::string status_cell(const StepResult& s, bool color) {
 
 std::string to_junit(const Report& r, const JunitLogs& logs) {
     const detail::LogTails tails(logs.log_dir);
-    auto failures = count_status(r, {StepStatus::failed, StepStatus::emulator_crash,
-                                     StepStatus::timed_out, StepStatus::interrupted});
+    auto failures =
+        count_status(r, {StepStatus::failed, StepStatus::emulator_crash, StepStatus::timed_out,
+                         StepStatus::interrupted, StepStatus::resource_limit});
     auto skipped = count_status(r, {StepStatus::skipped, StepStatus::not_run});
     auto counts_of = [&](std::size_t tests, std::size_t fails, std::size_t errors,
                          std::size_t skips) {

@@ -66,18 +66,49 @@ Result<void> bind_resolv_conf(const fs::path& root) {
     return bind_into(root, "/etc/resolv.conf", "/etc/resolv.conf", true);
 }
 
+/// The root's private /dev: a tmpfs with the host's harmless device nodes bound onto files
+/// of it, a devpts instance of its own, a private /dev/shm and the usual symlinks. Nothing of
+/// the host's /dev is writable from the root but these nodes (never a new file on the host, no
+/// /dev/kmsg, no disk).
+Result<void> mount_private_dev(const fs::path& r) {
+    const fs::path dev = r / "dev";
+    EMURUN_TRY(mount_fs("tmpfs", dev, MS_NOSUID | MS_NOEXEC, "mode=755,size=1m"));
+    for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+        const fs::path host = fs::path("/dev") / node;
+        struct stat st {};
+        if (::stat(host.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+            EMURUN_TRY(bind_into(r, host, host, false));
+        }
+    }
+    EMURUN_TRY(mount_fs("devpts", dev / "pts", MS_NOSUID | MS_NOEXEC,
+                        "newinstance,ptmxmode=0666,mode=0620"));
+    EMURUN_TRY(mount_fs("tmpfs", dev / "shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777"));
+    static const std::pair<const char*, const char*> links[] = {{"ptmx", "pts/ptmx"},
+                                                                {"fd", "/proc/self/fd"},
+                                                                {"stdin", "/proc/self/fd/0"},
+                                                                {"stdout", "/proc/self/fd/1"},
+                                                                {"stderr", "/proc/self/fd/2"}};
+    for (const auto& [name, to] : links) {
+        if (::symlink(to, (dev / name).c_str()) != 0) {
+            return std::unexpected(system_error("symlink " + (dev / name).string(), errno));
+        }
+    }
+    return {};
+}
+
 Result<void> mount_basics(const RootPlan& plan) {
     const fs::path& r = plan.dir;
     if (::mount(r.c_str(), r.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
         return std::unexpected(system_error("bind " + r.string() + " onto itself", errno));
     }
+    EMURUN_TRY(check_mount_points(r)); // again, right before: the root may have changed
     if (auto x = mount_fs("proc", r / "proc", k_special_fs); !x) {
         return x;
     }
     if (auto x = mount_binfmt(r / k_binfmt, nullptr); !x) {
         return x;
     }
-    if (auto x = bind_into(r, "/dev", "/dev", false); !x) {
+    if (auto x = mount_private_dev(r); !x) {
         return x;
     }
     if (auto x = bind_into(r, "/sys", "/sys", true); !x) {

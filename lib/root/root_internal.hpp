@@ -33,6 +33,11 @@ namespace emurun::root_detail {
 /// x86_64 root", "use DIR as a root").
 [[nodiscard]] Error native_root_error(const std::string& what, const Arch& arch);
 
+/// The root's own mount points (proc, dev, sys, tmp) are directories or missing, never
+/// symlinks or other files: emurun mounts over them, and a symlink would lead its mounts to
+/// the host's tree (or leave the root without its /proc or a private /tmp).
+[[nodiscard]] Result<void> check_mount_points(const std::filesystem::path& root);
+
 /// A user's bind checked against the root at `root` (absolute): a source that is no empty
 /// path and exists; a target that is absolute, has no '..', is not '/', crosses no symlink of
 /// the root on its way and, where it exists, is a directory for a directory source and no

@@ -402,6 +402,7 @@ Result<RootPlan> plan_root(const RootSpec& spec) {
     RootPlan plan;
     plan.dir = EMURUN_TRY(root_dir(spec.dir));
     plan.arch = EMURUN_TRY(checked_arch(spec, plan.dir));
+    EMURUN_TRY(check_mount_points(plan.dir));
     for (const auto& b : spec.binds) {
         if (auto r = check_bind(plan.dir, b); !r) {
             return std::unexpected(r.error());

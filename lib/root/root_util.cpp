@@ -92,6 +92,30 @@ Result<void> check_bind_paths(const RootBind& b) {
     return {};
 }
 
+} // namespace
+
+Result<void> check_mount_points(const fs::path& root) {
+    for (const char* name : {"proc", "dev", "sys", "tmp"}) {
+        struct stat st {};
+        if (::lstat((root / name).c_str(), &st) != 0 || S_ISDIR(st.st_mode)) {
+            continue; // missing: made when entering
+        }
+        std::error_code ec;
+        const std::string what =
+            S_ISLNK(st.st_mode)
+                ? "a symlink (to " + fs::read_symlink(root / name, ec).string() + ")"
+                : "no directory";
+        return fail("use " + root.string() + " as a root",
+                    "its /" + std::string(name) + " is " + what + ": emurun mounts its own /" +
+                        name + " there and follows no symlink of the root for it",
+                    "make it an empty directory: rm " + (root / name).string() + " && mkdir " +
+                        (root / name).string());
+    }
+    return {};
+}
+
+namespace {
+
 /// Where `b` goes inside `root`: no symlink of the root on the way, a type that fits the source.
 Result<void> check_bind_target(const fs::path& root, const RootBind& b) {
     const std::string what = "bind " + b.source.string() + " to " + b.target.string();

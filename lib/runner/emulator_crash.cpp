@@ -11,6 +11,14 @@ void classify_emulator_crash(const Step& step, const QemuCrashScanner* scanner, 
     // Only in exec mode is the step's own process the emulator: elsewhere a signal is a shell's
     // or the guest program's.
     const bool is_emulator = step.emulation == Emulation::exec;
+    if (is_emulator && r.signal) {
+        if (auto guest = guest_rt_signal(*r.signal)) { // QEMU's host signal for it is another
+            r.message += (r.message.empty() ? "" : "; ") + std::string("the guest died of its ") +
+                         "real-time signal " + std::to_string(*guest) + " (QEMU killed itself " +
+                         "with host signal " + std::to_string(*r.signal) + ")";
+            r.signal = *guest;
+        }
+    }
     auto verdict = judge_qemu_failure(scanner ? *scanner : QemuCrashScanner{},
                                       is_emulator ? r.signal : std::nullopt);
     switch (verdict.kind) {

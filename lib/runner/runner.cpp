@@ -355,6 +355,7 @@ void Execution::start(std::size_t i) {
     if (step.idle_timeout) {
         so.idle_timeout = scaled_timeout(*step.idle_timeout, factor);
     }
+    so.limits = detail::spawn_limits(step.limits);
     m_last_output[i] = m_commands.now();
     if (step.emulated()) {
         m_scanners[i] = {};
@@ -418,11 +419,17 @@ void Execution::collect(const ChildResult& c) {
     r.exit_code = c.status.code();
     r.signal = c.status.signal();
     r.emulator = detail::step_emulator(m_p.steps[i], m_o.emulators);
+    if (!c.limit_gap.empty()) {
+        r.limit_gap = c.limit_gap;
+    }
     if (c.start_error) {
         r.status = StepStatus::failed;
         r.message = c.start_error->message();
         r.exit_code.reset();
         r.signal.reset();
+    } else if (c.limit_hit) {
+        r.status = StepStatus::resource_limit;
+        r.message = "resource limit: " + *c.limit_hit + "; the step was ended";
     } else if (c.timed_out) {
         detail::note_timeout(m_p.steps[i], c, r);
     } else if (c.stopped || (m_stopping && !c.status.success())) {

@@ -11,6 +11,13 @@
 
 namespace emurun::detail {
 
+/// The pids limit of a step run as root that sets none: RLIMIT_NPROC binds no root, so
+/// without it a fork bomb takes the machine.
+inline constexpr std::uint64_t k_root_default_pids = 4096;
+
+/// A step's "limits" for the process module, with k_root_default_pids for root.
+[[nodiscard]] ResourceLimits spawn_limits(const StepLimits& limits);
+
 /// The Command that runs `step` in its emulation mode, with EMURUN_ARCH, EMURUN_EMULATED and
 /// EMURUN_TIMEOUT_MULTIPLIER (`timeout_factor` for an emulated step, 1 for a native one) in
 /// its environment. Errors: unknown arch, no emulator, missing libraries (exec mode), no emurun

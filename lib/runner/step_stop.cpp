@@ -1,9 +1,19 @@
 // A step that was stopped: why (its timeout or idle timeout) and what its process tree looked
-// like just before, in the report and at the end of its log.
+// like just before, in the report and at the end of its log; the limits it runs with.
 #include "runner/runner_internal.hpp"
 #include "util/file.hpp"
 
+#include <unistd.h>
+
 namespace emurun::detail {
+
+ResourceLimits spawn_limits(const StepLimits& limits) {
+    ResourceLimits out{limits.pids, limits.memory_bytes, limits.cpus};
+    if (!out.pids && ::geteuid() == 0) {
+        out.pids = k_root_default_pids;
+    }
+    return out;
+}
 
 void note_timeout(const Step& step, const ChildResult& c, StepResult& result) {
     result.status = StepStatus::timed_out;

@@ -383,3 +383,40 @@ TEST_CASE("format_seconds: a hostile report's time (1e98 s, inf, NaN) prints, no
     CHECK(emurun::format_seconds(std::nan("")) == "nans");
     CHECK(emurun::format_seconds(7200) == "2h00m");
 }
+
+TEST_CASE("pipeline: limits on steps overlay the defaults key by key") {
+    auto p = Pipeline::parse(R"({"name": "p", "defaults": {"limits": {"pids": 100, "memory": "2G"}},
+        "steps": [{"name": "a", "argv": ["a"], "limits": {"memory": "512M", "cpu": 1.5}},
+                  {"name": "b", "argv": ["b"]},
+                  {"name": "c", "argv": ["c"], "limits": {"memory": 1048576, "pids": 1}}]})")
+                 .value();
+    CHECK(p.steps[0].limits.pids == 100u);
+    CHECK(p.steps[0].limits.memory_bytes == 512u << 20);
+    CHECK(p.steps[0].limits.cpus == 1.5);
+    CHECK(p.steps[1].limits.memory_bytes == 2ULL << 30);
+    CHECK(!p.steps[1].limits.cpus);
+    CHECK(p.steps[2].limits.memory_bytes == 1u << 20);
+    CHECK(p.steps[2].limits.pids == 1u);
+    auto gib = Pipeline::parse(one_step(R"(, "limits": {"memory": "1.5GiB"})")).value();
+    CHECK(gib.steps[0].limits.memory_bytes == 3ULL << 29);
+}
+
+TEST_CASE("pipeline: bad limits give exact messages") {
+    CHECK(error_of(one_step(R"(, "limits": {"pids": 0})")) ==
+          "pipeline.json: steps[0].limits.pids: expected a whole number from 1 to 4194304, got 0 "
+          "(the processes and threads the step may have at once: \"limits\": {\"pids\": 512})");
+    CHECK(error_of(one_step(R"(, "limits": {"memory": "2X"})")) ==
+          "pipeline.json: steps[0].limits.memory: expected a memory size, got \"2X\" (bytes, or a "
+          "size such as \"512M\" or \"2G\" (at least 1M))");
+    CHECK(error_of(one_step(R"(, "limits": {"memory": 100})")).find("expected a memory size") !=
+          std::string::npos);
+    CHECK(error_of(one_step(R"(, "limits": {"memory": "-1G"})")).find("expected a memory size") !=
+          std::string::npos);
+    CHECK(error_of(one_step(R"(, "limits": {"cpu": 0})")).find("limits.cpu: expected a number") !=
+          std::string::npos);
+    CHECK(error_of(one_step(R"(, "limits": {"disk": 1})")).find("limits") != std::string::npos);
+    CHECK(
+        error_of(
+            R"({"name": "p", "defaults": {"limits": {"pids": "many"}}, "steps": [{"name": "a", "argv": ["a"]}]})")
+            .find("defaults.limits.pids") != std::string::npos);
+}

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -145,4 +146,13 @@ TEST_CASE("qemu: the version is remembered per file and read again when the file
     CHECK(emulator_version(e) == "7.2.9");
     fs::remove(path);
     CHECK_FALSE(emulator_version(e).has_value());
+}
+
+TEST_CASE("qemu: trust 11: a guest's real-time signal N is QEMU's host signal N+2") {
+    CHECK(emurun::guest_rt_signal(36) == 34); // guest 34 exits 164 in a shell
+    CHECK(emurun::guest_rt_signal(34) == 32);
+    CHECK(emurun::guest_rt_signal(64) == 62);
+    CHECK_FALSE(emurun::guest_rt_signal(SIGSEGV));
+    CHECK_FALSE(emurun::guest_rt_signal(33)); // glibc's own: no guest signal maps there
+    CHECK_FALSE(emurun::guest_rt_signal(65));
 }

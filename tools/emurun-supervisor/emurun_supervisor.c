@@ -15,11 +15,13 @@
  * Invocation (by emurun only): emurun-supervisor --slot, fd 3 a SOCK_SEQPACKET socket; 0, 1,
  * 2 open (emurun gives /dev/null). EOF on the socket: emurun is done or gone, the slot exits.
  *
- * Request, one message per step: "<argc> <envc> <has stdin>" NUL, cwd NUL, program NUL, argc
- * argument strings and envc environment strings, each ended by NUL; SCM_RIGHTS: stdin (when
- * has stdin is 1), stdout, stderr, report, control. A request too big for one message is sent
- * as the message "M" with a memfd holding the text before those descriptors. No reply: what
- * follows goes to the step's own report pipe, and EOF on it ends the step for emurun.
+ * Request, one message per step: "<argc> <envc> <has stdin> <cgroups> <nproc> <as>" NUL, cwd
+ * NUL, program NUL, argc argument strings and envc environment strings, each ended by NUL;
+ * SCM_RIGHTS: stdin (when has stdin is 1), stdout, stderr, report, control, then <cgroups>
+ * cgroup.procs files the command joins (writes "0" to) before its exec; <nproc> and <as> are
+ * its RLIMIT_NPROC and RLIMIT_AS, -1 for unchanged (the step's "limits"). A request too big for one
+ * message is sent as the message "M" with a memfd holding the text before those descriptors. No
+ * reply: what follows goes to the step's own report socket, and EOF on it ends the step for emurun.
  *
  * Control (the step's socket): 'T' = SIGTERM, 'K' = SIGKILL to the command's process group;
  * EOF (emurun died or gave up) = SIGKILL. The slot reaps the command itself, so it never
@@ -32,7 +34,9 @@
  * process's own and its waited-for descendants': what RUSAGE_CHILDREN adds up), so a step
  * counts its own tree only, never an earlier step's.
  *
- * Report: text lines, each written with one write() (shorter than PIPE_BUF, so atomic):
+ * Report: text lines on a stream socket (a socket, so no /proc/<pid>/fd/N open reaches it; the
+ * slot is non-dumpable, so a step of its uid cannot take the descriptor either), each written
+ * with one write():
  *   "S <pid>\n"                        the command has exec'd
  *   "E <stage> <errno>\n"              it never ran (stage numbers: lib/process ExecStage)
  *   "F <wait status> <leftovers> <utime s> <utime us> <stime s> <stime us> <max rss KiB>
@@ -59,7 +63,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { k_socket_fd = 3, k_max_request = 4 << 20, k_max_fds = 6 };
+enum { k_socket_fd = 3, k_max_request = 4 << 20, k_max_cgroups = 2, k_max_fds = 6 + k_max_cgroups };
 
 /* ExecStage of lib/process/process_exec.hpp: part of the report's encoding. */
 enum {
@@ -69,7 +73,8 @@ enum {
     stage_execve = 4,
     stage_prctl = 5,
     stage_fork = 6,
-    stage_setup = 7
+    stage_setup = 7,
+    stage_limits = 8
 };
 
 /* One step as received: its descriptors (stdin only when has_stdin) and its strings. */
@@ -78,6 +83,9 @@ struct Request {
     int nfds;
     int has_stdin;
     int in, out, err, report, control; /* -1 when absent */
+    int cgroups[k_max_cgroups];        /* cgroup.procs files the command joins */
+    int ncgroups;
+    long long nproc, address_space; /* rlimits of the command; -1 = unchanged */
     char* cwd;
     char* program;
     char** argv;
@@ -172,11 +180,33 @@ static int arrange_stdio(const struct Request* req) {
     return 0;
 }
 
-/* The command's side of the fork: default signals, an empty mask, its own process group,
- * SIGKILL when the slot dies, its stdio, the working directory, then execve. A failure goes
+/* The command joins its cgroups and takes its rlimits (the step's "limits"). 0 when done. */
+static int apply_limits(const struct Request* req) {
+    for (int i = 0; i < req->ncgroups; ++i) {
+        if (write(req->cgroups[i], "0", 1) != 1) {
+            return -1;
+        }
+    }
+    const int resources[2] = {RLIMIT_NPROC, RLIMIT_AS};
+    const long long values[2] = {req->nproc, req->address_space};
+    for (int i = 0; i < 2; ++i) {
+        struct rlimit limit = {(rlim_t)values[i], (rlim_t)values[i]};
+        if (values[i] >= 0 && setrlimit(resources[i], &limit) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The command's side of the fork: its limits, default signals, an empty mask, its own process
+ * group, SIGKILL when the slot dies, its stdio, the working directory, then execve. A failure goes
  * to `error_fd` as "<stage> <errno>". */
 static void exec_command(int error_fd, const struct Request* req) {
-    int stage = stage_prctl;
+    int stage = stage_limits;
+    if (apply_limits(req) != 0) {
+        goto failed;
+    }
+    stage = stage_prctl;
     set_all_signals(SIG_DFL);
     default_reserved_signals();
     sigset_t empty;
@@ -195,6 +225,7 @@ static void exec_command(int error_fd, const struct Request* req) {
             }
         }
     }
+failed:;
     char line[32];
     int n = snprintf(line, sizeof line, "%d %d", stage, errno);
     write_all(error_fd, line, (size_t)n);
@@ -202,10 +233,12 @@ static void exec_command(int error_fd, const struct Request* req) {
 }
 
 /* Fork the command and wait until it has exec'd. Returns its pid, or -1 after reporting why
- * it never ran. */
+ * it never ran. The child's failure comes over a socket pair, not a pipe: the command runs
+ * before this process has closed its end, and a pipe's end could be opened for writing
+ * through /proc/<slot>/fd/N by a root step, a socket's cannot. */
 static pid_t start_command(const struct Request* req) {
     int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipe_fds) != 0) {
         report_failure(req->report, stage_setup, errno);
         return -1;
     }
@@ -385,11 +418,17 @@ static int kill_leftovers(struct Usage* usage) {
 }
 
 /* One step: start the command, serve the control socket, report. The slot's copies of the
- * command's stdio are closed as soon as it runs, or emurun's pipes never reach EOF. */
+ * command's stdio are closed as soon as it runs, or emurun's pipes never reach EOF (and its
+ * cgroup.procs files: the command has joined). */
 static void run_step(struct Request* req, int sigfd) {
     pid_t pid = start_command(req);
     for (int i = 0; i < req->nfds; ++i) {
-        if (req->fds[i] == req->in || req->fds[i] == req->out || req->fds[i] == req->err) {
+        int cgroup = 0;
+        for (int k = 0; k < req->ncgroups; ++k) {
+            cgroup = cgroup || req->fds[i] == req->cgroups[k];
+        }
+        if (req->fds[i] == req->in || req->fds[i] == req->out || req->fds[i] == req->err ||
+            cgroup) {
             close(req->fds[i]);
             req->fds[i] = -1;
         }
@@ -430,9 +469,10 @@ static int take_strings(char* text, size_t size, size_t* pos, char** out, long c
     return 0;
 }
 
-/* Name the received descriptors: [stdin] stdout stderr report control. 0 when they fit. */
+/* Name the received descriptors: [stdin] stdout stderr report control cgroups... 0 when they
+ * fit. */
 static int name_fds(struct Request* req) {
-    if (req->nfds != 4 + req->has_stdin) {
+    if (req->nfds != 4 + req->has_stdin + req->ncgroups) {
         return -1;
     }
     const int* fd = req->fds;
@@ -441,6 +481,9 @@ static int name_fds(struct Request* req) {
     req->err = fd[1];
     req->report = fd[2];
     req->control = fd[3];
+    for (int i = 0; i < req->ncgroups; ++i) {
+        req->cgroups[i] = fd[4 + i];
+    }
     return 0;
 }
 
@@ -449,12 +492,17 @@ static int parse_request(char* text, size_t size, struct Request* req) {
     long argc = -1;
     long envc = -1;
     int has_stdin = -1;
+    int ncgroups = -1;
     char* end = memchr(text, '\0', size);
-    if (end == NULL || sscanf(text, "%ld %ld %d", &argc, &envc, &has_stdin) != 3 || argc < 1 ||
-        envc < 0 || argc > (long)size || envc > (long)size || (has_stdin != 0 && has_stdin != 1)) {
+    if (end == NULL ||
+        sscanf(text, "%ld %ld %d %d %lld %lld", &argc, &envc, &has_stdin, &ncgroups, &req->nproc,
+               &req->address_space) != 6 ||
+        argc < 1 || envc < 0 || argc > (long)size || envc > (long)size ||
+        (has_stdin != 0 && has_stdin != 1) || ncgroups < 0 || ncgroups > k_max_cgroups) {
         return -1;
     }
     req->has_stdin = has_stdin;
+    req->ncgroups = ncgroups;
     if (name_fds(req) != 0) {
         return -1;
     }
@@ -571,6 +619,11 @@ static int serve_slot(void) {
     close_above(k_socket_fd);
     ignore_signals();
     fcntl(k_socket_fd, F_SETFD, FD_CLOEXEC);
+    /* Non-dumpable: a step of the same uid can neither open /proc/<slot>/fd/N nor ptrace the
+     * slot (pidfd_getfd) to reach its report channel; the command's exec makes it dumpable
+     * again. (A root step with CAP_SYS_PTRACE still can: emurun trusts no report from a slot
+     * that died.) */
+    prctl(PR_SET_DUMPABLE, 0);
     /* qemu-user (7.2) rejects PR_SET_CHILD_SUBREAPER with EINVAL: running anyway beats failing
      * every step; the command's group is still stopped, only daemons that left it escape. */
     int setup_errno = prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 && errno != EINVAL ? errno : 0;
@@ -595,7 +648,7 @@ static int serve_slot(void) {
         } else if (parsed == 0 || name_fds(&req) == 0) {
             report_failure(req.report, stage_setup, parsed == 0 ? setup_errno : EINVAL);
         }
-        /* The step's descriptors end here: EOF on its report pipe tells emurun it is over. */
+        /* The step's descriptors end here: EOF on its report socket tells emurun it is over. */
         for (int i = 0; i < req.nfds; ++i) {
             if (req.fds[i] >= 0) {
                 close(req.fds[i]);

@@ -1,0 +1,201 @@
+#!/bin/bash
+# Trust boundaries of a step (issue 27): a step cannot write its own result into its job slot's
+# report channel (item 5); a fork bomb run as root ends as resource_limit under the default
+# pids limit while the run goes on (limits); a guest's real-time signal is reported as the
+# guest's, and one QEMU cannot deliver ends with the step's timeout (item 11).
+# ctest-tier: quick
+# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb limits_memory trust11_rt_signals
+. "$(dirname "$0")/lib/common.sh"
+command -v python3 >/dev/null || skip "python3 needed to read the reports"
+cd "$T"
+
+# run_step NAME SHELL_SCRIPT: one-step pipeline; sets $rc and the report r-NAME.json.
+run_step() {
+    python3 -c 'import json,sys; print(json.dumps({"name": "t", "steps": [{"name": "s", "argv": ["/bin/sh", "-c", sys.argv[1]], "timeout": "20s"}]}))' \
+        "$2" > "$1.json"
+    set +e
+    timeout -k 5 60 "$EMURUN" run "$1.json" -q --grace 300ms --report "r-$1.json" >"out-$1.txt" 2>"err-$1.txt"
+    rc=$?
+    set -e
+}
+
+# step_field NAME KEY: the step's KEY in report r-NAME.json ('None' when absent).
+step_field() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0].get(sys.argv[2]))' "r-$1.json" "$2"
+}
+
+# A step writes "F 0 ..." (passed) into every descriptor of its parent, the slot (the report
+# channel was /proc/$PPID/fd/8, a pipe), kills the slot and exits 1: it must stay failed.
+part_trust5_proc_fd() {
+    run_step forge 'for f in /proc/$PPID/fd/*; do printf "F 0 0 0 0 0 0 0 0\n" 2>/dev/null >"$f"; done; kill -9 $PPID; exit 1'
+    expect_eq "trust 5: a step that forged 'passed' and killed its slot: run exit 1" 1 "$rc"
+    expect_eq "trust 5: ... its status is failed" failed "$(step_field forge status)"
+}
+
+# A step writes "E 4 2" (execve ENOENT) the same way and exits 1 on its own: its failure is its
+# exit code 1, not an exec failure.
+part_trust5_forged_exec_failure() {
+    run_step exec 'for f in /proc/$PPID/fd/*; do printf "E 4 2\n" 2>/dev/null >"$f"; done; exit 1'
+    expect_eq "trust 5: a step that forged an exec failure: run exit 1" 1 "$rc"
+    expect_eq "trust 5: ... its exit code is its own 1" 1 "$(step_field exec exit_code)"
+    case "$(step_field exec message)" in
+        *execve*) not_ok "trust 5: ... reported as an exec failure: $(step_field exec message)" ;;
+        *) ok "trust 5: ... not reported as an exec failure" ;;
+    esac
+}
+
+# As root (CAP_SYS_PTRACE), a step can take the slot's descriptors with pidfd_getfd despite the
+# non-dumpable slot: it writes "passed" into each, kills the slot and exits 1. A result that
+# arrives from a slot that died is not trusted: failed.
+part_trust5_stolen_fd() {
+    [ "$(id -u)" = 0 ] || { skip_part "needs root (CAP_SYS_PTRACE) to take another process's descriptors"; return; }
+    cat > steal.py <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+ppid = os.getppid()
+pidfd = os.pidfd_open(ppid)
+taken = 0
+for n in range(64):
+    fd = libc.syscall(438, pidfd, n, 0)  # pidfd_getfd
+    if fd >= 0:
+        taken += 1
+        try:
+            os.write(fd, b"F 0 0 0 0 0 0 0 0\n")
+        except OSError:
+            pass
+print("taken", taken, file=sys.stderr)
+os.kill(ppid, 9)
+sys.exit(1)
+PY
+    run_step steal "exec /usr/bin/python3 $T/steal.py" # exec: the slot is python's parent
+    grep -q "taken [1-9]" emurun-logs/s.log 2>/dev/null \
+        || { skip_part "pidfd_getfd took no descriptor here"; return; }
+    expect_eq "trust 5: a root step that stole the report descriptor, forged 'passed' and killed its slot: run exit 1" 1 "$rc"
+    expect_eq "trust 5: ... its status is failed" failed "$(step_field steal status)"
+    case "$(step_field steal message)" in
+        *supervisor*) ok "trust 5: ... the message names its supervisor" ;;
+        *) not_ok "trust 5: ... message: $(step_field steal message)" ;;
+    esac
+}
+
+# The pids controller's directory this test may make a bounding cgroup in: cgroup v2's root
+# with pids, else a cgroup v1 pids hierarchy; empty when neither.
+pids_hierarchy() {
+    if grep -qw pids /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        echo /sys/fs/cgroup
+    elif [ -w /sys/fs/cgroup/pids/cgroup.procs ]; then
+        echo /sys/fs/cgroup/pids
+    fi
+}
+
+# A fork bomb as root, with no "limits" (the default pids limit, 4096, applies), beside two
+# ordinary steps: it ends as resource_limit long before its timeout, a `true` step that runs
+# meanwhile takes < 1 s and passes. The whole run is bounded by a cgroup of 4600 pids of its
+# own, so a broken limit cannot take the machine.
+part_limits_fork_bomb() {
+    [ "$(id -u)" = 0 ] || { skip_part "the default pids limit is for steps run as root"; return; }
+    local h
+    h=$(pids_hierarchy)
+    [ -n "$h" ] || { skip_part "no pids cgroup controller to bound the test with"; return; }
+    local outer=$h/emurun-trust-limits-$$
+    mkdir "$outer" || { skip_part "cannot make a cgroup in $h"; return; }
+    cleanup_cgroup() { rmdir "$outer" 2>/dev/null || true; }
+    echo 4600 > "$outer/pids.max"
+    cat > bomb.json <<'JSON'
+{"name": "bomb", "steps": [
+  {"name": "bomb", "argv": ["/bin/sh", "-c", "f() { f | f & }; f; wait"], "timeout": "60s"},
+  {"name": "warm", "argv": ["/bin/sh", "-c", "sleep 0.3"]},
+  {"name": "quick", "argv": ["true"], "needs": ["warm"]}
+]}
+JSON
+    local t0 t1
+    t0=$(date +%s%N)
+    set +e
+    (echo "$BASHPID" > "$outer/cgroup.procs" &&
+        exec timeout -k 5 120 "$EMURUN" run bomb.json -j 3 -q --grace 300ms --report rb.json             >out-bomb.txt 2>err-bomb.txt)
+    rc=$?
+    set -e
+    t1=$(date +%s%N)
+    if ls -d "$outer"/emurun-* >/dev/null 2>&1; then
+        not_ok "limits: emurun left its cgroups: $(ls -d "$outer"/emurun-* "$outer"/emurun-*/* 2>&1 | head -5)"
+    else
+        ok "limits: emurun removed the cgroups it made"
+    fi
+    cleanup_cgroup
+    expect_eq "limits: the run with a fork bomb exits 1" 1 "$rc"
+    local secs=$(((t1 - t0) / 1000000000))
+    [ "$secs" -lt 30 ] && ok "limits: the fork bomb ended in ${secs}s (timeout 60s)"         || not_ok "limits: the fork bomb run took ${secs}s"
+    python3 - <<'PY' && ok "limits: bomb is resource_limit naming the pids limit; warm and quick passed, quick in < 1 s"         || not_ok "limits: report: $(head -c 3000 rb.json 2>/dev/null) $(head -c 2000 err-bomb.txt)"
+import json
+s = {x["name"]: x for x in json.load(open("rb.json"))["steps"]}
+assert s["bomb"]["status"] == "resource_limit", s["bomb"]
+assert "pids limit 4096" in s["bomb"]["message"], s["bomb"]["message"]
+assert s["warm"]["status"] == "passed", s["warm"]
+assert s["quick"]["status"] == "passed", s["quick"]
+assert s["quick"]["wall"] < 1.0, s["quick"]["wall"]
+PY
+}
+
+# A step whose "memory" limit is 64M cannot allocate 256 MiB: in a cgroup v2 with the memory
+# controller it is OOM-killed (resource_limit); without one RLIMIT_AS makes its malloc fail
+# (failed) and the report's limit_gap says so. A step within the limit passes either way.
+part_limits_memory() {
+    local h=$EMURUN_HELPER_DIR
+    [ -x "$h/alloc_mib" ] || { skip_part "helper alloc_mib not built"; return; }
+    cat > mem.json <<JSON
+{"name": "mem", "defaults": {"limits": {"memory": "64M"}}, "steps": [
+  {"name": "hog", "argv": ["$h/alloc_mib", "256"], "timeout": "30s"},
+  {"name": "small", "argv": ["$h/alloc_mib", "8"], "timeout": "30s"}
+]}
+JSON
+    set +e
+    timeout -k 5 60 "$EMURUN" run mem.json -j 2 -q --report rm.json >out-mem.txt 2>err-mem.txt
+    rc=$?
+    set -e
+    expect_eq "limits: a run with a step over its memory limit exits 1" 1 "$rc"
+    python3 - <<'PY' && ok "limits: the hog is stopped by its memory limit (resource_limit, or failed with the RLIMIT_AS gap said); the small step passes" \
+        || not_ok "limits: report: $(head -c 3000 rm.json)"
+import json
+s = {x["name"]: x for x in json.load(open("rm.json"))["steps"]}
+hog, small = s["hog"], s["small"]
+assert small["status"] == "passed", small
+if hog["status"] == "resource_limit":
+    assert "memory limit 67108864" in hog["message"], hog
+else:
+    assert hog["status"] == "failed", hog
+    assert "RLIMIT_AS" in (hog["limit_gap"] or ""), hog
+PY
+}
+
+# QEMU runs a guest's real-time signal N as host signal N+2: emurun reports the guest's. A
+# signal QEMU has no host signal for (64) is refused to the guest (kill: EINVAL); a guest that
+# then waits is ended by its timeout.
+part_trust11_rt_signals() {
+    local p=$EMURUN_FIXTURE_DIR/aarch64/probe-static
+    case " $(fixture_arches) " in *" aarch64 "*) ;; *) skip_part "no aarch64 fixtures"; return ;; esac
+    command -v qemu-aarch64-static >/dev/null || command -v qemu-aarch64 >/dev/null \
+        || { skip_part "no qemu-aarch64"; return; }
+    cat > rt.json <<JSON
+{"name": "rt", "defaults": {"arch": "aarch64", "emulation": "exec"}, "steps": [
+  {"name": "rt34", "argv": ["$p", "signal", "34"], "timeout": "30s"},
+  {"name": "rt64", "argv": ["$p", "signal", "64", "wait"], "timeout": "2s"}
+]}
+JSON
+    set +e
+    timeout -k 5 60 "$EMURUN" run rt.json -j 2 -q --grace 300ms --report rrt.json >out-rt.txt 2>err-rt.txt
+    rc=$?
+    set -e
+    expect_eq "trust 11: the run exits 1" 1 "$rc"
+    python3 - <<'PY' && ok "trust 11: guest signal 34 reported as 34 (not QEMU's host 36); guest signal 64 ends timed_out"         || not_ok "trust 11: report: $(head -c 3000 rrt.json) $(cat err-rt.txt | head -c 1000)"
+import json
+s = {x["name"]: x for x in json.load(open("rrt.json"))["steps"]}
+assert s["rt34"]["status"] == "failed", s["rt34"]
+assert s["rt34"]["signal"] == 34, s["rt34"]
+assert "real-time signal 34" in s["rt34"]["message"], s["rt34"]["message"]
+assert s["rt64"]["status"] == "timed_out", s["rt64"]
+PY
+}
+
+run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb limits_memory trust11_rt_signals
+finish
