@@ -45,6 +45,20 @@ struct Flag {
     friend bool operator==(const Flag&, const Flag&) = default;
 };
 
+/// An accelerated root step's tool whose root package and host cross package were built from
+/// different sources or revisions (emurun root's toolchain identity): kept emulated, or
+/// accelerated anyway when the step allowed a revision mismatch.
+struct ToolchainMismatch {
+    std::string tool;         ///< "gcc", "g++", "cpp", "binutils"
+    std::string root_package; ///< "gcc-12"
+    std::string root_source;  ///< "gcc-12 12.2.0-14+deb12u1"; "" when not installed
+    std::string host_package; ///< "gcc-12-aarch64-linux-gnu"
+    std::string host_source;  ///< "gcc-12 12.2.0-14"; "" when not installed
+    bool accelerated = false; ///< true: accelerated anyway (allow_revision_mismatch)
+    std::string message;      ///< the whole sentence: which tool, both versions, why
+    friend bool operator==(const ToolchainMismatch&, const ToolchainMismatch&) = default;
+};
+
 /// One run of a step that was run more than once (`retries`).
 struct Attempt {
     StepStatus status = StepStatus::not_run;
@@ -137,6 +151,8 @@ struct StepResult {
     bool accelerated = false; ///< emulation "root" with the host's cross compilers
     /// With accelerated: which host tools ("toolchain", "toolchain,shell", "gcc,as", ...).
     std::optional<std::string> acceleration;
+    /// With accelerated: the tools asked for whose root and host sources differ
+    std::vector<ToolchainMismatch> toolchain_mismatches;
     StepStatus status = StepStatus::not_run;
     std::optional<int> exit_code;
     std::optional<int> signal;

@@ -329,6 +329,9 @@ std::string to_markdown(const Report& r) {
         if (s.evidence) {
             out += "\n- `" + md_cell(s.name) + "` emulator crash: " + md_cell(*s.evidence);
         }
+        for (const auto& m : s.toolchain_mismatches) {
+            out += "\n- `" + md_cell(s.name) + "` toolchain: " + md_cell(m.message);
+        }
         for (const auto& f : s.flags) {
             out += "\n- " + md_cell(s.name) + " " + md_cell(f.rule) + ": " + md_cell(f.message);
         }
@@ -393,6 +396,9 @@ std::string to_table(const Report& r, bool color) {
     for (const auto& s : r.steps) {
         if (s.evidence) {
             out += "emulator crash: " + s.name + ": " + *s.evidence + "\n";
+        }
+        for (const auto& m : s.toolchain_mismatches) {
+            out += "toolchain: " + printable(s.name) + ": " + printable(m.message) + "\n";
         }
         for (const auto& f : s.flags) {
             out += "flag " + printable(f.rule) + ": " + printable(s.name) + ": " +

@@ -422,3 +422,31 @@ TEST_CASE("report: reused steps and the artifact link survive JSON") {
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().message().find("expected 16 hex digits") != std::string::npos);
 }
+
+TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdown") {
+    StepResult rooted = step("build", 3);
+    rooted.emulation = emurun::Emulation::root;
+    rooted.accelerated = true;
+    rooted.acceleration = "toolchain";
+    rooted.toolchain_mismatches.push_back({"gcc", "gcc-12", "gcc-12 12.2.0-14+deb12u1",
+                                           "gcc-12-aarch64-linux-gnu", "gcc-12 12.2.0-14", false,
+                                           "gcc kept emulated: the root's gcc-12 ..."});
+    Report r = report_of({rooted});
+    const auto j = r.to_json();
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["tool"] == "gcc");
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["root_source"] == "gcc-12 12.2.0-14+deb12u1");
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["host_source"] == "gcc-12 12.2.0-14");
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["accelerated"] == false);
+    auto back = Report::from_json(j, "r.json");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(*back == r);
+    CHECK(emurun::to_table(r, false).find("toolchain: build: gcc kept emulated") !=
+          std::string::npos);
+    CHECK(emurun::to_markdown(r).find("`build` toolchain: gcc kept emulated") != std::string::npos);
+    auto bad = j;
+    bad["steps"][0]["toolchain_mismatches"] = "gcc";
+    CHECK_FALSE(Report::from_json(bad, "r.json").has_value());
+    auto old = j; // a report written before emurun recorded them
+    old["steps"][0].erase("toolchain_mismatches");
+    CHECK(Report::from_json(old, "r.json").value().steps[0].toolchain_mismatches.empty());
+}
