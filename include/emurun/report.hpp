@@ -299,6 +299,15 @@ EMURUN_EXPORT void flag_tests(StepResult& result, const FlagRules& rules,
 [[nodiscard]] EMURUN_EXPORT std::optional<Flag> job_limit_flag(double projected, double limit,
                                                                const FlagRules& rules);
 
+/// A native baseline joined after the run (`emurun report show|compare --baseline`): the
+/// emulated and native runs happened in separate jobs. Each step's baseline figures and
+/// baseline-derived flags (the step's "baseline", its tests' "slow", "emulation_only_failure",
+/// "native_only_failure") are replaced by those against `baseline`, with flag_step's rules;
+/// the run's other flags stay. Error: check_baseline's (the baseline ran nothing natively).
+[[nodiscard]] EMURUN_EXPORT Result<void> join_baseline(Report& report, const Report& baseline,
+                                                       const std::string& baseline_name,
+                                                       const FlagRules& rules);
+
 /// Apply rules (a)-(c) to every step and (d) to the finished run.
 EMURUN_EXPORT void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
                                const Report* previous);

@@ -438,6 +438,20 @@ std::string compare_table(const Report& before, const Report& after) {
          before.wall > 0 ? number(100 * (after.wall - before.wall) / before.wall, "%+.0f%%") : "-",
          ""});
     std::string text = padded_table(rows);
+    for (const auto& s : after.steps) { // factors against a native baseline, where known
+        const StepResult* b = before.find(s.name);
+        const auto fb = b ? b->factor(before.factor_basis) : std::nullopt;
+        const auto fa = s.factor(after.factor_basis);
+        if (fa || fb) {
+            text += "x baseline: " + printable(s.name) + ": " + (fb ? number(*fb, "%.1fx") : "-") +
+                    " -> " + (fa ? number(*fa, "%.1fx") : "-") + "\n";
+        }
+        for (const auto& f : s.flags) {
+            if (f.rule == "baseline") {
+                text += "flag baseline: " + printable(s.name) + ": " + printable(f.message) + "\n";
+            }
+        }
+    }
     for (const auto& change : emulator_changes(before, after)) {
         text += "emulator changed: " + printable(change.describe()) + "\n";
     }
@@ -447,6 +461,10 @@ std::string compare_table(const Report& before, const Report& after) {
 nlohmann::json compare_json(const Report& before, const Report& after) {
     using Json = nlohmann::json;
     auto change = [](double b, double a) { return b > 0 ? Json((a - b) / b) : Json(nullptr); };
+    auto factor = [](const StepResult* s, const Report& r) {
+        const auto f = s ? s->factor(r.factor_basis) : std::nullopt;
+        return f ? Json(*f) : Json(nullptr);
+    };
     Json steps = Json::array();
     for (const auto& s : after.steps) {
         const StepResult* b = before.find(s.name);
@@ -455,7 +473,9 @@ nlohmann::json compare_json(const Report& before, const Report& after) {
                          {"after", s.wall},
                          {"change", b ? change(b->wall, s.wall) : Json(nullptr)},
                          {"before_status", b ? Json(to_string(b->status)) : Json(nullptr)},
-                         {"after_status", to_string(s.status)}});
+                         {"after_status", to_string(s.status)},
+                         {"before_factor", factor(b, before)},
+                         {"after_factor", factor(&s, after)}});
     }
     for (const auto& b : before.steps) {
         if (!after.find(b.name)) {
