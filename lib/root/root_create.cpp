@@ -274,6 +274,7 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     }
     remove_mapped(entry, tmp, false);
     if (sig != 0) {
+        fs::remove(log, ec); // an interrupted create leaves nothing but the downloaded .debs
         return std::unexpected(interrupted("create the " + spec.arch->debian + " root", sig));
     }
     if (!st) {
