@@ -45,13 +45,21 @@ Target find_target(CLI::App& app, const std::vector<std::string>& args) {
     return {};
 }
 
-/// The subcommand's own option `word` names ("--cpu", "--cpu=max", "-v"), help excluded.
-const CLI::Option* own_option(CLI::App& sub, const std::string& word) {
+/// The option `word` names ("--cpu", "--cpu=max", "-v") of the subcommand or, as CLI11 falls
+/// through to them, of its parents (--color, -v); `own` says which.
+const CLI::Option* find_option(CLI::App& sub, const std::string& word, bool& own) {
     if (!word.starts_with("-") || word == "-" || word == "--") {
         return nullptr;
     }
-    const CLI::Option* opt = sub.get_option_no_throw(word.substr(0, word.find('=')));
-    return opt == sub.get_help_ptr() ? nullptr : opt;
+    const std::string name = word.substr(0, word.find('='));
+    own = true;
+    for (CLI::App* app = &sub; app != nullptr; app = app->get_parent(), own = false) {
+        const CLI::Option* opt = app->get_option_no_throw(name);
+        if (opt != nullptr) {
+            return opt;
+        }
+    }
+    return nullptr;
 }
 
 [[noreturn]] void misplaced(const Target& t, const std::string& option,
@@ -83,9 +91,11 @@ std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std:
     std::vector<std::string> options;
     std::vector<std::string> positionals;
     for (std::size_t i = t.start; i < end; ++i) {
-        const CLI::Option* opt = own_option(*t.sub, args[i]);
-        if (opt == nullptr) {
-            positionals.push_back(args[i]);
+        bool own = false;
+        const CLI::Option* opt = find_option(*t.sub, args[i], own);
+        const bool after_command = positionals.size() > t.fixed;
+        if (opt == nullptr || (after_command && (!own || opt == t.sub->get_help_ptr()))) {
+            positionals.push_back(args[i]); // after the command only its own are emurun's
             continue;
         }
         if (positionals.size() > t.fixed) {
