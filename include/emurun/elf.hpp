@@ -36,6 +36,14 @@ struct ElfInfo {
 
     /// Statically linked: no PT_INTERP (static-pie has PT_DYNAMIC but no interpreter).
     [[nodiscard]] bool is_static() const { return !interpreter.has_value(); }
+    /// A shared library: DYN without an interpreter that names libraries it needs or a soname
+    /// (a static-pie is DYN without an interpreter too, but needs nothing and names no soname).
+    [[nodiscard]] bool is_shared_library() const {
+        return type == 3 && !interpreter && (!needed.empty() || soname.has_value());
+    }
+    /// How the file links, as `emurun inspect` says it: "static", "dynamic" (an interpreter
+    /// loads it) or "shared library".
+    [[nodiscard]] EMURUN_EXPORT std::string_view linkage() const;
     /// "big" or "little".
     [[nodiscard]] std::string_view endianness() const { return elf_data == 2 ? "big" : "little"; }
     /// "EXEC", "DYN", "REL", "CORE" or "type N".

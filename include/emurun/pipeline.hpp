@@ -71,6 +71,7 @@ struct StepDefaults {
     std::optional<std::string> cpu;
     /// emulation "root": which host tools ("toolchain,shell", a tool list); "" = the default
     std::optional<std::string> accelerate_tools;
+    std::optional<bool> allow_revision_mismatch; ///< "accelerate": {"allow_revision_mismatch"}
     std::optional<Duration> idle_timeout;
     StepLimits limits;
 };
@@ -101,6 +102,10 @@ struct Step {
     std::optional<std::string> cpu;
     /// With accelerate: the --accelerate list ("toolchain,shell", tool names); "" = the default.
     std::string accelerate_tools;
+    /// With accelerate: serve a tool by the host's cross package even when it was built from
+    /// another revision of the source than the root's ("accelerate": {"allow_revision_mismatch":
+    /// true}); the report records each such tool
+    bool allow_revision_mismatch = false;
     /// JUnit XML files the step writes, as paths or glob patterns ("Testing/*.xml") relative
     /// to cwd: after the step their test cases go into its report (StepResult::tests)
     std::vector<std::string> junit;

@@ -48,6 +48,20 @@ struct Flag {
     friend bool operator==(const Flag&, const Flag&) = default;
 };
 
+/// An accelerated root step's tool whose root package and host cross package were built from
+/// different sources or revisions (emurun root's toolchain identity): kept emulated, or
+/// accelerated anyway when the step allowed a revision mismatch.
+struct ToolchainMismatch {
+    std::string tool;         ///< "gcc", "g++", "cpp", "binutils"
+    std::string root_package; ///< "gcc-12"
+    std::string root_source;  ///< "gcc-12 12.2.0-14+deb12u1"; "" when not installed
+    std::string host_package; ///< "gcc-12-aarch64-linux-gnu"
+    std::string host_source;  ///< "gcc-12 12.2.0-14"; "" when not installed
+    bool accelerated = false; ///< true: accelerated anyway (allow_revision_mismatch)
+    std::string message;      ///< the whole sentence: which tool, both versions, why
+    friend bool operator==(const ToolchainMismatch&, const ToolchainMismatch&) = default;
+};
+
 /// One run of a step that was run more than once (`retries`).
 struct Attempt {
     StepStatus status = StepStatus::not_run;
@@ -145,6 +159,8 @@ struct StepResult {
     bool accelerated = false; ///< emulation "root" with the host's cross compilers
     /// With accelerated: which host tools ("toolchain", "toolchain,shell", "gcc,as", ...).
     std::optional<std::string> acceleration;
+    /// With accelerated: the tools asked for whose root and host sources differ
+    std::vector<ToolchainMismatch> toolchain_mismatches;
     StepStatus status = StepStatus::not_run;
     std::optional<int> exit_code;
     std::optional<int> signal;
@@ -292,6 +308,15 @@ EMURUN_EXPORT void flag_tests(StepResult& result, const FlagRules& rules,
 /// The job-limit flag when `projected` passes rules.job_limit_share of `limit`, else nullopt.
 [[nodiscard]] EMURUN_EXPORT std::optional<Flag> job_limit_flag(double projected, double limit,
                                                                const FlagRules& rules);
+
+/// A native baseline joined after the run (`emurun report show|compare --baseline`): the
+/// emulated and native runs happened in separate jobs. Each step's baseline figures and
+/// baseline-derived flags (the step's "baseline", its tests' "slow", "emulation_only_failure",
+/// "native_only_failure") are replaced by those against `baseline`, with flag_step's rules;
+/// the run's other flags stay. Error: check_baseline's (the baseline ran nothing natively).
+[[nodiscard]] EMURUN_EXPORT Result<void> join_baseline(Report& report, const Report& baseline,
+                                                       const std::string& baseline_name,
+                                                       const FlagRules& rules);
 
 /// Apply rules (a)-(c) to every step and (d) to the finished run.
 EMURUN_EXPORT void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,

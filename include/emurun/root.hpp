@@ -34,6 +34,10 @@ struct Acceleration {
     enum class Mode { none, defaults, listed };
     Mode mode = Mode::none;
     std::vector<std::string> tools; ///< for Mode::listed
+    /// Accelerate a tool even when the host's cross package was built from another revision
+    /// of the compiler's or binutils' source than the root's package (the same upstream
+    /// version only): the objects may differ (toolchain_identity); the plan records it.
+    bool allow_revision_mismatch = false;
 };
 
 /// Parse "none", "" / "default" / "all", or a comma-separated list. Error: an unknown tool.
@@ -65,6 +69,62 @@ struct RootToolBind {
     std::filesystem::path target; ///< same path inside the root
 };
 
+/// The source a compiler or binutils package was built from: "gcc-12" "12.2.0-14+deb12u1".
+struct ToolSource {
+    std::string package; ///< the binary package whose dpkg record says it
+    std::string source;  ///< the source package's name; empty: the package is not installed
+    std::string version; ///< the source's version, Debian revision included
+    friend bool operator==(const ToolSource&, const ToolSource&) = default;
+};
+
+/// One accelerable tool (a driver, or the binutils as one), the root's and the host's sources
+/// of it, and whether they are the same source at the same version.
+struct ToolIdentity {
+    std::string tool; ///< "gcc", "g++", "cpp", "binutils"
+    ToolSource root;  ///< e.g. gcc-12 (package gcc-12 of the root)
+    ToolSource host;  ///< e.g. gcc-12 (Built-Using of the host's gcc-12-aarch64-linux-gnu)
+    [[nodiscard]] bool same() const {
+        return !root.source.empty() && root.source == host.source && root.version == host.version;
+    }
+    /// Why they differ, for reports: "the root's gcc-12 is built from gcc-12 12.2.0-14+deb12u1,
+    /// the host's gcc-12-aarch64-linux-gnu from gcc-12 12.2.0-14: ...". Empty when same().
+    [[nodiscard]] EMURUN_EXPORT std::string why() const;
+    friend bool operator==(const ToolIdentity&, const ToolIdentity&) = default;
+};
+
+/// The source (name, version) the installed `package` was built from, read from dpkg status
+/// text: the entry of its Built-Using that names `source_hint` (a Debian cross compiler,
+/// gcc-12-aarch64-linux-gnu, is built from gcc-12-cross but records "Built-Using: gcc-12 (=
+/// 12.2.0-14)"), else its Source field ("binutils", "gcc-12 (12.2.0-14+deb12u1)") with the
+/// package's Version when the field gives none, else the package itself and its Version.
+/// `source` is empty when the package is not installed.
+[[nodiscard]] EMURUN_EXPORT ToolSource dpkg_tool_source(std::string_view status_text,
+                                                        std::string_view package,
+                                                        std::string_view source_hint = {});
+
+/// For each tool group of `tools` (user-facing names: gcc, g++, cpp, as, ld, ...; binutils'
+/// names make one group "binutils"), the root's and the host's sources, compared exactly:
+/// gcc is gcc-N and cpp-N (cc1 is in cpp-N) against gcc-N-TRIPLET and cpp-N-TRIPLET, g++ is
+/// g++-N, cpp is cpp-N, binutils is binutils-TRIPLET on both sides. One entry per package
+/// pair: the first that differs, else the last. Pure: the status files are given as text.
+[[nodiscard]] EMURUN_EXPORT std::vector<ToolIdentity>
+toolchain_identity(std::string_view root_status, std::string_view host_status,
+                   const std::string& triplet, const std::string& gcc_major,
+                   const std::vector<std::string>& tools);
+
+/// A tool whose root and host sources differ: kept emulated, or accelerated anyway when the
+/// acceleration allows a revision mismatch.
+struct ToolMismatch {
+    ToolIdentity identity;
+    bool accelerated = false; ///< true: allow_revision_mismatch, accelerated anyway
+    /// Asked-for tools kept emulated with it although their own sources match: the binutils
+    /// with an emulated gcc or g++ (that gcc hands ld and ar its LTO plugin, a library of the
+    /// root's arch, which the host's x86-64 ld and ar cannot load)
+    bool binutils_follow = false;
+    /// "gcc kept emulated: ..." / "gcc accelerated although ...", for reports and warnings.
+    [[nodiscard]] EMURUN_EXPORT std::string text() const;
+};
+
 /// Everything decided before entering: pure data, nothing mounted yet.
 struct RootPlan {
     std::filesystem::path dir; ///< absolute
@@ -76,7 +136,10 @@ struct RootPlan {
     std::vector<RootToolBind> tools;      ///< accelerated tools (empty: full emulation)
     std::string gcc_major;                ///< "12": /usr/lib/gcc-cross/<triplet>/<major>
     std::vector<std::string> accelerated; ///< names, for reports: "gcc-12", "as", ...
-    std::vector<std::string> notes;       ///< e.g. a differing Debian revision
+    std::vector<std::string> notes;       ///< facts worth a debug line
+    /// Tools asked for whose root and host sources differ (toolchain_identity), each kept
+    /// emulated or, with allow_revision_mismatch, accelerated anyway
+    std::vector<ToolMismatch> mismatches;
 };
 
 /// The arch of the root at `dir`: its var/lib/dpkg/arch (first line), else the ELF of bin/sh.
@@ -84,9 +147,13 @@ struct RootPlan {
 [[nodiscard]] EMURUN_EXPORT Result<const Arch*> root_arch(const std::filesystem::path& dir);
 
 /// Check the root, its arch (against spec.arch), the emulator, and for acceleration the host's
-/// cross toolchain: same GCC version (-dumpfullversion) as the root's gcc, or an error naming
-/// both; a Debian revision that differs is a note. Errors name the fix (the Debian package of a
-/// missing cross compiler, 'emurun root install DIR gcc' for a root without gcc).
+/// cross toolchain: a tool is accelerated only when the host's package was built from the
+/// same source at the same version, Debian revision included, as the root's
+/// (toolchain_identity); any other asked-for tool stays emulated and is listed in
+/// `mismatches` (with allow_revision_mismatch: accelerated anyway and listed, unless the GCC
+/// versions themselves differ (-dumpfullversion), an error naming both). Errors name the fix
+/// (the Debian package of a missing cross compiler, 'emurun root install DIR gcc' for a root
+/// without gcc).
 [[nodiscard]] EMURUN_EXPORT Result<RootPlan> plan_root(const RootSpec& spec);
 
 /// Enter the root (user + mount + pid namespaces, private binfmt_misc with F, pivot_root,
@@ -125,7 +192,24 @@ struct RootCreateSpec {
     std::optional<std::string> mirror; ///< nullopt = the mirror this machine's apt uses
     std::optional<std::filesystem::path> cache_dir; ///< nullopt = cache_dir() (sysroot.hpp)
     EmulatorSearch emulators;
+    /// Pin the root's compiler and binutils packages to the sources and revisions the host's
+    /// cross toolchain was built from (toolchain_pins), so that acceleration serves them; the
+    /// create fails when the mirror does not have those revisions. The root then lacks the
+    /// fixes of later revisions (bookworm: gcc-12 12.2.0-14 without 12.2.0-14+deb12u1's fix of
+    /// CVE-2023-4039, -fstack-protector on aarch64).
+    bool pin_toolchain = false;
 };
+
+/// The source versions the host's cross toolchain for `triplet` was built from, as apt pins
+/// them: {"gcc-12", "12.2.0-14"} (from gcc-12-TRIPLET's Built-Using), {"binutils", "2.40-2"}.
+/// From dpkg status text; empty when no cross toolchain is installed.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::pair<std::string, std::string>>
+toolchain_pins(std::string_view host_status, const std::string& triplet);
+
+/// The apt preferences file that pins those sources (Package: src:NAME, Pin: version V,
+/// Pin-Priority: 1001).
+[[nodiscard]] EMURUN_EXPORT std::string
+toolchain_preferences(const std::vector<std::pair<std::string, std::string>>& pins);
 
 /// The packages every created root gets (the build essentials acceleration serves).
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string> root_default_packages();
@@ -143,6 +227,8 @@ host_mirror(const std::filesystem::path& etc_apt = "/etc/apt");
 struct RootCreated {
     std::filesystem::path tarball; ///< the cached root
     bool from_cache = false;       ///< only unpacked
+    /// With pin_toolchain: the sources pinned, {"gcc-12", "12.2.0-14"}, ...
+    std::vector<std::pair<std::string, std::string>> pinned;
 };
 
 /// Create the root: from the spec-keyed tarball in the cache when there (an untar), else

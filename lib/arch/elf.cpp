@@ -241,6 +241,13 @@ void decide_arch(std::span<const unsigned char> image, ElfInfo& info) {
 
 } // namespace
 
+std::string_view ElfInfo::linkage() const {
+    if (is_shared_library()) {
+        return "shared library";
+    }
+    return is_static() ? "static" : "dynamic";
+}
+
 std::string ElfInfo::type_name() const {
     switch (type) {
     case 1:

@@ -176,18 +176,52 @@ Result<Retries> get_retries(const Json& obj, const Place& at) {
     return r;
 }
 
+Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& into);
+
+/// "accelerate": {"tools": true | "LIST" (default true), "allow_revision_mismatch": bool}.
+Result<void> get_accelerate_object(const Json& value, const Place& at, StepDefaults& into) {
+    for (const auto& [k, v] : value.items()) {
+        if (k != "tools" && k != "allow_revision_mismatch") {
+            return at.key(k).fail("is not a key of \"accelerate\"",
+                                  "use \"tools\" (true, false or a list such as "
+                                  "\"toolchain,shell\") and \"allow_revision_mismatch\" (true "
+                                  "or false)");
+        }
+    }
+    if (value.contains("tools") && value["tools"].is_object()) {
+        return at.key("tools").fail("expected true, false or a string of tools, got an object");
+    }
+    EMURUN_TRY(get_accelerate(value.contains("tools") ? value["tools"] : Json(true),
+                              at.key("tools"), into));
+    if (value.contains("allow_revision_mismatch")) {
+        const Json& allow = value["allow_revision_mismatch"];
+        if (!allow.is_boolean()) {
+            return at.key("allow_revision_mismatch")
+                .fail("expected true or false, got " + util::describe(allow));
+        }
+        into.allow_revision_mismatch = allow.get<bool>();
+    }
+    return {};
+}
+
 /// "accelerate": true, false, or a non-empty list of host tools or groups ("toolchain,shell"),
-/// checked against the root module's names before the run (check_root_steps).
+/// checked against the root module's names before the run (check_root_steps); or an object
+/// with "tools" (those) and "allow_revision_mismatch".
 Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& into) {
+    if (value.is_object()) {
+        return get_accelerate_object(value, at, into);
+    }
     if (value.is_boolean()) {
         into.accelerate = value.get<bool>();
         into.accelerate_tools = "";
         return {};
     }
     if (!value.is_string()) {
-        return at.fail("expected true, false or a string of tools, got " + util::describe(value),
-                       "true (the compilers and binutils), false (or \"none\"), or a "
-                       "comma-separated list such as \"toolchain,shell\" or \"gcc,g++,as,ld\"");
+        return at.fail("expected true, false, a string of tools or an object, got " +
+                           util::describe(value),
+                       "true (the compilers and binutils), false (or \"none\"), a "
+                       "comma-separated list such as \"toolchain,shell\" or \"gcc,g++,as,ld\", "
+                       "or {\"tools\": ..., \"allow_revision_mismatch\": true}");
     }
     const std::string list = EMURUN_TRY(util::get_string(value, at));
     if (list.empty()) {
@@ -468,6 +502,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.accelerate = merged.accelerate.value_or(false);
     step.cpu = merged.cpu;
     step.accelerate_tools = merged.accelerate_tools.value_or("");
+    step.allow_revision_mismatch = merged.allow_revision_mismatch.value_or(false);
     step.idle_timeout = merged.idle_timeout;
     step.limits = merged.limits;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;

@@ -66,6 +66,50 @@ Json tests_json(const std::vector<TestResult>& tests) {
     return out;
 }
 
+Json mismatches_json(const std::vector<ToolchainMismatch>& list) {
+    Json out = Json::array();
+    for (const auto& m : list) {
+        out.push_back({{"tool", m.tool},
+                       {"root_package", m.root_package},
+                       {"root_source", m.root_source},
+                       {"host_package", m.host_package},
+                       {"host_source", m.host_source},
+                       {"accelerated", m.accelerated},
+                       {"message", m.message}});
+    }
+    return out;
+}
+
+Result<std::vector<ToolchainMismatch>> mismatches_from(const Json& j, const Place& at) {
+    std::vector<ToolchainMismatch> out;
+    if (!j.contains("toolchain_mismatches")) {
+        return out;
+    }
+    const Place list_at = at.key("toolchain_mismatches");
+    const Json& list = j["toolchain_mismatches"];
+    if (!list.is_array()) {
+        return list_at.fail("expected an array, got " + util::describe(list));
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const Place e = list_at.index(i);
+        if (!list[i].is_object()) {
+            return e.fail("expected an object, got " + util::describe(list[i]));
+        }
+        ToolchainMismatch m;
+        for (auto [key, into] :
+             {std::pair{"tool", &m.tool}, std::pair{"root_package", &m.root_package},
+              std::pair{"root_source", &m.root_source}, std::pair{"host_package", &m.host_package},
+              std::pair{"host_source", &m.host_source}, std::pair{"message", &m.message}}) {
+            auto v = EMURUN_TRY(util::get_string(list[i].value(key, Json("")), e.key(key)));
+            *into = v;
+        }
+        m.accelerated = EMURUN_TRY(
+            util::get_bool(list[i].value("accelerated", Json(false)), e.key("accelerated")));
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
 Json step_json(const StepResult& s) {
     Json j{{"name", s.name},
            {"kind", to_string(s.kind)},
@@ -84,7 +128,8 @@ Json step_json(const StepResult& s) {
            {"attempts", attempts_json(s.attempts)},
            {"tests", tests_json(s.tests)},
            {"emulator", detail::emulator_json(s.emulator)},
-           {"processes", detail::processes_json(s.processes)}};
+           {"processes", detail::processes_json(s.processes)},
+           {"toolchain_mismatches", mismatches_json(s.toolchain_mismatches)}};
     auto put = [&](const char* key, const auto& opt) { j[key] = opt ? Json(*opt) : Json(nullptr); };
     put("acceleration", s.acceleration);
     put("exit_code", s.exit_code);
@@ -358,6 +403,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     s.emulator = emulator;
     auto processes = EMURUN_TRY(detail::processes_from(j, at));
     s.processes = processes;
+    auto mismatches = EMURUN_TRY(mismatches_from(j, at));
+    s.toolchain_mismatches = mismatches;
     auto reason =
         EMURUN_TRY(optional_field<std::string>(j, "timeout_reason", at, util::get_string));
     if (reason && *reason != "timeout" && *reason != "idle") {

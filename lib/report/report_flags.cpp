@@ -213,6 +213,32 @@ std::optional<Flag> job_limit_flag(double projected, double limit, const FlagRul
                               format_seconds(limit).c_str(), 100 * rules.job_limit_share)};
 }
 
+Result<void> join_baseline(Report& report, const Report& baseline, const std::string& baseline_name,
+                           const FlagRules& rules) {
+    EMURUN_TRY(check_baseline(baseline, baseline_name));
+    report.factor_basis = rules.basis;
+    const auto from_baseline = [](const Flag& f) {
+        return f.rule == "baseline" || f.rule == "slow" || f.rule == "emulation_only_failure" ||
+               f.rule == "native_only_failure";
+    };
+    for (auto& step : report.steps) {
+        if (!ran(step) || step.status == StepStatus::reused) {
+            continue;
+        }
+        std::erase_if(step.flags, from_baseline);
+        step.baseline_wall.reset();
+        step.baseline_cpu.reset();
+        for (auto& t : step.tests) {
+            std::erase_if(t.flags, from_baseline);
+            t.baseline_time.reset();
+        }
+        const StepResult* like = baseline.find_like(step);
+        flag_baseline(step, rules, measured(like));
+        flag_tests(step, rules, like);
+    }
+    return {};
+}
+
 void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
                  const Report* previous) {
     report.factor_basis = rules.basis;

@@ -334,6 +334,9 @@ std::string to_markdown(const Report& r) {
         if (s.evidence) {
             out += "\n- `" + md_cell(s.name) + "` emulator crash: " + md_cell(*s.evidence);
         }
+        for (const auto& m : s.toolchain_mismatches) {
+            out += "\n- `" + md_cell(s.name) + "` toolchain: " + md_cell(m.message);
+        }
         for (const auto& f : s.flags) {
             out += "\n- " + md_cell(s.name) + " " + md_cell(f.rule) + ": " + md_cell(f.message);
         }
@@ -399,6 +402,9 @@ std::string to_table(const Report& r, bool color) {
         if (s.evidence) {
             out += "emulator crash: " + s.name + ": " + *s.evidence + "\n";
         }
+        for (const auto& m : s.toolchain_mismatches) {
+            out += "toolchain: " + printable(s.name) + ": " + printable(m.message) + "\n";
+        }
         for (const auto& f : s.flags) {
             out += "flag " + printable(f.rule) + ": " + printable(s.name) + ": " +
                    printable(f.message) + "\n";
@@ -437,6 +443,20 @@ std::string compare_table(const Report& before, const Report& after) {
          before.wall > 0 ? number(100 * (after.wall - before.wall) / before.wall, "%+.0f%%") : "-",
          ""});
     std::string text = padded_table(rows);
+    for (const auto& s : after.steps) { // factors against a native baseline, where known
+        const StepResult* b = before.find(s.name);
+        const auto fb = b ? b->factor(before.factor_basis) : std::nullopt;
+        const auto fa = s.factor(after.factor_basis);
+        if (fa || fb) {
+            text += "x baseline: " + printable(s.name) + ": " + (fb ? number(*fb, "%.1fx") : "-") +
+                    " -> " + (fa ? number(*fa, "%.1fx") : "-") + "\n";
+        }
+        for (const auto& f : s.flags) {
+            if (f.rule == "baseline") {
+                text += "flag baseline: " + printable(s.name) + ": " + printable(f.message) + "\n";
+            }
+        }
+    }
     for (const auto& change : emulator_changes(before, after)) {
         text += "emulator changed: " + printable(change.describe()) + "\n";
     }
@@ -446,6 +466,10 @@ std::string compare_table(const Report& before, const Report& after) {
 nlohmann::json compare_json(const Report& before, const Report& after) {
     using Json = nlohmann::json;
     auto change = [](double b, double a) { return b > 0 ? Json((a - b) / b) : Json(nullptr); };
+    auto factor = [](const StepResult* s, const Report& r) {
+        const auto f = s ? s->factor(r.factor_basis) : std::nullopt;
+        return f ? Json(*f) : Json(nullptr);
+    };
     Json steps = Json::array();
     for (const auto& s : after.steps) {
         const StepResult* b = before.find(s.name);
@@ -454,7 +478,9 @@ nlohmann::json compare_json(const Report& before, const Report& after) {
                          {"after", s.wall},
                          {"change", b ? change(b->wall, s.wall) : Json(nullptr)},
                          {"before_status", b ? Json(to_string(b->status)) : Json(nullptr)},
-                         {"after_status", to_string(s.status)}});
+                         {"after_status", to_string(s.status)},
+                         {"before_factor", factor(b, before)},
+                         {"after_factor", factor(&s, after)}});
     }
     for (const auto& b : before.steps) {
         if (!after.find(b.name)) {

@@ -6,6 +6,7 @@
 #include "util/cache.hpp"
 #include "util/env.hpp"
 #include "util/fd.hpp"
+#include "util/file.hpp"
 
 #include <emurun/sysroot.hpp>
 
@@ -18,7 +19,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <iterator>
 #include <map>
+#include <regex>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,9 +61,25 @@ void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir
     if (keep_dir) {
         argv = {"find", path.string(), "-xdev", "-mindepth", "1", "-delete"};
     }
+    if (!keep_dir && ::rmdir(path.c_str()) == 0) {
+        return; // empty: nothing to do as the root's owners
+    }
     auto st = run_mapped(entry, argv, "/tmp");
-    if (!st || !st->success()) {
-        spdlog::warn("could not remove {}: remove it by hand", path.string());
+    if (st && st->success()) {
+        return;
+    }
+    // Not removed as the root's owners (e.g. no process could be started): what is left may
+    // be ours to remove; warn only about what is really still there.
+    if (keep_dir) {
+        for (const auto& e : list_dir(path)) {
+            fs::remove_all(e, ec);
+        }
+    } else {
+        fs::remove_all(path, ec);
+    }
+    if (fs::exists(path, ec) && (!keep_dir || !fs::is_empty(path, ec))) {
+        spdlog::warn("could not remove {}{}: remove it by hand", keep_dir ? "the contents of " : "",
+                     path.string());
     }
 }
 
@@ -106,8 +125,35 @@ std::string tolerant_update(const std::string& suite) {
            ">&2; }";
 }
 
+using Pins = std::vector<std::pair<std::string, std::string>>;
+
+/// The hooks that pin the root's toolchain sources (apt preferences, kept in the root) and,
+/// after the install, check that every package of those sources has the pinned version: a pin
+/// of a version the mirror lacks is ignored by apt, so the create fails instead.
+std::vector<std::string> pin_hooks(const Pins& pins) {
+    if (pins.empty()) {
+        return {};
+    }
+    std::vector<std::string> hooks{
+        "--setup-hook=mkdir -p \"$1\"/etc/apt/preferences.d && printf '%s' '" +
+        toolchain_preferences(pins) + "' > \"$1\"/etc/apt/preferences.d/emurun-toolchain"};
+    for (const auto& [source, version] : pins) {
+        hooks.push_back("--customize-hook=bad=$(chroot \"$1\" dpkg-query -W -f '${source:Package} "
+                        "${source:Version} ${Package}\\n' | awk -v s=" +
+                        source + " -v v=" + version +
+                        " '$1 == s && $2 != v { print $3 \" \" $2; exit }'); [ -z \"$bad\" ] || "
+                        "{ echo \"E: emurun: the mirror has no " +
+                        source + " " + version +
+                        " (the revision the host cross toolchain is built from); the root got "
+                        "$bad; use a mirror that has it (snapshot.debian.org), or create the root "
+                        "without pinning\" >&2; exit 1; }");
+    }
+    return hooks;
+}
+
 std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::string& mirror,
-                                         const fs::path& debs, const fs::path& out) {
+                                         const fs::path& debs, const fs::path& out,
+                                         const Pins& pins) {
     std::vector<std::string> a{
         "mmdebstrap", "--mode=root", "--arch=" + spec.arch->debian, "--variant=apt", "--format=tar",
         "--include=" + join(packages_of(spec), ","), "--skip=essential/unlink",
@@ -122,12 +168,35 @@ std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::
         // interrupt in the minutes of emulated dpkg after it makes mmdebstrap remove its
         // temp root, archives and all.
         "--extract-hook=sync-out /var/cache/apt/archives " + debs.string(),
-        "--customize-hook=sync-out /var/cache/apt/archives " + debs.string(), spec.suite,
-        out.string()};
+        "--customize-hook=sync-out /var/cache/apt/archives " + debs.string()};
+    for (auto& h : pin_hooks(pins)) {
+        a.push_back(std::move(h));
+    }
+    a.push_back(spec.suite);
+    a.push_back(out.string());
     for (auto& s : sources(mirror, spec.suite)) {
         a.push_back(std::move(s));
     }
     return a;
+}
+
+/// mmdebstrap's known-harmless lines (an extended regular expression, grep -E's and
+/// harmless_create_noise's): it tries to mount sysfs, which a user namespace may not, and
+/// mount(8) adds its dmesg line.
+constexpr std::string_view k_create_noise =
+    "^mount: .*/sys: permission denied\\.?$|^ +dmesg\\(1\\) may have more information after "
+    "failed mount system call\\.?$";
+
+/// mmdebstrap with its output appended to `log` and shown on stderr, without the lines that
+/// are known to be harmless (harmless_create_noise; they stay in the log); its exit status.
+std::vector<std::string> logged(std::vector<std::string> argv, const fs::path& log) {
+    std::vector<std::string> out{"bash", "-c",
+                                 "set -o pipefail; \"${@:2}\" 2>&1 | tee -a \"$1\" | "
+                                 "{ grep -v --line-buffered -E \"$0\" || true; } >&2",
+                                 std::string(k_create_noise), log.string()};
+    out.insert(out.end(), std::make_move_iterator(argv.begin()),
+               std::make_move_iterator(argv.end()));
+    return out;
 }
 
 /// A failure within this long is apt-get update's (a mirror mid-sync): worth one retry. A
@@ -164,31 +233,41 @@ void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const f
 /// mmdebstrap into `out`, retried once when it failed early (a mirror in mid-sync fails
 /// apt-get update); never after an interrupt.
 Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
-                           const std::string& mirror, const fs::path& cache, const fs::path& out) {
+                           const std::string& mirror, const fs::path& cache, const fs::path& out,
+                           const Pins& pins) {
     const fs::path debs = cache / "debs" / spec.arch->debian;
     const fs::path tmp = cache / "tmp" / ("create-" + std::to_string(::getpid()));
+    for (const auto& stale : stale_create_dirs(cache / "tmp", [](long pid) {
+             return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+         })) {
+        remove_mapped(entry, stale, false); // a create killed outright (SIGKILL) left it
+    }
     for (const auto& d : {debs, tmp}) {
         if (auto r = make_dirs(d); !r) {
             return r;
         }
     }
+    const fs::path log = out.parent_path() / (out.stem().string() + ".log"); // NAME.partial
+    std::error_code ec;
+    fs::remove(log, ec);
     Result<ExitStatus> st;
     int sig = 0;
+    std::string resources;
     for (int attempt = 1; attempt <= 2; ++attempt) {
         const auto start = std::chrono::steady_clock::now();
-        st = run_mapped(entry, mmdebstrap_argv(spec, mirror, debs, out), tmp);
+        st = run_mapped(entry, logged(mmdebstrap_argv(spec, mirror, debs, out, pins), log), tmp);
         sig = process::interrupted_by();
         const bool done = st && st->success() && sig == 0;
         if (!done) {
             keep_downloaded_debs(entry, tmp, debs);
         }
         remove_mapped(entry, tmp, true); // mmdebstrap's temp dirs of a failed attempt
-        std::error_code ec;
         if (done) {
             break;
         }
         fs::remove(out, ec);
-        if (sig != 0 || !st || attempt == 2 ||
+        resources = resource_failure_line(util::read_file(log).value_or(std::string{}));
+        if (sig != 0 || !st || attempt == 2 || !resources.empty() ||
             std::chrono::steady_clock::now() - start > k_retry_window) {
             break;
         }
@@ -196,19 +275,26 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     }
     remove_mapped(entry, tmp, false);
     if (sig != 0) {
+        fs::remove(log, ec); // an interrupted create leaves nothing but the downloaded .debs
         return std::unexpected(interrupted("create the " + spec.arch->debian + " root", sig));
     }
     if (!st) {
         return std::unexpected(st.error());
     }
+    if (!st->success() && !resources.empty()) {
+        return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root",
+                    "this machine ran out of resources, not the mirror: " + resources +
+                        " (whole output: " + log.string() + ")",
+                    "free memory, processes (a pids limit?) or disk space, then run it again");
+    }
     if (!st->success()) {
-        return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " +
-                        mirror,
-                    st->describe() + " (its messages are above)",
-                    "check that " + spec.suite + " has " + spec.arch->debian +
-                        " packages (riscv64: trixie or later), the packages (option include), the "
-                        "space left in " +
-                        cache.string() + " and that the mirror is reachable (option mirror)");
+        return fail(
+            "mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+            st->describe() + " (its messages are above; all of them in " + log.string() + ")",
+            "check that " + spec.suite + " has " + spec.arch->debian +
+                " packages (riscv64: trixie or later), the packages (option include), the "
+                "space left in " +
+                cache.string() + " and that the mirror is reachable (option mirror)");
     }
     return {};
 }
@@ -283,15 +369,27 @@ Result<void> check_dir(const fs::path& dir) {
 
 /// The tarball for the spec: from the cache, else built (under a lock: one build per spec).
 Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
-                                bool& from_cache) {
+                                bool& from_cache, Pins& pins) {
     const std::string mirror = spec.mirror.value_or(host_mirror());
+    if (spec.pin_toolchain) {
+        pins = toolchain_pins(util::read_file("/var/lib/dpkg/status").value_or(std::string{}),
+                              spec.arch->triplet);
+        if (pins.empty()) {
+            return fail("pin the " + spec.arch->debian + " root's toolchain",
+                        "the host has no cross toolchain for " + spec.arch->triplet +
+                            " to pin it to",
+                        "apt-get install g++-" + spec.arch->triplet);
+        }
+    }
     const fs::path cache = EMURUN_TRY(util::own_cache_dir(spec.cache_dir.value_or(cache_dir())));
     const fs::path roots = cache / "roots";
     if (auto r = make_dirs(roots); !r) {
         return std::unexpected(r.error());
     }
-    const std::string name =
-        spec.arch->debian + "-" + spec.suite + "-" + root_cache_key(spec, mirror);
+    const std::string key = pins.empty()
+                                ? root_cache_key(spec, mirror)
+                                : root_cache_key(spec, mirror + "\n" + toolchain_preferences(pins));
+    const std::string name = spec.arch->debian + "-" + spec.suite + "-" + key;
     const fs::path tarball = roots / (name + ".tar");
     const auto lock = EMURUN_TRY(util::FileLock::acquire(roots / (name + ".lock"), false));
     std::error_code ec;
@@ -306,7 +404,7 @@ Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& e
         return std::unexpected(r.error());
     }
     const fs::path partial = roots / (name + ".partial");
-    if (auto r = build_tarball(spec, entry, mirror, cache, partial); !r) {
+    if (auto r = build_tarball(spec, entry, mirror, cache, partial, pins); !r) {
         return std::unexpected(r.error());
     }
     fs::rename(partial, tarball, ec);
@@ -317,6 +415,55 @@ Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& e
 }
 
 } // namespace
+
+bool root_detail::harmless_create_noise(std::string_view line) {
+    static const std::regex noise(std::string(k_create_noise), std::regex::extended);
+    return std::regex_search(line.begin(), line.end(), noise);
+}
+
+std::string root_detail::resource_failure_line(std::string_view log) {
+    static constexpr std::string_view k_signs[] = {"Resource temporarily unavailable",
+                                                   "Cannot allocate memory",
+                                                   "Cannot fork",
+                                                   "No space left on device",
+                                                   "Too many open files",
+                                                   "Disk quota exceeded",
+                                                   "fork: "};
+    std::size_t pos = 0;
+    while (pos < log.size()) {
+        std::size_t nl = log.find('\n', pos);
+        nl = nl == std::string_view::npos ? log.size() : nl;
+        const std::string_view line = log.substr(pos, nl - pos);
+        for (const auto sign : k_signs) {
+            if (line.find(sign) != std::string_view::npos) {
+                return std::string(line);
+            }
+        }
+        pos = nl + 1;
+    }
+    return {};
+}
+
+std::vector<fs::path> root_detail::stale_create_dirs(const fs::path& tmp,
+                                                     const std::function<bool(long)>& alive) {
+    std::vector<fs::path> out;
+    for (const auto& e : list_dir(tmp)) {
+        const std::string name = e.filename().string();
+        constexpr std::string_view k_prefix = "create-";
+        if (!name.starts_with(k_prefix) || name.size() == k_prefix.size() ||
+            name.size() > k_prefix.size() + 9 ||
+            !std::all_of(name.begin() + k_prefix.size(), name.end(),
+                         [](char c) { return c >= '0' && c <= '9'; })) {
+            continue;
+        }
+        const long pid = std::stol(name.substr(k_prefix.size()));
+        if (pid != ::getpid() && !alive(pid)) {
+            out.push_back(e);
+        }
+    }
+    std::ranges::sort(out);
+    return out;
+}
 
 std::vector<std::string> root_default_packages() {
     return {"gcc", "g++", "libc6-dev", "make"};
@@ -428,7 +575,7 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
         return std::unexpected(r.error());
     }
     RootCreated made;
-    auto tarball = cached_tarball(spec, *entry, made.from_cache);
+    auto tarball = cached_tarball(spec, *entry, made.from_cache, made.pinned);
     if (!tarball) {
         return std::unexpected(tarball.error());
     }

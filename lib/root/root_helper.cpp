@@ -14,7 +14,9 @@ Json accel_json(const Acceleration& acc) {
     const char* mode = acc.mode == Acceleration::Mode::none       ? "none"
                        : acc.mode == Acceleration::Mode::defaults ? "defaults"
                                                                   : "listed";
-    return Json{{"mode", mode}, {"tools", acc.tools}};
+    return Json{{"mode", mode},
+                {"tools", acc.tools},
+                {"allow_revision_mismatch", acc.allow_revision_mismatch}};
 }
 
 Json spec_json(const RootSpec& spec) {
@@ -46,6 +48,7 @@ Acceleration accel_from(const Json& j) {
                : mode == "listed" ? Acceleration::Mode::listed
                                   : Acceleration::Mode::none;
     acc.tools = j.at("tools").get<std::vector<std::string>>();
+    acc.allow_revision_mismatch = j.at("allow_revision_mismatch").get<bool>();
     return acc;
 }
 

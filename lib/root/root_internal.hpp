@@ -5,6 +5,7 @@
 #include <emurun/root.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,25 @@ namespace emurun::root_detail {
 /// private binfmt_misc (mmdebstrap, tar, rm of a root's files as the root's owners). Ctrl-C
 /// stops every process in them (Interrupts::stop_all).
 [[nodiscard]] Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd);
+
+/// The group of toolchain_identity a tool belongs to: gcc (and cc), g++ (and c++), cpp, else
+/// binutils.
+[[nodiscard]] std::string toolchain_group(const std::string& tool);
+
+/// mmdebstrap's output lines that are known to be harmless here and only go to the create's
+/// log: "mount: .../sys: permission denied" (it tries to mount sysfs, which a user namespace
+/// may not; the root gets /sys bound when entered).
+[[nodiscard]] bool harmless_create_noise(std::string_view line);
+
+/// The line of a failed create's log (mmdebstrap's and apt's output) that says this machine ran
+/// out of something (no process could be forked, no memory, no space, too many open files): such
+/// a failure is reported as what it is and not retried as a mirror mid-sync. Empty: none.
+[[nodiscard]] std::string resource_failure_line(std::string_view log);
+
+/// The create-PID directories under `tmp` left by creates whose process is gone (`alive`
+/// says whether a pid runs), e.g. one SIGKILLed: a later create removes them.
+[[nodiscard]] std::vector<std::filesystem::path>
+stale_create_dirs(const std::filesystem::path& tmp, const std::function<bool(long)>& alive);
 
 /// The first "Version:" of package `name` in a dpkg status file, or "" when not installed.
 [[nodiscard]] std::string dpkg_version(const std::filesystem::path& status,

@@ -6,6 +6,7 @@
 #include <emurun/elf.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <sys/stat.h>
 
@@ -70,6 +71,10 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& shell_table
           "join",  "paste",    "seq",  "stat",   "sum",   "tac",      "nproc"}},
     };
     return t;
+}
+
+bool is_shell_tool(const std::string& name) {
+    return std::ranges::any_of(shell_table(), [&](const auto& e) { return e.first == name; });
 }
 
 /// Named sets of tools: "toolchain" (the default: compilers and binutils), "shell".
@@ -205,21 +210,46 @@ void add_host_tool(RootPlan& plan, const std::string& file, std::set<std::string
     }
 }
 
-void add_revision_note(RootPlan& plan) {
-    const std::string pkg = "gcc-" + plan.gcc_major;
-    const std::string root_ver = dpkg_version(plan.dir / "var/lib/dpkg/status", pkg);
-    const std::string host_ver =
-        dpkg_version("/var/lib/dpkg/status", pkg + "-" + plan.arch->triplet);
-    if (!root_ver.empty() && !host_ver.empty() && root_ver != host_ver) {
-        plan.notes.push_back("accelerated gcc: the root's " + pkg + " is " + root_ver +
-                             ", the host's cross " + pkg + "-" + plan.arch->triplet + " is " +
-                             host_ver + " (same GCC " + upstream(root_ver) +
-                             "; only the .comment version string differs)");
+/// The tools of `names` whose root and host sources differ: kept out of `names` unless the
+/// acceleration allows a revision mismatch; each recorded in the plan.
+void check_identity(const RootSpec& spec, RootPlan& plan, std::vector<std::string>& names) {
+    const std::string root_status =
+        util::read_file(plan.dir / "var/lib/dpkg/status").value_or(std::string{});
+    const std::string host_status = util::read_file("/var/lib/dpkg/status").value_or(std::string{});
+    const bool allow = spec.accelerate.allow_revision_mismatch;
+    std::vector<std::string> toolchain;
+    std::ranges::copy_if(names, std::back_inserter(toolchain),
+                         [](const std::string& n) { return !is_shell_tool(n); });
+    std::set<std::string> refused;
+    for (auto& id : toolchain_identity(root_status, host_status, plan.arch->triplet, plan.gcc_major,
+                                       toolchain)) {
+        if (id.same()) {
+            continue;
+        }
+        if (!allow) {
+            refused.insert(id.tool);
+        }
+        plan.mismatches.push_back(ToolMismatch{std::move(id), allow});
     }
+    // An emulated gcc or g++ hands ld and ar its LTO plugin (a library of the root's arch):
+    // the host's binutils cannot load it, so they stay emulated with the compiler.
+    const bool compiler_refused = refused.contains("gcc") || refused.contains("g++");
+    const bool binutils_asked = std::ranges::any_of(
+        toolchain, [](const std::string& n) { return toolchain_group(n) == "binutils"; });
+    if (compiler_refused && binutils_asked) {
+        refused.insert("binutils");
+        auto it = std::ranges::find_if(plan.mismatches, [](const ToolMismatch& m) {
+            return m.identity.tool == "gcc" || m.identity.tool == "g++";
+        });
+        it->binutils_follow = true;
+    }
+    std::erase_if(names, [&](const std::string& n) {
+        return !is_shell_tool(n) && refused.contains(toolchain_group(n));
+    });
 }
 
 Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
-    const auto names = wanted_tools(spec.accelerate);
+    auto names = wanted_tools(spec.accelerate);
     if (names.empty()) {
         return {};
     }
@@ -238,10 +268,15 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
             !fs::is_directory("/usr/lib/gcc-cross/" + t + "/" + plan.gcc_major, ec)) {
             return std::unexpected(missing_cross(*plan.arch, plan.gcc_major, driver));
         }
+    }
+    check_identity(spec, plan, names);
+    if (plan.gcc_major.empty() || !wants_compiler(names)) {
+        plan.gcc_major.clear(); // no compiler accelerated: no farms
+    } else if (spec.accelerate.allow_revision_mismatch) {
+        const fs::path driver = "/usr/bin/" + t + "-gcc-" + plan.gcc_major;
         if (auto r = check_versions(plan, driver.string()); !r) {
             return r;
         }
-        add_revision_note(plan);
     }
     std::set<std::string> seen;
     for (const auto& n : names) {

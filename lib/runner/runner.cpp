@@ -175,6 +175,7 @@ class Execution {
     std::map<std::size_t, StepResult> m_results;
     std::map<std::size_t, QemuCrashScanner> m_scanners;     // running emulated steps' stderr
     std::map<std::size_t, std::vector<Attempt>> m_attempts; // earlier attempts of retried steps
+    std::map<std::size_t, std::vector<ToolchainMismatch>> m_toolchain; // root steps' mismatches
     Report m_report;
     Clock::time_point m_t0;
     std::optional<Clock::time_point> m_last_progress;       // none yet: the first one is due
@@ -236,6 +237,9 @@ StepResult Execution::blank(std::size_t i) const {
     if (r.accelerated) { // an unknown tool stopped the run before (check_root_steps)
         const auto acc = parse_acceleration(s.accelerate_tools);
         r.acceleration = acc ? acceleration_name(*acc) : s.accelerate_tools;
+        if (auto it = m_toolchain.find(i); it != m_toolchain.end()) {
+            r.toolchain_mismatches = it->second;
+        }
     }
     if (s.budget) {
         r.budget = seconds(*s.budget);
@@ -345,7 +349,8 @@ void Execution::start(std::size_t i) {
     std::error_code ec;
     std::filesystem::remove(r.log, ec);
     double factor = step.emulated() ? m_o.timeout_multiplier.for_arch(r.arch) : 1.0;
-    auto cmd = detail::step_command(step, m_o.emulators, factor);
+    auto cmd = detail::step_command(step, m_o.emulators, factor, &m_toolchain[i]);
+    r.toolchain_mismatches = m_toolchain[i];
     SpawnOptions so;
     so.stdout_log = so.stderr_log = r.log;
     so.grace = m_o.grace;

@@ -22,8 +22,11 @@ inline constexpr std::uint64_t k_root_default_pids = 4096;
 /// EMURUN_TIMEOUT_MULTIPLIER (`timeout_factor` for an emulated step, 1 for a native one) in
 /// its environment. Errors: unknown arch, no emulator, missing libraries (exec mode), no emurun
 /// executable (sandbox mode).
+/// For a root step, `toolchain` (when given) receives the tools whose root and host sources
+/// differ (the root plan's mismatches, as the report records them).
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
-                             double timeout_factor);
+                             double timeout_factor,
+                             std::vector<ToolchainMismatch>* toolchain = nullptr);
 
 /// Which QEMU an emulated step runs under: the emulator the search finds (exec, sandbox) or the
 /// host's handler (host), its version, and its CPU model (the step's `cpu`, else QEMU_CPU of

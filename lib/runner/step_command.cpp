@@ -106,8 +106,22 @@ Result<Command> undecided_auto_command(const Step& step, const Arch* arch,
 /// `emurun root run` of the step inside its root: the step's cwd bound at the same path and
 /// used as the cwd; only emurun's variables and the step's own env (the root's environment is
 /// clean). Planned here, so that a root that cannot be entered fails the step with the reason.
-Result<Command> root_command(const Step& step, const Arch* arch, double timeout_factor,
-                             Command cmd) {
+/// The root plan's mismatches as the report records them.
+std::vector<ToolchainMismatch> report_mismatches(const std::vector<ToolMismatch>& list) {
+    std::vector<ToolchainMismatch> out;
+    for (const auto& m : list) {
+        const auto& id = m.identity;
+        const auto source = [](const ToolSource& s) {
+            return s.source.empty() ? std::string{} : s.source + " " + s.version;
+        };
+        out.push_back(ToolchainMismatch{id.tool, id.root.package, source(id.root), id.host.package,
+                                        source(id.host), m.accelerated, m.text()});
+    }
+    return out;
+}
+
+Result<Command> root_command(const Step& step, const Arch* arch, double timeout_factor, Command cmd,
+                             std::vector<ToolchainMismatch>* toolchain) {
     auto exe = find_emurun_exe(SandboxSpec{});
     if (!exe) {
         return std::unexpected(exe.error());
@@ -125,9 +139,14 @@ Result<Command> root_command(const Step& step, const Arch* arch, double timeout_
     spec.env.assign(env.begin(), env.end());
     if (step.accelerate) {
         spec.accelerate = EMURUN_TRY(parse_acceleration(step.accelerate_tools));
+        spec.accelerate.allow_revision_mismatch = step.allow_revision_mismatch;
     }
-    if (auto plan = plan_root(spec); !plan) {
+    auto plan = plan_root(spec);
+    if (!plan) {
         return std::unexpected(plan.error());
+    }
+    if (toolchain != nullptr) {
+        *toolchain = report_mismatches(plan->mismatches);
     }
     cmd.argv = EMURUN_TRY(root_argv(*exe, spec, step.argv));
     cmd.cwd.reset();
@@ -137,7 +156,7 @@ Result<Command> root_command(const Step& step, const Arch* arch, double timeout_
 } // namespace
 
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
-                             double timeout_factor) {
+                             double timeout_factor, std::vector<ToolchainMismatch>* toolchain) {
     Command cmd;
     cmd.argv = step.argv;
     cmd.env = step_environment(step, timeout_factor);
@@ -155,7 +174,7 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
     case Emulation::automatic:
         return undecided_auto_command(step, arch, emulators, std::move(cmd));
     case Emulation::root:
-        return root_command(step, arch, timeout_factor, std::move(cmd));
+        return root_command(step, arch, timeout_factor, std::move(cmd), toolchain);
     case Emulation::native:
     case Emulation::host:
         break;

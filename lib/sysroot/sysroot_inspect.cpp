@@ -40,7 +40,8 @@ Json inspection_json(const Inspection& in) {
            {"endianness", e.endianness()},
            {"machine", e.machine},
            {"type", e.type_name()},
-           {"static", e.is_static()},
+           {"static", e.is_static() && !e.is_shared_library()},
+           {"linkage", e.linkage()},
            {"runpath", e.runpath},
            {"rpath", e.rpath}};
     j["soname"] = e.soname ? Json(*e.soname) : Json(nullptr);

@@ -188,8 +188,10 @@ run --bind "$T/work:/w" --cwd /w "$R" -- sh -c 'pwd > where; id -u >> where'
 expect_eq "bind + cwd, files written back" "/w
 0" "$(cat "$T/work/where")"
 
-# Accelerated: the drivers inside are x86-64 programs; not accelerated: the root's own.
-m=$(run --accelerate "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine')
+# Accelerated: the drivers inside are x86-64 programs; not accelerated: the root's own. (The
+# mechanics with --allow-revision-mismatch: bookworm's root gcc is another revision than the
+# source of the host's cross gcc; the identity rule itself is checked below.)
+m=$(run --accelerate --allow-revision-mismatch "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine')
 expect_contains "accelerated gcc is the host's x86-64 cross gcc" "$m" "X86-64"
 m=$(run --accelerate=none "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine')
 expect_contains "unaccelerated gcc is the root's aarch64 gcc" "$m" "AArch64"
@@ -197,7 +199,7 @@ expect_contains "unaccelerated gcc is the root's aarch64 gcc" "$m" "AArch64"
 # C++ with libstdc++ headers through the accelerated g++ (2, C++): same object as emulated.
 cp "$EMURUN_SOURCE_DIR/tests/fixtures/hello.cpp" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c" "$T/work/"
 for acc in default none; do
-    run --accelerate=$acc --bind "$T/work:/w" --cwd /w "$R" -- sh -c "
+    run --accelerate=$acc --allow-revision-mismatch --bind "$T/work:/w" --cwd /w "$R" -- sh -c "
         g++ -O2 -g -c hello.cpp -o hello-$acc.o && gcc -O2 -g -c probe.c -o probe-$acc.o &&
         g++ -O2 hello-$acc.o -o hello-$acc && ./hello-$acc >/dev/null &&
         for o in hello probe; do objcopy --remove-section .comment \$o-$acc.o \$o-$acc.stripped; done"
@@ -211,6 +213,54 @@ for o in hello probe; do
 done
 expect_contains "the accelerated object is aarch64" "$(file -b "$T/work/hello-default.o")" "aarch64"
 
+# The identity rule (issue 26, the field trial's case): the root's gcc-12 and the source of the
+# host's cross gcc-12 (its Built-Using), Debian revision included. bookworm: 12.2.0-14+deb12u1
+# (CVE-2023-4039's -fstack-protector fix on aarch64) vs 12.2.0-14, and with
+# -fstack-protector-strong the two emit different code. A plain --accelerate must then run the
+# compiler emulated and say why; with the same revision the objects must be identical.
+root_gcc=$(dpkg-query --admindir="$R/var/lib/dpkg" -W -f '${Version}' gcc-12)
+host_gcc=$(dpkg-query -W -f '${Built-Using}' gcc-12-aarch64-linux-gnu | sed -n 's/.*gcc-12 (= \([^)]*\)).*/\1/p')
+cat >"$T/work/sp.c" <<'EOF'
+#include <string.h>
+int fill(char *out, const char *in, unsigned n) {
+    char buf[64];
+    memcpy(buf, in, n < 64 ? n : 64);
+    buf[0] ^= 1;
+    memcpy(out, buf, 64);
+    return buf[3];
+}
+EOF
+for acc in default none; do
+    run --accelerate=$acc --bind "$T/work:/w" --cwd /w "$R" -- sh -c "
+        gcc -O2 -fstack-protector-strong -c sp.c -o sp-$acc.o &&
+        objcopy --remove-section .comment sp-$acc.o sp-$acc.stripped" 2>"$T/sp-$acc.err"
+done
+m=$(run --accelerate "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine' 2>/dev/null)
+if [ "$root_gcc" = "$host_gcc" ]; then
+    expect_contains "same gcc revision ($root_gcc): gcc accelerated" "$m" "X86-64"
+    cmp -s "$T/work/sp-default.stripped" "$T/work/sp-none.stripped" &&
+        ok "-fstack-protector-strong: accelerated object identical (without .comment)" ||
+        not_ok "-fstack-protector-strong: same revision, but the objects differ"
+else
+    expect_contains "root gcc $root_gcc vs host $host_gcc: gcc runs emulated" "$m" "AArch64"
+    expect_contains "the warning says which tool" "$(cat "$T/sp-default.err")" "gcc kept emulated"
+    expect_contains "the warning says both versions and why" "$(cat "$T/sp-default.err")" \
+        "the root's gcc-12 is built from gcc-12 $root_gcc, the host's gcc-12-aarch64-linux-gnu from gcc-12 $host_gcc"
+    cmp -s "$T/work/sp-default.stripped" "$T/work/sp-none.stripped" &&
+        ok "-fstack-protector-strong with --accelerate: the root's own compiler's object" ||
+        not_ok "-fstack-protector-strong with --accelerate: the object is not the root compiler's"
+    # The other revision, accelerated anyway, is what the trial found: said, and different.
+    run --accelerate --allow-revision-mismatch --bind "$T/work:/w" --cwd /w "$R" -- sh -c "
+        gcc -O2 -fstack-protector-strong -c sp.c -o sp-forced.o &&
+        objcopy --remove-section .comment sp-forced.o sp-forced.stripped" 2>"$T/sp-forced.err"
+    expect_contains "allowed: said on stderr" "$(cat "$T/sp-forced.err")" "gcc accelerated although"
+    if cmp -s "$T/work/sp-forced.stripped" "$T/work/sp-none.stripped"; then
+        echo "note: gcc $root_gcc and $host_gcc made the same object for this probe"
+    else
+        ok "the other revision's object differs, as the identity rule expects"
+    fi
+fi
+
 # Pipeline root steps: emurun's variables in their environment; a step whose root cannot be
 # entered fails with the reason in the report's message (not only "exit code 125").
 mkdir -p "$T/pipe"
@@ -220,6 +270,7 @@ cat >"$T/pipe/pipeline.json" <<EOF
   {"name": "vars", "shell": true, "accelerate": "toolchain,shell",
    "argv": "echo \$EMURUN_ARCH \$EMURUN_EMULATED \$EMURUN_TIMEOUT_MULTIPLIER >vars"},
   {"name": "accelerated", "argv": ["true"], "accelerate": true},
+  {"name": "allowed", "argv": ["true"], "accelerate": {"allow_revision_mismatch": true}},
   {"name": "no-root", "argv": ["true"], "root": "$T/missing-root"},
   {"name": "host-arch-root", "argv": ["true"], "root": "$T/amd64"}
  ]}
@@ -245,6 +296,20 @@ print([s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv
 expect_eq "report: the shell group's acceleration" "toolchain,shell" "$(field vars acceleration)"
 expect_eq "report: the default acceleration" "toolchain" "$(field accelerated acceleration)"
 expect_eq "report: an emulated step has no acceleration" "None" "$(field no-root acceleration)"
+mismatch() {
+    python3 -c 'import json, sys
+s = [s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv[2]][0]
+print(" ".join("%s:%s:%s:%s" % (m["tool"], m["root_source"], m["host_source"], m["accelerated"]) for m in s["toolchain_mismatches"]))' \
+        "$T/pipe/report.json" "$1"
+}
+if [ "$root_gcc" != "$host_gcc" ]; then
+    expect_contains "report: gcc kept emulated, both versions" "$(mismatch accelerated)" \
+        "gcc:gcc-12 $root_gcc:gcc-12 $host_gcc:False"
+    expect_contains "report: gcc accelerated anyway, recorded" "$(mismatch allowed)" \
+        "gcc:gcc-12 $root_gcc:gcc-12 $host_gcc:True"
+    expect_contains "table: the toolchain note" "$("$EMURUN" report show "$T/pipe/report.json")" \
+        "toolchain: accelerated: gcc kept emulated"
+fi
 expect_contains "missing root: the reason in the message" "$(msg no-root)" "does not exist"
 expect_contains "host-arch root: the reason in the message" "$(msg host-arch-root)" "it is an x86_64 root"
 

@@ -422,3 +422,81 @@ TEST_CASE("report: reused steps and the artifact link survive JSON") {
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().message().find("expected 16 hex digits") != std::string::npos);
 }
+
+TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdown") {
+    StepResult rooted = step("build", 3);
+    rooted.emulation = emurun::Emulation::root;
+    rooted.accelerated = true;
+    rooted.acceleration = "toolchain";
+    rooted.toolchain_mismatches.push_back({"gcc", "gcc-12", "gcc-12 12.2.0-14+deb12u1",
+                                           "gcc-12-aarch64-linux-gnu", "gcc-12 12.2.0-14", false,
+                                           "gcc kept emulated: the root's gcc-12 ..."});
+    Report r = report_of({rooted});
+    const auto j = r.to_json();
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["tool"] == "gcc");
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["root_source"] == "gcc-12 12.2.0-14+deb12u1");
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["host_source"] == "gcc-12 12.2.0-14");
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["accelerated"] == false);
+    auto back = Report::from_json(j, "r.json");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(*back == r);
+    CHECK(emurun::to_table(r, false).find("toolchain: build: gcc kept emulated") !=
+          std::string::npos);
+    CHECK(emurun::to_markdown(r).find("`build` toolchain: gcc kept emulated") != std::string::npos);
+    auto bad = j;
+    bad["steps"][0]["toolchain_mismatches"] = "gcc";
+    CHECK_FALSE(Report::from_json(bad, "r.json").has_value());
+    auto old = j; // a report written before emurun recorded them
+    old["steps"][0].erase("toolchain_mismatches");
+    CHECK(Report::from_json(old, "r.json").value().steps[0].toolchain_mismatches.empty());
+}
+
+TEST_CASE("report: a native baseline joined after the run gives the run-time factors and flags") {
+    StepResult emulated = step("test", 30);
+    emulated.emulation = emurun::Emulation::exec;
+    emulated.arch = "aarch64";
+    emurun::TestResult t{"t1", "c", 2.0, emurun::TestStatus::failed, "boom", {}, {}};
+    emulated.tests.push_back(t);
+    Report run = report_of({emulated, step("native-only", 1)});
+    StepResult native = step("test", 2);
+    native.tests.push_back({"t1", "c", 0.1, emurun::TestStatus::passed, "", {}, {}});
+    const Report baseline = report_of({native});
+
+    // What the run would have recorded with --baseline at run time ...
+    Report at_run_time = run;
+    emurun::apply_flags(at_run_time, {}, &baseline, nullptr);
+    // ... is what joining the baseline later gives.
+    Report joined = run;
+    REQUIRE(emurun::join_baseline(joined, baseline, "native.json", {}).has_value());
+    CHECK(joined == at_run_time);
+    CHECK(joined.steps[0].baseline_wall == 2.0);
+    CHECK(rules_of(joined.steps[0]) == std::vector<std::string>{"baseline"});
+    CHECK(joined.steps[0].tests[0].baseline_time == 0.1);
+    REQUIRE(joined.steps[0].tests[0].flags.size() == 2); // slow, emulation_only_failure
+    CHECK(emurun::to_table(joined, false).find("15.0x") != std::string::npos);
+
+    // Another baseline replaces the first one's figures and flags; other flags stay.
+    joined.steps[0].flags.push_back({"budget", "over"});
+    StepResult slow_native = step("test", 20);
+    slow_native.tests.push_back({"t1", "c", 2.0, emurun::TestStatus::failed, "", {}, {}});
+    REQUIRE(emurun::join_baseline(joined, report_of({slow_native}), "b2.json", {}).has_value());
+    CHECK(joined.steps[0].baseline_wall == 20.0);
+    CHECK(rules_of(joined.steps[0]) == std::vector<std::string>{"budget"});
+    CHECK(joined.steps[0].tests[0].flags.empty());
+
+    // An emulated run is no baseline.
+    Report not_native = report_of({emulated});
+    auto refused = emurun::join_baseline(joined, not_native, "emu.json", {});
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().why.find("ran natively") != std::string::npos);
+
+    // compare: both reports' factors against the joined baseline.
+    Report before = run;
+    REQUIRE(emurun::join_baseline(before, baseline, "native.json", {}).has_value());
+    Report after = before;
+    after.steps[0].wall = 40;
+    REQUIRE(emurun::join_baseline(after, baseline, "native.json", {}).has_value());
+    const std::string cmp = emurun::compare_table(before, after);
+    CHECK(cmp.find("x baseline: test: 15.0x -> 20.0x") != std::string::npos);
+    CHECK(emurun::compare_json(before, after)["steps"][0]["after_factor"] == 20.0);
+}

@@ -317,7 +317,7 @@ TEST_CASE("root: pipeline steps in a root") {
     auto number = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
         "arch": "arm64", "emulation": "root", "root": "r", "accelerate": 1}]})");
     REQUIRE_FALSE(number.has_value());
-    CHECK(number.error().why == "expected true, false or a string of tools, got 1");
+    CHECK(number.error().why == "expected true, false, a string of tools or an object, got 1");
     CHECK(number.error().hint.find("\"toolchain,shell\"") != std::string::npos);
     CHECK(number.error().hint.find("\"none\"") != std::string::npos);
     auto bad = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
@@ -463,4 +463,215 @@ TEST_CASE("root: arch names with their article") {
     CHECK(root_detail::with_article("s390x") == "an s390x");
     CHECK(root_detail::with_article("ppc64le") == "a ppc64le");
     CHECK(root_detail::with_article("riscv64") == "a riscv64");
+}
+
+namespace {
+
+// dpkg status text as bookworm has it: the root's (arm64) gcc-12 with the CVE-2023-4039 fix,
+// the host's cross gcc built from the revision before it, binutils the same on both sides.
+constexpr const char* k_root_status = R"(Package: gcc-12
+Status: install ok installed
+Architecture: arm64
+Version: 12.2.0-14+deb12u1
+
+Package: cpp-12
+Status: install ok installed
+Architecture: arm64
+Source: gcc-12
+Version: 12.2.0-14+deb12u1
+
+Package: g++-12
+Status: install ok installed
+Architecture: arm64
+Source: gcc-12
+Version: 12.2.0-14+deb12u1
+
+Package: binutils-aarch64-linux-gnu
+Status: install ok installed
+Architecture: arm64
+Source: binutils
+Version: 2.40-2
+)";
+
+constexpr const char* k_host_status = R"(Package: gcc-12-aarch64-linux-gnu
+Status: install ok installed
+Architecture: amd64
+Source: gcc-12-cross (15)
+Version: 12.2.0-14cross1
+Built-Using: gcc-12 (= 12.2.0-14)
+
+Package: cpp-12-aarch64-linux-gnu
+Status: install ok installed
+Source: gcc-12-cross (15)
+Version: 12.2.0-14cross1
+Built-Using: gcc-12 (= 12.2.0-14)
+
+Package: g++-12-aarch64-linux-gnu
+Status: deinstall ok config-files
+Source: gcc-12-cross (15)
+Version: 12.2.0-14cross1
+Built-Using: gcc-12 (= 12.2.0-14)
+
+Package: binutils-aarch64-linux-gnu
+Status: install ok installed
+Architecture: amd64
+Source: binutils
+Version: 2.40-2
+)";
+
+} // namespace
+
+TEST_CASE("root: the source a toolchain package was built from, from dpkg status text") {
+    auto root_gcc = dpkg_tool_source(k_root_status, "gcc-12");
+    CHECK(root_gcc == ToolSource{"gcc-12", "gcc-12", "12.2.0-14+deb12u1"}); // no Source field
+    CHECK(dpkg_tool_source(k_root_status, "cpp-12").version == "12.2.0-14+deb12u1");
+    // The cross compiler's own source is gcc-12-cross 15; Built-Using names the compiler's.
+    CHECK(dpkg_tool_source(k_host_status, "gcc-12-aarch64-linux-gnu", "gcc-12") ==
+          ToolSource{"gcc-12-aarch64-linux-gnu", "gcc-12", "12.2.0-14"});
+    CHECK(dpkg_tool_source(k_host_status, "gcc-12-aarch64-linux-gnu") ==
+          ToolSource{"gcc-12-aarch64-linux-gnu", "gcc-12-cross", "15"});
+    CHECK(dpkg_tool_source(k_host_status, "binutils-aarch64-linux-gnu", "binutils") ==
+          ToolSource{"binutils-aarch64-linux-gnu", "binutils", "2.40-2"});
+    // Not installed (config files only, or absent): no source.
+    CHECK(dpkg_tool_source(k_host_status, "g++-12-aarch64-linux-gnu", "gcc-12").source.empty());
+    CHECK(dpkg_tool_source(k_root_status, "clang-14").source.empty());
+}
+
+TEST_CASE("root: toolchain identity compares source and Debian revision exactly") {
+    const auto ids = toolchain_identity(k_root_status, k_host_status, "aarch64-linux-gnu", "12",
+                                        {"gcc", "cc", "g++", "as", "ld", "objdump"});
+    REQUIRE(ids.size() == 3); // gcc (cc is gcc), g++, binutils (as, ld, objdump)
+    CHECK(ids[0].tool == "gcc");
+    CHECK_FALSE(ids[0].same());
+    CHECK(ids[0].root.version == "12.2.0-14+deb12u1");
+    CHECK(ids[0].host.version == "12.2.0-14");
+    const std::string why = ids[0].why();
+    CHECK(why.find("gcc-12 12.2.0-14+deb12u1") != std::string::npos);
+    CHECK(why.find("gcc-12-aarch64-linux-gnu from gcc-12 12.2.0-14") != std::string::npos);
+    CHECK(why.find("CVE-2023-4039") != std::string::npos);
+    CHECK(ids[1].tool == "g++");
+    CHECK_FALSE(ids[1].same()); // the host's g++ is not installed: not known to be the same
+    CHECK(ids[1].why().find("not installed") != std::string::npos);
+    CHECK(ids[2].tool == "binutils");
+    CHECK(ids[2].same());
+    CHECK(ids[2].why().empty());
+    // The same revision on both sides: identical.
+    std::string fixed_host = k_host_status;
+    for (std::size_t at = 0; (at = fixed_host.find("(= 12.2.0-14)", at)) != std::string::npos;) {
+        fixed_host.replace(at, 13, "(= 12.2.0-14+deb12u1)");
+    }
+    const auto same =
+        toolchain_identity(k_root_status, fixed_host, "aarch64-linux-gnu", "12", {"gcc", "cpp"});
+    REQUIRE(same.size() == 2);
+    CHECK(same[0].same());
+    CHECK(same[1].same());
+    // gcc is gcc-12 and cpp-12 (cc1): a cpp-12 of another revision makes gcc differ.
+    std::string cpp_only = fixed_host;
+    cpp_only.replace(cpp_only.rfind("(= 12.2.0-14+deb12u1)"), 21, "(= 12.2.0-13)"); // g++'s
+    const auto g = toolchain_identity(k_root_status, cpp_only, "aarch64-linux-gnu", "12", {"gcc"});
+    CHECK(g[0].same()); // g++'s stanza changed, not gcc's or cpp's
+    std::string cpp_differs = fixed_host;
+    const auto cpp_at = cpp_differs.find("(= 12.2.0-14+deb12u1)", cpp_differs.find("cpp-12"));
+    cpp_differs.replace(cpp_at, 21, "(= 12.2.0-13)");
+    const auto c =
+        toolchain_identity(k_root_status, cpp_differs, "aarch64-linux-gnu", "12", {"gcc"});
+    CHECK_FALSE(c[0].same());
+    CHECK(c[0].root.package == "cpp-12");
+}
+
+TEST_CASE("root: a mismatch's text names the tool, both versions, why and the way out") {
+    const auto ids =
+        toolchain_identity(k_root_status, k_host_status, "aarch64-linux-gnu", "12", {"gcc"});
+    ToolMismatch kept{ids.at(0), false};
+    CHECK(kept.text().starts_with("gcc kept emulated: the root's gcc-12 is built from gcc-12 "
+                                  "12.2.0-14+deb12u1, the host's gcc-12-aarch64-linux-gnu from "
+                                  "gcc-12 12.2.0-14"));
+    CHECK(kept.text().find("(option allow_revision_mismatch)") != std::string::npos);
+    ToolMismatch allowed{ids.at(0), true};
+    CHECK(allowed.text().starts_with("gcc accelerated although the sources differ"));
+}
+
+TEST_CASE("root: accelerate as an object allows a revision mismatch, carried to the helper") {
+    auto p = Pipeline::parse(R"({"name": "n", "defaults": {"arch": "arm64", "emulation": "root",
+        "root": "r", "accelerate": {"allow_revision_mismatch": true}},
+        "steps": [{"name": "a", "argv": ["make"]},
+                  {"name": "b", "argv": ["make"], "accelerate": {"tools": "gcc,as"}},
+                  {"name": "c", "argv": ["make"], "accelerate": {"tools": false}}]})",
+                             "p.json", "/w");
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().message()));
+    CHECK(p->steps[0].accelerate);
+    CHECK(p->steps[0].accelerate_tools.empty());
+    CHECK(p->steps[0].allow_revision_mismatch);
+    CHECK(p->steps[1].accelerate_tools == "gcc,as");
+    CHECK(p->steps[1].allow_revision_mismatch); // from the defaults
+    CHECK_FALSE(p->steps[2].accelerate);
+    auto bad = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
+        "arch": "arm64", "emulation": "root", "root": "r",
+        "accelerate": {"allow_revision_mismatch": "yes"}}]})");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("allow_revision_mismatch") != std::string::npos);
+    auto unknown = Pipeline::parse(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"],
+        "arch": "arm64", "emulation": "root", "root": "r", "accelerate": {"tool": "gcc"}}]})");
+    REQUIRE_FALSE(unknown.has_value());
+    CHECK(unknown.error().message().find("\"tools\"") != std::string::npos);
+    RootSpec spec;
+    spec.dir = "/r";
+    spec.accelerate.mode = Acceleration::Mode::defaults;
+    spec.accelerate.allow_revision_mismatch = true;
+    auto json = root_detail::root_spec_to_json(spec);
+    REQUIRE(json.has_value());
+    auto back = root_detail::root_spec_from_json(*json);
+    REQUIRE(back.has_value());
+    CHECK(back->accelerate.allow_revision_mismatch);
+}
+
+TEST_CASE("root: create keeps mmdebstrap's known noise out, and tells resource failures") {
+    CHECK(root_detail::harmless_create_noise("mount: /tmp/mmdebstrap.aB3/sys: permission denied"));
+    // As mmdebstrap prints it when creating a root as root in emurun's namespaces:
+    CHECK(root_detail::harmless_create_noise(
+        "mount: /c/tmp/create-9472/mmdebstrap.5c7csxZuHu/sys: permission denied."));
+    CHECK(root_detail::harmless_create_noise(
+        "       dmesg(1) may have more information after failed mount system call."));
+    CHECK_FALSE(root_detail::harmless_create_noise("mount: /proc: permission denied"));
+    CHECK_FALSE(
+        root_detail::harmless_create_noise("E: Failed to fetch .../sys: permission denied"));
+    CHECK(root_detail::resource_failure_line(
+              "I: running apt-get update...\n"
+              "E: Method http has died unexpectedly!\n"
+              "bash: fork: retry: Resource temporarily unavailable\n") ==
+          "bash: fork: retry: Resource temporarily unavailable");
+    CHECK(root_detail::resource_failure_line("tar: ./usr/bin/x: Cannot write: No space left on "
+                                             "device\n")
+              .find("No space left") != std::string::npos);
+    // A mirror mid-sync is no resource failure: retried once.
+    CHECK(
+        root_detail::resource_failure_line("E: Failed to fetch http://deb.debian.org/debian/dists/"
+                                           "bookworm/main/binary-arm64/Packages.xz  Hash Sum "
+                                           "mismatch\n")
+            .empty());
+}
+
+TEST_CASE("root: a later create finds the temp dirs of creates that are gone") {
+    const fs::path tmp = fs::temp_directory_path() / ("emurun-stale-" + std::to_string(::getpid()));
+    fs::remove_all(tmp);
+    for (const char* d :
+         {"create-111", "create-222", "create-" /* no pid */, "create-12x", "other-333"}) {
+        fs::create_directories(tmp / d);
+    }
+    fs::create_directories(tmp / ("create-" + std::to_string(::getpid()))); // this one's own
+    const auto stale = root_detail::stale_create_dirs(tmp, [](long pid) { return pid == 222; });
+    CHECK(stale == std::vector<fs::path>{tmp / "create-111"});
+    CHECK(root_detail::stale_create_dirs(tmp / "missing", [](long) { return false; }).empty());
+    fs::remove_all(tmp);
+}
+
+TEST_CASE("root: pinning the root's toolchain to the host cross toolchain's revisions") {
+    const auto pins = toolchain_pins(k_host_status, "aarch64-linux-gnu");
+    REQUIRE(pins.size() == 2);
+    CHECK(pins[0] == std::pair<std::string, std::string>{"gcc-12", "12.2.0-14"});
+    CHECK(pins[1] == std::pair<std::string, std::string>{"binutils", "2.40-2"});
+    CHECK(toolchain_pins(k_host_status, "s390x-linux-gnu").empty());
+    CHECK(toolchain_preferences(pins) ==
+          "Package: src:gcc-12\nPin: version 12.2.0-14\nPin-Priority: 1001\n\n"
+          "Package: src:binutils\nPin: version 2.40-2\nPin-Priority: 1001\n");
 }

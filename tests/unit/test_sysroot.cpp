@@ -204,7 +204,8 @@ TEST_CASE("inspect JSON: every field, null for what is absent, package only when
           R"({"arch":"aarch64","class":64,"endianness":"little","file":"out/prog",)"
           R"("interpreter":{"name":"/lib/ld-linux-aarch64.so.1","needed_by":"prog",)"
           R"("path":"/sr/lib/ld-linux-aarch64.so.1"},"libraries":[{"name":"libz.so.1",)"
-          R"("needed_by":"prog","package":"zlib1g:arm64","path":null}],"machine":183,)"
+          R"("needed_by":"prog","package":"zlib1g:arm64","path":null}],"linkage":"dynamic",)"
+          R"("machine":183,)"
           R"("missing":["libz.so.1"],"needed":["libz.so.1"],"rpath":[],"runpath":["$ORIGIN"],)"
           R"("soname":null,"static":false,"sysroots":["/sr"],"type":"DYN"})");
     in.elf.arch = nullptr;
@@ -213,7 +214,34 @@ TEST_CASE("inspect JSON: every field, null for what is absent, package only when
     const auto j = inspection_json(in);
     CHECK(j["arch"].is_null());
     CHECK(j["interpreter"].is_null());
-    CHECK(j["static"] == true);
+    CHECK(j["static"] == false); // needs libz.so.1, no interpreter: a shared library
+    CHECK(j["linkage"] == "shared library");
+}
+
+TEST_CASE("inspect: a shared object without an interpreter is a shared library, not static") {
+    ElfInfo e;
+    e.type = 3;
+    e.needed = {"libpython3.11.so.1.0", "libxml2.so.2"};
+    CHECK(e.linkage() == "shared library");
+    CHECK(e.is_shared_library());
+    e.needed.clear();
+    e.soname = "libfoo.so.1"; // needs nothing, but a soname names a library
+    CHECK(e.linkage() == "shared library");
+    e.soname.reset(); // static-pie: DYN, no interpreter, needs nothing
+    CHECK(e.linkage() == "static");
+    e.interpreter = "/lib/ld-linux-aarch64.so.1";
+    e.needed = {"libc.so.6"};
+    CHECK(e.linkage() == "dynamic");
+    e.type = 2;
+    e.interpreter.reset();
+    e.needed.clear();
+    CHECK(e.linkage() == "static");
+    Inspection in;
+    in.elf.type = 3;
+    in.elf.needed = {"libc.so.6"};
+    const auto j = inspection_json(in);
+    CHECK(j["static"] == false);
+    CHECK(j["linkage"] == "shared library");
 }
 
 namespace {

@@ -32,11 +32,11 @@ _emurun_words() { # the words for "CMD [SUB]"
         "sysroot fetch") echo "--arch --dir --mirror --suite --cache --refresh" ;;
         "sysroot source") echo "--dir --mirror --suite --cache --refresh" ;;
         "sysroot build-dep") echo "--arch --dir --mirror --suite --cache --refresh --profiles" ;;
-        "root create") echo "--arch --suite --include --mirror" ;;
+        "root create") echo "--arch --suite --include --mirror --pin-toolchain" ;;
         "root install") echo "--arch --env" ;;
-        "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate" ;;
-        "report show") echo "--format --factor-basis" ;;
-        "report compare") echo "--json" ;;
+        "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate --allow-revision-mismatch" ;;
+        "report show") echo "--format --factor-basis --baseline" ;;
+        "report compare") echo "--json --baseline" ;;
         "report merge") echo "--output --junit" ;;
     esac
 }

@@ -5,6 +5,7 @@
 #include <emurun/sandbox.hpp>
 #include <emurun/shim.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -137,7 +138,14 @@ int main(int argc, char** argv) {
     add_subcommands(app, action, argc, argv);
     one_value_per_option(app);
     try {
-        app.parse(argc, argv);
+        // emurun's own options anywhere before `--` (root run, exec, sandbox)
+        std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);
+        words = options_before_dashdash(app, std::move(words));
+        std::reverse(words.begin(), words.end()); // CLI11 takes the words last first
+        app.parse(words);
+    } catch (const Failure& e) {
+        std::cerr << "emurun: error: " << e.what() << '\n';
+        return e.code();
     } catch (const CLI::Success& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {

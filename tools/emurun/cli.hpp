@@ -8,6 +8,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace emurun::cli {
 
@@ -44,6 +45,13 @@ inline void unwrap(Result<void> r) {
         throw Failure(r.error());
     }
 }
+
+/// The words of the command line (argv without argv[0]) with emurun's own options read
+/// anywhere before `--`: in `root run`, an option of its own between DIR and `--` is moved
+/// before DIR; in `exec`, `sandbox` (and `root run` once its command has begun), an option of
+/// the subcommand's own between the command and a later `--` throws Failure (exit 2) saying
+/// where it belongs. Without `--`, `args` unchanged.
+std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std::string> args);
 
 /// A subcommand's action; returns emurun's exit code.
 using Action = std::function<int()>;

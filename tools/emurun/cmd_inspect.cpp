@@ -31,7 +31,7 @@ void print_human(const Inspection& in) {
               << (e.arch ? e.arch->name
                          : "unknown arch (e_machine " + std::to_string(e.machine) + ")")
               << ", ELF " << (e.elf_class == 2 ? 64 : 32) << "-bit " << e.endianness() << "-endian "
-              << e.type_name() << ", " << (e.is_static() ? "static" : "dynamic") << '\n';
+              << e.type_name() << ", " << e.linkage() << '\n';
     if (e.soname) {
         std::cout << "  soname: " << *e.soname << '\n';
     }

@@ -16,7 +16,7 @@ namespace {
 struct ReportArgs {
     std::string format = "table";
     std::vector<std::string> files;
-    std::string before, after, output, junit, factor_basis, log_dir;
+    std::string before, after, output, junit, factor_basis, log_dir, baseline;
     bool json = false;
 };
 
@@ -25,12 +25,24 @@ JunitLogs junit_logs(const ReportArgs& a) {
     return a.log_dir.empty() ? JunitLogs{} : JunitLogs{a.log_dir};
 }
 
+/// --baseline: the native run of another job joined now (factors and baseline flags).
+void join(Report& r, const ReportArgs& a) {
+    if (a.baseline.empty()) {
+        return;
+    }
+    const Report baseline = unwrap(Report::load(a.baseline));
+    FlagRules rules;
+    rules.basis = factor_basis_from(a.factor_basis).value_or(r.factor_basis);
+    unwrap(join_baseline(r, baseline, a.baseline, rules));
+}
+
 int show(const ReportArgs& a) {
     for (const auto& f : a.files) {
         Report r = unwrap(Report::load(f));
         if (auto basis = factor_basis_from(a.factor_basis)) {
-            r.factor_basis = *basis; // the factor columns only: flags stay as the run set them
+            r.factor_basis = *basis; // the factor columns; flags too only with --baseline
         }
+        join(r, a);
         if (a.format == "json") {
             std::cout << json_text(r.to_json()) << '\n';
         } else if (a.format == "junit") {
@@ -49,6 +61,8 @@ int show(const ReportArgs& a) {
 int compare(const ReportArgs& a) {
     Report before = unwrap(Report::load(a.before));
     Report after = unwrap(Report::load(a.after));
+    join(before, a);
+    join(after, a);
     if (a.json) {
         std::cout << json_text(compare_json(before, after)) << '\n';
     } else {
@@ -90,6 +104,9 @@ void add_report(CLI::App& root, Action& action) {
                   "--factor-basis)")
         ->check(CLI::IsMember({"wall", "cpu"}));
     s->add_option("--log-dir", a->log_dir, k_log_dir_help);
+    s->add_option("--baseline", a->baseline,
+                  "A native run's report (emurun run --native) made in another job: factors and "
+                  "baseline flags computed against it now");
     s->callback([&action, a] { action = [a] { return show(*a); }; });
     auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
     c->add_option("before", a->before, "Older report")->required();
@@ -97,6 +114,8 @@ void add_report(CLI::App& root, Action& action) {
     c->add_flag("--json", a->json,
                 "Machine-readable: {steps: [{name, before, after, change, before_status, "
                 "after_status}], total}");
+    c->add_option("--baseline", a->baseline,
+                  "A native run's report: both reports' factors against it (x baseline lines)");
     c->callback([&action, a] { action = [a] { return compare(*a); }; });
     auto* m = sub->add_subcommand("merge", "Join shard reports into one (exit 1 if a step failed)");
     m->add_option("reports", a->files, "Shard reports")->required();

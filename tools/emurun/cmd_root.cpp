@@ -4,7 +4,9 @@
 #include <emurun/root.hpp>
 
 #include <iostream>
+
 #include <memory>
+#include <spdlog/spdlog.h>
 
 namespace emurun::cli {
 namespace {
@@ -20,6 +22,8 @@ struct RootArgs {
     std::string cwd;
     std::vector<std::string> env;
     std::string accelerate = "none";
+    bool allow_revision_mismatch = false;
+    bool pin_toolchain = false;
     std::vector<std::string> rest; ///< run: the command; install: the packages
 };
 
@@ -59,6 +63,7 @@ RootSpec make_spec(const RootArgs& a) {
         spec.env.emplace_back(k, v);
     }
     spec.accelerate = unwrap(parse_acceleration(a.accelerate));
+    spec.accelerate.allow_revision_mismatch = a.allow_revision_mismatch;
     return spec;
 }
 
@@ -71,7 +76,14 @@ int run_create(const RootArgs& a) {
     if (!a.mirror.empty()) {
         spec.mirror = a.mirror;
     }
+    spec.pin_toolchain = a.pin_toolchain;
     const RootCreated made = unwrap(create_root(spec));
+    for (const auto& [source, version] : made.pinned) {
+        spdlog::warn("the root's {} packages are pinned to {}, the host cross toolchain's "
+                     "revision: they lack the fixes of later revisions (bookworm's gcc-12 "
+                     "12.2.0-14+deb12u1 fixes CVE-2023-4039, -fstack-protector on aarch64)",
+                     source, version);
+    }
     std::cerr << "emurun: created the " << spec.arch->debian << " " << spec.suite << " root "
               << a.dir << (made.from_cache ? " from the cached " : " (cached as ")
               << made.tarball.string() << (made.from_cache ? "" : ")") << "\n";
@@ -91,6 +103,10 @@ void add_create(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs
     sub->add_option("--include", a->include, "Extra packages, comma-separated or repeated")
         ->allow_extra_args(false);
     sub->add_option("--mirror", a->mirror, "Debian mirror URL (default: the one apt uses)");
+    sub->add_flag("--pin-toolchain", a->pin_toolchain,
+                  "Pin the root's gcc and binutils to the revisions the host's cross toolchain "
+                  "is built from (so --accelerate serves them; older revisions lack later "
+                  "security fixes); fails when the mirror does not have them");
     sub->add_option("dir", a->dir, "The new root's directory")->required();
     sub->callback([&action, a] { action = [a] { return run_create(*a); }; });
 }
@@ -121,6 +137,10 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
                   "Run the root's compilers and binutils as the host's cross toolchain: "
                   "--accelerate (all it has), --accelerate=gcc,g++,as,ld, --accelerate=none; "
                   "--accelerate=toolchain,shell adds sh, make, sed, grep, awk and coreutils");
+    sub->add_flag("--allow-revision-mismatch", a->allow_revision_mismatch,
+                  "Accelerate a compiler or binutils even when the host's cross package was "
+                  "built from another Debian revision of the source than the root's (its code "
+                  "may differ; said on stderr)");
     sub->add_option("dir", a->dir, "The root")->required();
     sub->add_option("command", a->rest, "CMD ARGS... (after --)");
     sub->positionals_at_end();
@@ -137,8 +157,12 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
                 throw Failure(Error{"emurun root run", "no command given",
                                     "emurun root run DIR -- CMD ARGS"});
             }
-            // The plan's notes (a differing gcc revision) are printed with -v.
-            return unwrap(exec_in_root(make_spec(*a), cmd)).shell_code();
+            const RootSpec spec = make_spec(*a);
+            // A tool kept emulated, or accelerated despite a differing source: said always.
+            for (const auto& m : unwrap(plan_root(spec)).mismatches) {
+                spdlog::warn("{}", cli_spelling(m.text()));
+            }
+            return unwrap(exec_in_root(spec, cmd)).shell_code();
         };
     });
 }

@@ -256,7 +256,15 @@ __attribute__((visibility("hidden"), used)) void emurun_fast_exec(long* sp) {
             return; /* an option twice */
         }
     }
-    at += at < argc && fx_eq(argv[at], "--");
+    const int dashdash = at < argc && fx_eq(argv[at], "--");
+    at += dashdash;
+    /* A later `--` without one before PROG: the CLI checks that none of exec's options sits
+     * between PROG and it (options_before_dashdash). */
+    for (long i = at + 1; !dashdash && i < argc; ++i) {
+        if (fx_eq(argv[i], "--")) {
+            return;
+        }
+    }
     if (!bad && at < argc && argv[at][0] != '-' && argv[at][0] != '\0') {
         fx_exec(argc, argv, envp, at, arch, sysroot);
     }

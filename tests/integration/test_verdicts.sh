@@ -1,0 +1,173 @@
+#!/bin/bash
+# ctest-tier: quick
+# ctest-parts: inspect build_tree baseline dashdash sysroot_errors
+# Verdicts that must be right (issue 26): inspect calls a shared object without an interpreter a
+# shared library; the build tree's bin/ runs the README's examples (emurun sysroot finds
+# emurun-sysroot); a native baseline joined after the run (report show|compare --baseline);
+# emurun's options anywhere before `--`; emurun-sysroot tells a 404 from an unreachable archive
+# from a failure of this machine (a fake apt-get on PATH plays the archive).
+. "$(dirname "$0")/lib/common.sh"
+
+part_inspect() {
+    command -v aarch64-linux-gnu-gcc >/dev/null ||
+        { skip_part "no aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu)"; return; }
+    printf '#include <math.h>\ndouble f(double x) { return sqrt(x) + 1; }\n' >"$T/lib.c"
+    aarch64-linux-gnu-gcc -shared -fPIC -o "$T/libf.so" "$T/lib.c" -lm
+    local out rc=0
+    out=$("$EMURUN" inspect --sysroot /usr/aarch64-linux-gnu "$T/libf.so") || rc=$?
+    expect_contains "a .so without an interpreter: shared library" "$out" "DYN, shared library"
+    case $out in *static*) not_ok "a .so is not static: $out" ;; *) ok "not called static" ;; esac
+    expect_contains "its needed libraries listed" "$out" "libm.so.6 => /usr/aarch64-linux-gnu/"
+    out=$("$EMURUN" inspect --json --sysroot /usr/aarch64-linux-gnu "$T/libf.so") || true
+    expect_contains "json linkage" "$out" '"linkage": "shared library"'
+    expect_contains "json: not static" "$out" '"static": false'
+    printf 'int main(void) { return 0; }\n' >"$T/p.c"
+    aarch64-linux-gnu-gcc -static -o "$T/p-static" "$T/p.c"
+    out=$("$EMURUN" inspect "$T/p-static" 2>&1) || true
+    expect_contains "a static program is still static" "$out" ", static"
+    aarch64-linux-gnu-gcc -static-pie -o "$T/p-static-pie" "$T/p.c"
+    out=$("$EMURUN" inspect "$T/p-static-pie" 2>&1) || true
+    expect_contains "a static-pie (DYN, no interpreter, needs nothing) is static" "$out" "DYN, static"
+}
+
+part_build_tree() {
+    local bin
+    bin=$(dirname "$EMURUN")
+    [ -x "$bin/emurun-sysroot" ] && ok "bin/ holds emurun-sysroot" || not_ok "no $bin/emurun-sysroot"
+    cmp -s "$bin/emurun-sysroot" "$EMURUN_SOURCE_DIR/tools/emurun-sysroot" &&
+        ok "bin/emurun-sysroot is the current script" || not_ok "bin/emurun-sysroot differs from tools/"
+    for h in emurun-shim emurun-supervisor; do
+        [ -x "$bin/$h" ] && ok "bin/ holds $h" || not_ok "no $bin/$h"
+    done
+    # emurun sysroot runs the script beside it (PATH without it): its own help, not "No such file".
+    local out rc=0
+    out=$(env PATH=/usr/bin:/bin "$EMURUN" sysroot fetch --arch aarch64 --dir "$T/sr" \
+        --mirror http://127.0.0.1:9/debian --cache "$T/apt" libc6 2>&1) || rc=$?
+    case $out in *"No such file"*) not_ok "emurun sysroot from the build tree: $out" ;;
+        *) ok "emurun sysroot from the build tree runs emurun-sysroot" ;; esac
+    expect_eq "unreachable archive: exit 3" 3 "$rc"
+}
+
+# A report of one emulated step with one test, and a native one (separate jobs).
+write_reports() {
+    python3 - "$T" <<'EOF'
+import json, sys
+t = sys.argv[1]
+def rep(emulation, wall, tests):
+    return {"schema_version": 1, "pipeline": "p", "started": "2026-01-01T00:00:00Z", "wall": wall,
+            "host_arch": "x86_64", "steps": [{"name": "test", "kind": "test", "arch": "aarch64",
+            "emulation": emulation, "status": "passed", "exit_code": 0, "wall": wall,
+            "user": wall / 2, "sys": 0, "max_rss_kib": 1, "log": "", "message": "",
+            "tests": tests}]}
+emu = rep("exec", 30, [{"name": "t", "classname": "c", "time": 2, "status": "passed", "message": ""}])
+nat = rep("native", 2, [{"name": "t", "classname": "c", "time": 0.1, "status": "passed", "message": ""}])
+json.dump(emu, open(t + "/emulated.json", "w"))
+json.dump(nat, open(t + "/native.json", "w"))
+EOF
+}
+
+part_baseline() {
+    write_reports
+    local out
+    out=$("$EMURUN" report show "$T/emulated.json")
+    case $out in *15.0x*) not_ok "a factor without a baseline" ;; *) ok "no baseline: no factor" ;; esac
+    out=$("$EMURUN" report show --baseline "$T/native.json" "$T/emulated.json")
+    expect_contains "joined baseline: the factor" "$out" "15.0x"
+    expect_contains "joined baseline: the flag" "$out" "flag baseline: test: 15.0x the native baseline's wall time"
+    expect_contains "joined baseline: the slow test" "$out" "slow"
+    out=$("$EMURUN" report show --format json --baseline "$T/native.json" "$T/emulated.json")
+    expect_contains "json: baseline_wall" "$out" '"baseline_wall": 2'
+    out=$("$EMURUN" report compare --baseline "$T/native.json" "$T/emulated.json" "$T/emulated.json")
+    expect_contains "compare: both factors" "$out" "x baseline: test: 15.0x -> 15.0x"
+    local rc=0
+    out=$("$EMURUN" report show --baseline "$T/emulated.json" "$T/emulated.json" 2>&1) || rc=$?
+    expect_eq "an emulated report is no baseline: 125" 125 "$rc"
+    expect_contains "...said why" "$out" "none of its steps ran natively"
+}
+
+part_dashdash() {
+    local out rc=0
+    # A fake arm64 root without gcc: accelerating it is refused before anything starts, so
+    # `root run DIR --accelerate -- CMD` shows whether --accelerate was read as emurun's option
+    # (the refusal) or taken as the command (it would try to run it).
+    mkdir -p "$T/r/var/lib/dpkg" "$T/r/bin" "$T/r/usr/bin"
+    echo arm64 >"$T/r/var/lib/dpkg/arch"
+    touch "$T/r/bin/sh"
+    if command -v qemu-aarch64-static >/dev/null; then
+        out=$("$EMURUN" root run "$T/r" --accelerate -- true 2>&1) || rc=$?
+        expect_eq "root run DIR --accelerate -- true: refused before entering" 125 "$rc"
+        expect_contains "...because --accelerate was read: the root has no gcc" "$out" "has no gcc"
+        rc=0; out=$("$EMURUN" root run "$T/r" --cwd /x --accelerate=gcc --env A=1 -- true 2>&1) || rc=$?
+        expect_contains "options with values after DIR" "$out" "has no gcc"
+    else
+        skip_part "no qemu-aarch64-static (apt-get install qemu-user-static)"
+    fi
+    rc=0; out=$("$EMURUN" root run "$T/r" make --cwd /x -- true 2>&1) || rc=$?
+    expect_eq "an option after the command began: usage error" 2 "$rc"
+    expect_contains "...saying where it belongs" "$out" "put it before DIR"
+    rc=0; out=$("$EMURUN" exec /bin/true --cpu max -- x 2>&1) || rc=$?
+    expect_eq "exec PROG --cpu max -- x: usage error" 2 "$rc"
+    expect_contains "...saying where it belongs" "$out" "--cpu comes after the command"
+    rc=0; out=$("$EMURUN" sandbox true --arch aarch64 -- x 2>&1) || rc=$?
+    expect_eq "sandbox CMD --arch A -- x: usage error" 2 "$rc"
+    expect_contains "...saying where it belongs" "$out" "--arch comes after the command (true)"
+    # Without a later --, the words after the command are the command's, as before.
+    rc=0; out=$("$EMURUN" exec -- /bin/echo --cpu max -- x 2>&1) || rc=$?
+    expect_eq "exec -- CMD --cpu -- x: the command's words" "--cpu max -- x" "$out"
+    rc=0; out=$("$EMURUN" exec /bin/echo --cpu max 2>&1) || rc=$?
+    expect_eq "exec CMD --cpu max: the command's words" "--cpu max" "$out"
+}
+
+# A fake apt-get / apt-cache for emurun-sysroot: FAKE_APT says how downloads fail.
+fake_apt() {
+    mkdir -p "$T/fake"
+    cat >"$T/fake/apt-get" <<'EOF'
+#!/bin/bash
+lists="" ; for a in "$@"; do case $a in Dir::State::Lists=*) lists=${a#*=} ;; esac; done
+case " $* " in
+*" update "*)
+    mkdir -p "$lists"; : >"$lists/127.0.0.1:9_debian_dists_bookworm_main_source_Sources"; exit 0 ;;
+*" --print-uris "*)
+    echo "'http://127.0.0.1:9/debian/pool/main/s/simplejson/simplejson_3.18.3-1.dsc' simplejson_3.18.3-1.dsc 1 SHA256:0"; exit 0 ;;
+*" --download-only "*)
+    case $FAKE_APT in
+    404) echo "Err:1 http://127.0.0.1:9/debian simplejson 3.18.3-1 (tar)"
+         echo "  404  Not Found [IP: 127.0.0.1 9]"
+         echo "E: Failed to fetch http://127.0.0.1:9/debian/pool/main/s/simplejson/simplejson_3.18.3.orig.tar.gz  404  Not Found [IP: 127.0.0.1 9]" ;;
+    net) echo "E: Failed to fetch http://127.0.0.1:9/x  Could not connect to 127.0.0.1:9 (127.0.0.1). - connect (111: Connection refused)" ;;
+    eagain) echo "E: Method http has died unexpectedly!"; echo "E: Sub-process http returned an error code (100): fork: Resource temporarily unavailable" ;;
+    esac
+    exit 100 ;;
+esac
+exit 0
+EOF
+    cat >"$T/fake/apt-cache" <<'EOF'
+#!/bin/bash
+printf 'Package: simplejson\nVersion: 3.18.3-1\n\nPackage: simplejson\nVersion: 3.17.0-1\n'
+EOF
+    chmod +x "$T/fake/apt-get" "$T/fake/apt-cache"
+}
+
+part_sysroot_errors() {
+    fake_apt
+    local kind code out rc
+    for kind in 404:4 net:3 eagain:5; do
+        code=${kind#*:} kind=${kind%%:*} rc=0
+        out=$(FAKE_APT=$kind PATH="$T/fake:$PATH" "$EMURUN_SOURCE_DIR/tools/emurun-sysroot" source \
+            --mirror http://127.0.0.1:9/debian --suite bookworm --cache "$T/apt-$kind" \
+            --dir "$T/src-$kind" simplejson 2>&1) || rc=$?
+        expect_eq "source, download $kind: exit $code" "$code" "$rc"
+        case $kind in
+        404) expect_contains "404: said so" "$out" "not in the archive (404)"
+             expect_contains "404: another version offered" "$out" "simplejson=3.17.0-1"
+             case $out in *"simplejson=3.18.3-1"*) not_ok "404: the hint offers the version that failed" ;;
+                 *) ok "404: the failed version is not offered" ;; esac ;;
+        net) expect_contains "unreachable: said so" "$out" "cannot be reached" ;;
+        eagain) expect_contains "EAGAIN: this machine, not the archive" "$out" "failed on this machine"
+                case $out in *"cannot be reached"*) not_ok "EAGAIN reported as the network" ;; *) ok "EAGAIN not blamed on the network" ;; esac ;;
+        esac
+    done
+}
+
+run_parts inspect build_tree baseline dashdash sysroot_errors
+finish

@@ -1,0 +1,116 @@
+// emurun's own options before `--` (issue 26): `root run DIR --accelerate -- CMD` ran
+// `--accelerate` as the command. In `root run`, an option of its own between DIR and `--` is
+// moved before DIR; in `exec` and `sandbox` (whose command starts at the first word that is no
+// option) and in `root run` after its command has begun, such an option before a later `--`
+// is refused, saying where it belongs. Without a `--` nothing changes: the words after the
+// command are the command's.
+#include "cli.hpp"
+
+#include <algorithm>
+
+namespace emurun::cli {
+namespace {
+
+/// The subcommand `args` names (exec, sandbox, root run), where its words start, and how many
+/// positionals come before its command (root run: DIR).
+struct Target {
+    CLI::App* sub = nullptr;
+    std::size_t start = 0;
+    std::size_t fixed = 0;
+    std::string name;
+};
+
+/// The subcommand `name` of `app` (nullptr when not set up: `emurun exec` sets up exec only).
+CLI::App* sub_named(CLI::App* app, const std::string& name) {
+    if (app == nullptr) {
+        return nullptr;
+    }
+    auto subs = app->get_subcommands([&](CLI::App* s) { return s->get_name() == name; });
+    return subs.empty() ? nullptr : subs.front();
+}
+
+Target find_target(CLI::App& app, const std::vector<std::string>& args) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "exec" || a == "sandbox") {
+            return Target{sub_named(&app, a), i + 1, 0, a};
+        }
+        if (a == "root" && i + 1 < args.size() && args[i + 1] == "run") {
+            return Target{sub_named(sub_named(&app, "root"), "run"), i + 2, 1, "root run"};
+        }
+        if (a == "--" || !a.starts_with("-")) {
+            break; // another subcommand, or a global option's value: nothing to do
+        }
+    }
+    return {};
+}
+
+/// The option `word` names ("--cpu", "--cpu=max", "-v") of the subcommand or, as CLI11 falls
+/// through to them, of its parents (--color, -v); `own` says which.
+const CLI::Option* find_option(CLI::App& sub, const std::string& word, bool& own) {
+    if (!word.starts_with("-") || word == "-" || word == "--") {
+        return nullptr;
+    }
+    const std::string name = word.substr(0, word.find('='));
+    own = true;
+    for (CLI::App* app = &sub; app != nullptr; app = app->get_parent(), own = false) {
+        const CLI::Option* opt = app->get_option_no_throw(name);
+        if (opt != nullptr) {
+            return opt;
+        }
+    }
+    return nullptr;
+}
+
+[[noreturn]] void misplaced(const Target& t, const std::string& option,
+                            const std::string& command) {
+    throw Failure(
+        Error{
+            "emurun " + t.name,
+            option + " comes after the command (" + command +
+                ") and before '--': emurun reads its own options only before the command",
+            "put it before " + std::string(t.fixed > 0 ? "DIR" : "the command") + " (emurun " +
+                t.name + " " + option + (t.fixed > 0 ? " DIR" : "") +
+                " -- CMD ...); if it is the command's own, start the command after '--' (emurun " +
+                t.name + (t.fixed > 0 ? " DIR" : "") + " -- " + command + " " + option + " ...)"},
+        k_exit_usage);
+}
+
+} // namespace
+
+std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std::string> args) {
+    const auto dd = std::ranges::find(args, "--");
+    if (dd == args.end()) {
+        return args;
+    }
+    const Target t = find_target(app, args);
+    const auto end = static_cast<std::size_t>(dd - args.begin());
+    if (t.sub == nullptr || t.start > end) {
+        return args;
+    }
+    std::vector<std::string> options;
+    std::vector<std::string> positionals;
+    for (std::size_t i = t.start; i < end; ++i) {
+        bool own = false;
+        const CLI::Option* opt = find_option(*t.sub, args[i], own);
+        const bool after_command = positionals.size() > t.fixed;
+        if (opt == nullptr || (after_command && (!own || opt == t.sub->get_help_ptr()))) {
+            positionals.push_back(args[i]); // after the command only its own are emurun's
+            continue;
+        }
+        if (positionals.size() > t.fixed) {
+            misplaced(t, args[i], positionals[t.fixed]);
+        }
+        options.push_back(args[i]);
+        if (opt->get_expected_max() > 0 && args[i].find('=') == std::string::npos && i + 1 < end) {
+            options.push_back(args[++i]);
+        }
+    }
+    std::vector<std::string> out(args.begin(), args.begin() + static_cast<long>(t.start));
+    out.insert(out.end(), options.begin(), options.end());
+    out.insert(out.end(), positionals.begin(), positionals.end());
+    out.insert(out.end(), dd, args.end());
+    return out;
+}
+
+} // namespace emurun::cli
