@@ -97,7 +97,8 @@ if command -v setpriv >/dev/null; then
     chmod 755 "$U"
     cp "$EMURUN" "$U/emurun"
     for a in aarch64 ppc64le s390x; do mkdir -p "$U/$a" && cp "$F/$a/probe" "$F/$a/probe-static" "$U/$a/"; done
-    mkdir -m 777 "$U/home"
+    # nobody's own home (a 777 one would hold a cache dir others can change: refused, issue 27)
+    mkdir -m 755 "$U/home" && chown 65534:65534 "$U/home"
     out=$(cd "$U" && HOME="$U/home" XDG_CACHE_HOME= setpriv --reuid=65534 --regid=65534 --clear-groups \
         "$U/emurun" sandbox --arch aarch64,ppc64le,s390x -- sh -c \
         'id -u; "$1/aarch64/probe" uname; "$1/ppc64le/probe" uname; "$1/s390x/probe-static" uname' sh "$U" 2>&1)

@@ -9,7 +9,6 @@ if [ -z "${EMURUN_NO_CCACHE:-}" ] && command -v ccache >/dev/null 2>&1; then
     export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
     export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
     export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
-    export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
-    # The unit tests' precompiled header: cacheable only with these (ccache's manual).
+    # The CLI's precompiled header: cacheable only with these (ccache's manual).
     export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
 fi

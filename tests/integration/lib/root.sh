@@ -1,10 +1,10 @@
 # Shared by the test_root*.sh suites: probes (skip with the reason), and one cached root per
 # spec. integration.root_create (the ctest fixture emurun_root, run first) creates the shared
-# arm64 root once per build tree (mmdebstrap, minutes) and fetches zlib's source; the other
-# suites unpack the cached tarball (seconds). EMURUN_ROOT_CACHE points them at a cache kept
-# between runs (a CI cache); the tarball's name carries the spec's key, so a cache of another
+# arm64 root once (mmdebstrap, minutes) and fetches zlib's source; the other suites unpack the
+# cached tarball (seconds). The cache is ${EMURUN_ROOT_CACHE:-~/.cache/emurun-tests/roots}, kept
+# between runs and build trees (a CI cache); the tarball's name carries the spec's key, so a cache of another
 # spec or mirror is never used for this one. Source after common.sh.
-ROOT_CACHE=${EMURUN_ROOT_CACHE:-$EMURUN_BUILD_DIR/root-cache}
+ROOT_CACHE=${EMURUN_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/roots}
 # One spec for every suite, so one tarball serves them all.
 ROOT_INCLUDE=python3-dev,python3-setuptools,python3-wheel,python3-pip
 
