@@ -201,21 +201,27 @@ ProbeVerdict judge_probe(const std::vector<ProbeObject>& objects) {
     if (objects.empty()) {
         return {false, "", "the probe produced no objects"};
     }
+    ProbeVerdict v{true, "", ""};
     for (const auto& o : objects) {
+        std::string what;
         if (o.emulated.empty() || o.accelerated.empty()) {
-            return {false, o.name,
-                    o.name + ": " + (o.emulated.empty() ? "the emulated" : "the accelerated") +
-                        " compiler made no object"};
+            what = std::string(o.emulated.empty() ? "the emulated" : "the accelerated") +
+                   " compiler made no object";
+        } else if (o.emulated != o.accelerated) {
+            what = difference(o.emulated, o.accelerated);
+        } else {
+            continue;
         }
-        if (o.emulated != o.accelerated) {
-            return {false, o.name,
-                    o.name +
-                        ": the emulated and the accelerated compiler's objects differ "
-                        "beyond .comment: " +
-                        difference(o.emulated, o.accelerated)};
+        if (v.identical) {
+            v = {false, o.name,
+                 "the emulated and the accelerated compiler's objects differ "
+                 "beyond .comment: "};
+        } else {
+            v.why += "; ";
         }
+        v.why += o.name + ": " + what;
     }
-    return {true, "", ""};
+    return v;
 }
 
 std::string probe_verdict_json(const ProbeVerdict& v) {
@@ -280,7 +286,13 @@ std::vector<ProbeObject> read_objects(const fs::path& dir) {
         out.push_back(ProbeObject{name.substr(0, name.size() - 2), util::read_file(e).value_or(""),
                                   util::read_file(dir / "out-accelerated" / name).value_or("")});
     }
-    std::ranges::sort(out, {}, &ProbeObject::name);
+    const auto rank = [](const ProbeObject& o) { // the corpus' order: stack.c first
+        const auto* f = std::ranges::find_if(k_corpus, [&](const CorpusFile& c) {
+            return o.name.starts_with(std::string(c.name) + ".");
+        });
+        return std::pair{f - std::begin(k_corpus), o.name};
+    };
+    std::ranges::sort(out, {}, rank);
     return out;
 }
 
