@@ -127,7 +127,7 @@ struct ProbeVerdict {
 /// A tool whose root and host sources differ, or whose probe corpus compiled differently: kept
 /// emulated, or accelerated anyway when the acceleration allows a revision mismatch.
 struct ToolMismatch {
-    ToolIdentity identity; ///< same() when only the probe differed
+    ToolIdentity identity;    ///< same() when only the probe differed
     bool accelerated = false; ///< true: allow_revision_mismatch, accelerated anyway
     /// Asked-for tools kept emulated with it although their own sources match: the binutils
     /// with an emulated gcc or g++ (that gcc hands ld and ar its LTO plugin, a library of the
