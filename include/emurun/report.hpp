@@ -59,6 +59,9 @@ struct ToolchainMismatch {
     std::string host_source;  ///< "gcc-12 12.2.0-14"; "" when not installed
     bool accelerated = false; ///< true: accelerated anyway (allow_revision_mismatch)
     std::string message;      ///< the whole sentence: which tool, both versions, why
+    /// The probe corpus' verdict: "" (it did not run), "identical", or what differed ("stack.c
+    /// (dpkg-buildflags): ... sections .text differ ...") or why it could not run
+    std::string probe;
     friend bool operator==(const ToolchainMismatch&, const ToolchainMismatch&) = default;
 };
 

@@ -38,6 +38,9 @@ struct Acceleration {
     /// of the compiler's or binutils' source than the root's package (the same upstream
     /// version only): the objects may differ (toolchain_identity); the plan records it.
     bool allow_revision_mismatch = false;
+    /// Compile the probe corpus both ways the first time the compilers are accelerated with a
+    /// given host cross toolchain (ProbeVerdict); false only in the probe's own runs.
+    bool probe = true;
 };
 
 /// Parse "none", "" / "default" / "all", or a comma-separated list. Error: an unknown tool.
@@ -112,15 +115,27 @@ toolchain_identity(std::string_view root_status, std::string_view host_status,
                    const std::string& triplet, const std::string& gcc_major,
                    const std::vector<std::string>& tools);
 
-/// A tool whose root and host sources differ: kept emulated, or accelerated anyway when the
-/// acceleration allows a revision mismatch.
+/// What the probe corpus found: the same objects from the root's emulated compiler and from
+/// the accelerated one (beyond .comment), or the first corpus file that differed and how.
+struct ProbeVerdict {
+    bool identical = false;
+    std::string file; ///< "stack.c.dpkg-buildflags": the file and the flag set; "" when none
+    std::string why;  ///< for reports: which file, which sections; or why it could not run
+    friend bool operator==(const ProbeVerdict&, const ProbeVerdict&) = default;
+};
+
+/// A tool whose root and host sources differ, or whose probe corpus compiled differently: kept
+/// emulated, or accelerated anyway when the acceleration allows a revision mismatch.
 struct ToolMismatch {
-    ToolIdentity identity;
+    ToolIdentity identity;    ///< same() when only the probe differed
     bool accelerated = false; ///< true: allow_revision_mismatch, accelerated anyway
     /// Asked-for tools kept emulated with it although their own sources match: the binutils
     /// with an emulated gcc or g++ (that gcc hands ld and ar its LTO plugin, a library of the
     /// root's arch, which the host's x86-64 ld and ar cannot load)
     bool binutils_follow = false;
+    /// The probe's verdict when it ran for this tool (gcc): a difference refuses acceleration
+    /// like a differing source; with allow_revision_mismatch it is recorded only
+    std::optional<ProbeVerdict> probe = std::nullopt;
     /// "gcc kept emulated: ..." / "gcc accelerated although ...", for reports and warnings.
     [[nodiscard]] EMURUN_EXPORT std::string text() const;
 };
@@ -140,6 +155,8 @@ struct RootPlan {
     /// Tools asked for whose root and host sources differ (toolchain_identity), each kept
     /// emulated or, with allow_revision_mismatch, accelerated anyway
     std::vector<ToolMismatch> mismatches;
+    /// The probe corpus' verdict (fresh or cached) when the compilers were to be accelerated
+    std::optional<ProbeVerdict> probe = std::nullopt;
 };
 
 /// The arch of the root at `dir`: its var/lib/dpkg/arch (first line), else the ELF of bin/sh.

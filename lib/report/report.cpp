@@ -75,7 +75,8 @@ Json mismatches_json(const std::vector<ToolchainMismatch>& list) {
                        {"host_package", m.host_package},
                        {"host_source", m.host_source},
                        {"accelerated", m.accelerated},
-                       {"message", m.message}});
+                       {"message", m.message},
+                       {"probe", m.probe}});
     }
     return out;
 }
@@ -99,7 +100,8 @@ Result<std::vector<ToolchainMismatch>> mismatches_from(const Json& j, const Plac
         for (auto [key, into] :
              {std::pair{"tool", &m.tool}, std::pair{"root_package", &m.root_package},
               std::pair{"root_source", &m.root_source}, std::pair{"host_package", &m.host_package},
-              std::pair{"host_source", &m.host_source}, std::pair{"message", &m.message}}) {
+              std::pair{"host_source", &m.host_source}, std::pair{"message", &m.message},
+              std::pair{"probe", &m.probe}}) {
             auto v = EMURUN_TRY(util::get_string(list[i].value(key, Json("")), e.key(key)));
             *into = v;
         }

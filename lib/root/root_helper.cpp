@@ -16,7 +16,8 @@ Json accel_json(const Acceleration& acc) {
                                                                   : "listed";
     return Json{{"mode", mode},
                 {"tools", acc.tools},
-                {"allow_revision_mismatch", acc.allow_revision_mismatch}};
+                {"allow_revision_mismatch", acc.allow_revision_mismatch},
+                {"probe", acc.probe}};
 }
 
 Json spec_json(const RootSpec& spec) {
@@ -49,6 +50,7 @@ Acceleration accel_from(const Json& j) {
                                   : Acceleration::Mode::none;
     acc.tools = j.at("tools").get<std::vector<std::string>>();
     acc.allow_revision_mismatch = j.at("allow_revision_mismatch").get<bool>();
+    acc.probe = j.at("probe").get<bool>();
     return acc;
 }
 

@@ -120,6 +120,12 @@ std::string root_detail::toolchain_group(const std::string& tool) {
     return tool == "gcc" || tool == "g++" || tool == "cpp" ? tool : "binutils";
 }
 
+std::string root_detail::dpkg_version_of(std::string_view status_text, std::string_view package) {
+    const auto f = installed_stanza(status_text, package);
+    const auto v = f ? f->find("Version") : Fields::const_iterator{};
+    return f && v != f->end() ? v->second : std::string{};
+}
+
 ToolSource dpkg_tool_source(std::string_view status_text, std::string_view package,
                             std::string_view source_hint) {
     ToolSource out{std::string(package), "", ""};
@@ -183,18 +189,36 @@ std::string ToolIdentity::why() const {
                  "may carry fixes such as CVE-2023-4039's -fstack-protector on aarch64)";
 }
 
+namespace {
+
+/// "; the probe corpus ...": the probe's part of a mismatch's sentence.
+std::string probe_part(const std::optional<ProbeVerdict>& probe) {
+    if (!probe) {
+        return {};
+    }
+    if (probe->identical) {
+        return "; the probe corpus compiled to the same objects both ways (beyond .comment)";
+    }
+    return "; the probe corpus (the root's hardening flags) compiled both ways: " + probe->why;
+}
+
+} // namespace
+
 std::string ToolMismatch::text() const {
+    const std::string why = identity.same() ? "the probe corpus (the root's hardening flags) "
+                                              "compiled both ways: " +
+                                                  (probe ? probe->why : std::string{})
+                                            : identity.why() + probe_part(probe);
     if (accelerated) {
-        return identity.tool +
-               " accelerated although the sources differ (a revision mismatch "
-               "allowed): " +
-               identity.why();
+        return identity.tool + " accelerated although " +
+               (identity.same() ? "its objects differ" : "the sources differ") +
+               " (a revision mismatch allowed): " + why;
     }
     return identity.tool + " kept emulated" +
            (binutils_follow ? " and the binutils with it (the emulated compiler's LTO plugin, a "
                               "library of the root's arch, cannot load into the host's ld or ar)"
                             : "") +
-           ": " + identity.why() +
+           ": " + why +
            "; to accelerate it anyway, allow the revision mismatch (option "
            "allow_revision_mismatch)";
 }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,5 +108,44 @@ root_environment(const std::vector<std::pair<std::string, std::string>>& extra);
 /// (error: a malformed document or an unknown arch).
 [[nodiscard]] Result<std::string> root_spec_to_json(const RootSpec& spec);
 [[nodiscard]] Result<RootSpec> root_spec_from_json(std::string_view text);
+
+/// The first "Version:" of installed `package` in dpkg status text, or "" when not installed.
+[[nodiscard]] std::string dpkg_version_of(std::string_view status_text, std::string_view package);
+
+/// The probe cache's key: the corpus' version, the triplet, and the root's and the host's
+/// toolchain packages (source and version: gcc-N, cpp-N, g++-N, binutils, libc6-dev, dpkg-dev,
+/// python3-minimal in the root; the cross gcc, cpp, g++ and binutils on the host) as hex.
+[[nodiscard]] std::string probe_key(std::string_view root_status, std::string_view host_status,
+                                    const std::string& triplet, const std::string& gcc_major);
+
+/// One probe object, "stack.c.dpkg-buildflags", as each compiler made it (.comment removed;
+/// empty: not made).
+struct ProbeObject {
+    std::string name;
+    std::string emulated;
+    std::string accelerated;
+};
+
+/// Identical when every object is the same bytes both ways; else the first that is not, with
+/// the sections that differ.
+[[nodiscard]] ProbeVerdict judge_probe(const std::vector<ProbeObject>& objects);
+
+/// The cache file's text and back (nullopt: not a verdict, e.g. a truncated file).
+[[nodiscard]] std::string probe_verdict_json(const ProbeVerdict& v);
+[[nodiscard]] std::optional<ProbeVerdict> probe_verdict_from_json(std::string_view text);
+
+/// DIR/KEY.json: the cached verdict, or nullopt (none, or unreadable: the probe runs again).
+[[nodiscard]] std::optional<ProbeVerdict> read_probe_cache(const std::filesystem::path& dir,
+                                                           const std::string& key);
+[[nodiscard]] Result<void> write_probe_cache(const std::filesystem::path& dir,
+                                             const std::string& key, const ProbeVerdict& v);
+
+/// The verdict for the plan's root and host toolchain: cached in emurun's cache dir
+/// (toolchain-probe/KEY.json, own_cache_dir), else the corpus compiled in the root both ways
+/// (two root helpers: emulated, accelerated) and the verdict cached. A probe that cannot run
+/// is a verdict "not identical" saying why, not cached.
+[[nodiscard]] ProbeVerdict probe_toolchain(const RootSpec& spec, const RootPlan& plan,
+                                           std::string_view root_status,
+                                           std::string_view host_status);
 
 } // namespace emurun::root_detail

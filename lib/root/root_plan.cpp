@@ -210,19 +210,43 @@ void add_host_tool(RootPlan& plan, const std::string& file, std::set<std::string
     }
 }
 
+/// Drop the `refused` groups from `names`; an emulated gcc or g++ hands ld and ar its LTO
+/// plugin (a library of the root's arch) that the host's binutils cannot load, so they stay
+/// emulated with the compiler (said on the compiler's mismatch).
+void drop_refused(RootPlan& plan, std::vector<std::string>& names, std::set<std::string> refused) {
+    const bool compiler_refused = refused.contains("gcc") || refused.contains("g++");
+    const bool binutils_asked = std::ranges::any_of(names, [](const std::string& n) {
+        return !is_shell_tool(n) && toolchain_group(n) == "binutils";
+    });
+    if (compiler_refused && binutils_asked) {
+        refused.insert("binutils");
+        auto it = std::ranges::find_if(plan.mismatches, [](const ToolMismatch& m) {
+            return !m.accelerated && (m.identity.tool == "gcc" || m.identity.tool == "g++");
+        });
+        if (it != plan.mismatches.end()) {
+            it->binutils_follow = true;
+        }
+    }
+    std::erase_if(names, [&](const std::string& n) {
+        return !is_shell_tool(n) && refused.contains(toolchain_group(n));
+    });
+}
+
+struct Statuses {
+    std::string root, host; ///< dpkg status files' text
+};
+
 /// The tools of `names` whose root and host sources differ: kept out of `names` unless the
 /// acceleration allows a revision mismatch; each recorded in the plan.
-void check_identity(const RootSpec& spec, RootPlan& plan, std::vector<std::string>& names) {
-    const std::string root_status =
-        util::read_file(plan.dir / "var/lib/dpkg/status").value_or(std::string{});
-    const std::string host_status = util::read_file("/var/lib/dpkg/status").value_or(std::string{});
+void check_identity(const RootSpec& spec, RootPlan& plan, const Statuses& st,
+                    std::vector<std::string>& names) {
     const bool allow = spec.accelerate.allow_revision_mismatch;
     std::vector<std::string> toolchain;
     std::ranges::copy_if(names, std::back_inserter(toolchain),
                          [](const std::string& n) { return !is_shell_tool(n); });
     std::set<std::string> refused;
-    for (auto& id : toolchain_identity(root_status, host_status, plan.arch->triplet, plan.gcc_major,
-                                       toolchain)) {
+    for (auto& id :
+         toolchain_identity(st.root, st.host, plan.arch->triplet, plan.gcc_major, toolchain)) {
         if (id.same()) {
             continue;
         }
@@ -231,21 +255,52 @@ void check_identity(const RootSpec& spec, RootPlan& plan, std::vector<std::strin
         }
         plan.mismatches.push_back(ToolMismatch{std::move(id), allow});
     }
-    // An emulated gcc or g++ hands ld and ar its LTO plugin (a library of the root's arch):
-    // the host's binutils cannot load it, so they stay emulated with the compiler.
-    const bool compiler_refused = refused.contains("gcc") || refused.contains("g++");
-    const bool binutils_asked = std::ranges::any_of(
-        toolchain, [](const std::string& n) { return toolchain_group(n) == "binutils"; });
-    if (compiler_refused && binutils_asked) {
-        refused.insert("binutils");
-        auto it = std::ranges::find_if(plan.mismatches, [](const ToolMismatch& m) {
-            return m.identity.tool == "gcc" || m.identity.tool == "g++";
-        });
-        it->binutils_follow = true;
+    drop_refused(plan, names, std::move(refused));
+}
+
+/// The probe corpus' verdict for compilers still to be accelerated: recorded on their
+/// mismatch (or a new one when only the probe differs); a difference keeps gcc and g++ (and
+/// the binutils with them) emulated unless a revision mismatch is allowed.
+void check_probe(const RootSpec& spec, RootPlan& plan, const Statuses& st,
+                 std::vector<std::string>& names) {
+    if (!spec.accelerate.probe || plan.gcc_major.empty() || !wants_compiler(names)) {
+        return;
     }
-    std::erase_if(names, [&](const std::string& n) {
-        return !is_shell_tool(n) && refused.contains(toolchain_group(n));
+    const ProbeVerdict v = probe_toolchain(spec, plan, st.root, st.host);
+    plan.probe = v;
+    const bool allow = spec.accelerate.allow_revision_mismatch;
+    const std::string tool = std::ranges::find(names, "gcc") != names.end() ? "gcc" : "g++";
+    auto it = std::ranges::find_if(plan.mismatches, [&](const ToolMismatch& m) {
+        return m.accelerated && m.identity.tool == tool;
     });
+    if (it != plan.mismatches.end()) {
+        it->probe = v;
+    } else if (!v.identical) {
+        auto id = toolchain_identity(st.root, st.host, plan.arch->triplet, plan.gcc_major, {tool});
+        plan.mismatches.push_back(ToolMismatch{std::move(id.front()), allow, false, v});
+    }
+    if (!v.identical && !allow) {
+        drop_refused(plan, names, {"gcc", "g++"});
+    }
+}
+
+/// Which of `names` the host's cross toolchain may serve: the identity of the sources, the
+/// GCC version when a mismatch is allowed, then the probe corpus.
+Result<void> check_toolchain(const RootSpec& spec, RootPlan& plan,
+                             std::vector<std::string>& names) {
+    const Statuses st{util::read_file(plan.dir / "var/lib/dpkg/status").value_or(std::string{}),
+                      util::read_file("/var/lib/dpkg/status").value_or(std::string{})};
+    check_identity(spec, plan, st, names);
+    if (!plan.gcc_major.empty() && wants_compiler(names) &&
+        spec.accelerate.allow_revision_mismatch) {
+        const std::string driver = "/usr/bin/" + plan.arch->triplet + "-gcc-" + plan.gcc_major;
+        EMURUN_TRY(check_versions(plan, driver));
+    }
+    check_probe(spec, plan, st, names);
+    if (!wants_compiler(names)) {
+        plan.gcc_major.clear(); // no compiler accelerated: no farms
+    }
+    return {};
 }
 
 Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
@@ -269,14 +324,8 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
             return std::unexpected(missing_cross(*plan.arch, plan.gcc_major, driver));
         }
     }
-    check_identity(spec, plan, names);
-    if (plan.gcc_major.empty() || !wants_compiler(names)) {
-        plan.gcc_major.clear(); // no compiler accelerated: no farms
-    } else if (spec.accelerate.allow_revision_mismatch) {
-        const fs::path driver = "/usr/bin/" + t + "-gcc-" + plan.gcc_major;
-        if (auto r = check_versions(plan, driver.string()); !r) {
-            return r;
-        }
+    if (auto r = check_toolchain(spec, plan, names); !r) {
+        return r;
     }
     std::set<std::string> seen;
     for (const auto& n : names) {

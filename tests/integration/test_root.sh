@@ -130,6 +130,9 @@ refused_bind "bind of a missing source" "No such file" "$T/missing:/m"
 R=$T/arm64
 make_root aarch64 "$R"
 run() { "$EMURUN" root run "$@"; }
+# The probe corpus' verdicts are cached in emurun's cache dir: this run's own, so that the
+# first accelerated run really compiles the corpus both ways.
+export EMURUN_CACHE_DIR=$T/cache
 
 # The target's view, accelerated or not (3).
 for acc in --accelerate --accelerate=none; do
@@ -254,11 +257,97 @@ else
         gcc -O2 -fstack-protector-strong -c sp.c -o sp-forced.o &&
         objcopy --remove-section .comment sp-forced.o sp-forced.stripped" 2>"$T/sp-forced.err"
     expect_contains "allowed: said on stderr" "$(cat "$T/sp-forced.err")" "gcc accelerated although"
+    # The probe corpus ran (the first accelerated run) and its verdict is said with it: the
+    # hardening flags make the other revision's stack.c object differ.
+    expect_contains "allowed: the probe's verdict said" "$(cat "$T/sp-forced.err")" \
+        "the probe corpus (the root's hardening flags) compiled both ways: the emulated and the accelerated compiler's objects differ beyond .comment: stack.c."
+    expect_contains "allowed: the sections that differ" "$(cat "$T/sp-forced.err")" ".text"
+    n=$(find "$T/cache/toolchain-probe" -name '*.json' | wc -l)
+    expect_eq "one probe verdict cached for this root and toolchain" 1 "$n"
+    expect_contains "the cached verdict: not identical, stack.c" \
+        "$(cat "$T"/cache/toolchain-probe/*.json)" '"file":"stack.c.'
     if cmp -s "$T/work/sp-forced.stripped" "$T/work/sp-none.stripped"; then
         echo "note: gcc $root_gcc and $host_gcc made the same object for this probe"
     else
         ok "the other revision's object differs, as the identity rule expects"
     fi
+fi
+
+# Real flags (issue 26): a small C project (a shared library and a program) built with the
+# root's dpkg-buildflags (hardening: -fstack-protector-strong, -D_FORTIFY_SOURCE=2,
+# -Wl,-z,relro,-z,now) and with Python's sysconfig CFLAGS, with a plain --accelerate and fully
+# emulated: the objects are identical but for .comment, or gcc ran emulated and the warning says
+# why (bookworm: the latter, the root's gcc being another revision).
+mkdir -p "$T/proj"
+cat >"$T/proj/lib.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+int demo_name(char *out, unsigned long n, const char *who) {
+    char buf[48];
+    snprintf(buf, sizeof buf, "hello %s", who);
+    memcpy(out, buf, n < sizeof buf ? n : sizeof buf);
+    return (int)strlen(buf);
+}
+C
+cat >"$T/proj/main.c" <<'C'
+#include <stdio.h>
+int demo_name(char *out, unsigned long n, const char *who);
+int main(void) { char s[64] = {0}; demo_name(s, sizeof s, "arm64"); puts(s); return 0; }
+C
+cat >"$T/proj/build.sh" <<'SH'
+set -e
+export DEB_BUILD_MAINT_OPTIONS=hardening=+all # bindnow too: -Wl,-z,relro -Wl,-z,now
+o=out-$1; mkdir -p "$o"
+cf="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CFLAGS)"
+lf=$(dpkg-buildflags --get LDFLAGS)
+py=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("CFLAGS"))')
+for f in lib main; do
+    gcc $cf -fPIC -c $f.c -o "$o/$f.dpkg.o"
+    gcc $py -fPIC -c $f.c -o "$o/$f.python.o"
+done
+gcc $lf -shared "$o/lib.dpkg.o" -o "$o/libdemo.so"
+gcc $lf "$o/main.dpkg.o" -L"$o" -ldemo -o "$o/demo"
+LD_LIBRARY_PATH=$o "./$o/demo" >"$o/said"
+for f in "$o"/*.o; do objcopy --remove-section .comment "$f"; done
+printf '%s\n%s\n%s\n' "$cf" "$lf" "$py" >"$o/flags"
+SH
+if ! run "$R" -- sh -c 'command -v dpkg-buildflags' >/dev/null 2>&1; then
+    "$EMURUN" root install "$R" dpkg-dev >"$T/dpkg-dev.log" 2>&1 || true
+fi
+if run "$R" -- sh -c 'command -v dpkg-buildflags' >/dev/null 2>&1; then
+    for acc in default none; do
+        run --accelerate=$acc --bind "$T/proj:/p" --cwd /p "$R" -- sh build.sh $acc \
+            2>"$T/proj-$acc.err" || not_ok "real flags, --accelerate=$acc: the build failed"
+    done
+    flags=$(cat "$T/proj/out-default/flags" 2>/dev/null || true)
+    for f in -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Wl,-z,relro -Wl,-z,now; do
+        expect_contains "real flags: the root's dpkg-buildflags give $f" "$flags" "$f"
+    done
+    expect_contains "real flags: Python's sysconfig CFLAGS harden too" \
+        "$(sed -n 3p "$T/proj/out-default/flags" 2>/dev/null || true)" "-fstack-protector-strong"
+    expect_eq "real flags: the program runs" "hello arm64" \
+        "$(cat "$T/proj/out-default/said" 2>/dev/null || true)"
+    expect_contains "real flags: linked with BIND_NOW" \
+        "$(readelf -d "$T/proj/out-default/demo" 2>&1 || true)" "BIND_NOW"
+    same=yes
+    for o in lib.dpkg lib.python main.dpkg main.python; do
+        cmp -s "$T/proj/out-default/$o.o" "$T/proj/out-none/$o.o" || same="no ($o.o differs)"
+    done
+    m=$(run --accelerate "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine' 2>/dev/null)
+    case $m in
+        *X86-64*) expect_eq "real flags, gcc accelerated: objects identical but .comment" yes "$same" ;;
+        *)
+            expect_eq "real flags, gcc emulated: the same objects" yes "$same"
+            expect_contains "real flags, gcc emulated: the warning says why" \
+                "$(cat "$T/proj-default.err")" "gcc kept emulated"
+            ;;
+    esac
+    if [ "$root_gcc" != "$host_gcc" ]; then
+        expect_contains "real flags on $root_gcc vs $host_gcc: gcc ran emulated" "$m" "AArch64"
+    fi
+else
+    skip_part "real flags: the root has no dpkg-buildflags and dpkg-dev could not be installed" \
+        "(network?): $(tail -1 "$T/dpkg-dev.log" 2>/dev/null || true)"
 fi
 
 # Pipeline root steps: emurun's variables in their environment; a step whose root cannot be
@@ -312,6 +401,45 @@ if [ "$root_gcc" != "$host_gcc" ]; then
 fi
 expect_contains "missing root: the reason in the message" "$(msg no-root)" "does not exist"
 expect_contains "host-arch root: the reason in the message" "$(msg host-arch-root)" "it is an x86_64 root"
+
+# The probe refuses what the identity rule cannot see (issue 26): the root's dpkg status made to
+# claim the host cross gcc's revision (its binaries stay the other revision's), a plain
+# --accelerate finds the sources the same, compiles the probe corpus both ways the first time,
+# sees stack.c differ and keeps gcc emulated, saying which file; the report records it. The
+# verdict is cached per root and toolchain versions: a forged "identical" verdict in the cache
+# is believed (the probe does not run again).
+if [ "$root_gcc" != "$host_gcc" ]; then
+    cp -a "$R/var/lib/dpkg/status" "$T/status.orig"
+    sed -i "s/$(printf '%s' "$root_gcc" | sed 's/[.]/\\&/g')/$host_gcc/g" "$R/var/lib/dpkg/status"
+    verdicts=$(find "$T/cache/toolchain-probe" -name '*.json' | wc -l)
+    m=$(run --accelerate "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine' 2>"$T/faked.err")
+    expect_contains "same sources claimed, the probe differs: gcc runs emulated" "$m" "AArch64"
+    expect_contains "the warning: kept emulated, the probe, the file" "$(cat "$T/faked.err")" \
+        "the probe corpus (the root's hardening flags) compiled both ways: the emulated and the accelerated compiler's objects differ beyond .comment: stack.c."
+    expect_contains "the warning: gcc and the binutils kept emulated" "$(cat "$T/faked.err")" \
+        "gcc kept emulated and the binutils with it"
+    expect_eq "one more probe verdict cached (another key)" $((verdicts + 1)) \
+        "$(find "$T/cache/toolchain-probe" -name '*.json' | wc -l)"
+    cat >"$T/pipe/probe.json" <<JSON
+{"name": "probe", "defaults": {"arch": "aarch64", "emulation": "root", "root": "$R"},
+ "steps": [{"name": "probed", "argv": ["true"], "accelerate": true}]}
+JSON
+    (cd "$T/pipe" && "$EMURUN" run probe.json --report probe-report.json >"$T/probe.out" 2>&1) ||
+        not_ok "the probe pipeline failed: $(tail -3 "$T/probe.out")"
+    probe_field() {
+        python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["steps"][0]["toolchain_mismatches"]
+print(" ".join("%s:%s:%s" % (x["tool"], x["accelerated"], x["probe"]) for x in m))' \
+            "$T/pipe/probe-report.json"
+    }
+    expect_contains "report: gcc kept emulated by the probe, the file named" "$(probe_field)" \
+        "gcc:False:the emulated and the accelerated compiler's objects differ beyond .comment: stack.c."
+    newest=$(ls -t "$T"/cache/toolchain-probe/*.json | head -1)
+    printf '{"identical":true,"file":"","why":""}\n' >"$newest"
+    m=$(run --accelerate "$R" -- sh -c 'readelf -h "$(readlink -f /usr/bin/gcc)" | grep Machine' 2>/dev/null)
+    expect_contains "a cached verdict is used as is (no probe run): gcc accelerated" "$m" "X86-64"
+    cp -a "$T/status.orig" "$R/var/lib/dpkg/status"
+fi
 
 expect_eq "host binfmt_misc unchanged" "$before" "$(host_binfmt)"
 finish

@@ -430,13 +430,16 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     rooted.acceleration = "toolchain";
     rooted.toolchain_mismatches.push_back({"gcc", "gcc-12", "gcc-12 12.2.0-14+deb12u1",
                                            "gcc-12-aarch64-linux-gnu", "gcc-12 12.2.0-14", false,
-                                           "gcc kept emulated: the root's gcc-12 ..."});
+                                           "gcc kept emulated: the root's gcc-12 ...",
+                                           "stack.c.dpkg-buildflags: sections .text differ"});
     Report r = report_of({rooted});
     const auto j = r.to_json();
     CHECK(j["steps"][0]["toolchain_mismatches"][0]["tool"] == "gcc");
     CHECK(j["steps"][0]["toolchain_mismatches"][0]["root_source"] == "gcc-12 12.2.0-14+deb12u1");
     CHECK(j["steps"][0]["toolchain_mismatches"][0]["host_source"] == "gcc-12 12.2.0-14");
     CHECK(j["steps"][0]["toolchain_mismatches"][0]["accelerated"] == false);
+    CHECK(j["steps"][0]["toolchain_mismatches"][0]["probe"] ==
+          "stack.c.dpkg-buildflags: sections .text differ");
     auto back = Report::from_json(j, "r.json");
     REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
     CHECK(*back == r);

@@ -7,6 +7,7 @@
 #include "skip.hpp"
 #include "util/fd.hpp"
 #include "util/path.hpp"
+#include "util/temp_dir.hpp"
 
 #include <emurun/pipeline.hpp>
 #include <emurun/root.hpp>
@@ -589,6 +590,139 @@ TEST_CASE("root: a mismatch's text names the tool, both versions, why and the wa
     CHECK(kept.text().find("(option allow_revision_mismatch)") != std::string::npos);
     ToolMismatch allowed{ids.at(0), true};
     CHECK(allowed.text().starts_with("gcc accelerated although the sources differ"));
+}
+
+namespace {
+
+/// A 64-bit ELF relocatable of `big` endianness with the sections `named` (name, content).
+std::string tiny_object(const std::vector<std::pair<std::string, std::string>>& named, bool big) {
+    std::string names(1, '\0'), data;
+    std::vector<std::pair<std::size_t, std::pair<std::size_t, std::size_t>>> sh; // name, off, size
+    for (const auto& [n, content] : named) {
+        sh.push_back({names.size(), {64 + data.size(), content.size()}});
+        names += n + '\0';
+        data += content;
+    }
+    sh.push_back({names.size(), {64 + data.size() + 0, 0}}); // .shstrtab, filled below
+    names += std::string(".shstrtab") + '\0';
+    sh.back().second = {64 + data.size(), names.size()};
+    data += names;
+    const std::size_t shoff = 64 + data.size();
+    std::string out(64, '\0');
+    const auto put = [&](std::string& b, std::size_t at, std::uint64_t v, int size) {
+        for (int i = 0; i < size; ++i) {
+            b[at + (big ? size - 1 - i : i)] = static_cast<char>(v >> (8 * i) & 0xff);
+        }
+    };
+    out.replace(0, 4,
+                "\x7f"
+                "ELF");
+    out[4] = 2;
+    out[5] = big ? 2 : 1;
+    put(out, 0x28, shoff, 8);
+    put(out, 0x3a, 64, 2);
+    put(out, 0x3c, sh.size() + 1, 2);
+    put(out, 0x3e, sh.size(), 2);
+    out += data;
+    out += std::string(64, '\0'); // [0] null
+    for (const auto& [name, where] : sh) {
+        std::string h(64, '\0');
+        put(h, 0, name, 4);
+        put(h, 4, 1, 4); // PROGBITS
+        put(h, 0x18, where.first, 8);
+        put(h, 0x20, where.second, 8);
+        out += h;
+    }
+    return out;
+}
+
+} // namespace
+
+using namespace emurun::root_detail;
+
+TEST_CASE("root: the probe's cache key follows every toolchain version on both sides") {
+    const std::string t = "aarch64-linux-gnu";
+    const std::string key = probe_key(k_root_status, k_host_status, t, "12");
+    CHECK(key.size() == 16);
+    CHECK(probe_key(k_root_status, k_host_status, t, "12") == key); // stable
+    std::string root_fixed = k_root_status;
+    root_fixed.replace(root_fixed.find("12.2.0-14+deb12u1"), 17, "12.2.0-14+deb12u2");
+    CHECK(probe_key(root_fixed, k_host_status, t, "12") != key);
+    std::string host_rebuilt = k_host_status; // cross1 -> cross2: the same source, another build
+    host_rebuilt.replace(host_rebuilt.find("12.2.0-14cross1"), 15, "12.2.0-14cross2");
+    CHECK(probe_key(k_root_status, host_rebuilt, t, "12") != key);
+    std::string binutils = k_host_status;
+    binutils.replace(binutils.find("2.40-2"), 6, "2.40-3");
+    CHECK(probe_key(k_root_status, binutils, t, "12") != key);
+    CHECK(probe_key(k_root_status, k_host_status, t, "13") != key);
+    CHECK(probe_key(k_root_status, k_host_status, "powerpc64le-linux-gnu", "12") != key);
+}
+
+TEST_CASE("root: the probe's verdict: the same bytes, else the first file and its sections") {
+    const std::string a = tiny_object({{".text", "\x01\x02"}, {".data", "x"}}, false);
+    const std::string b = tiny_object({{".text", "\x01\x03"}, {".data", "x"}}, false);
+    CHECK(judge_probe({{"stack.c.dpkg-buildflags", a, a}, {"pic.c.dpkg-buildflags", b, b}})
+              .identical);
+    const auto v =
+        judge_probe({{"pic.c.dpkg-buildflags", b, b}, {"stack.c.dpkg-buildflags", a, b}});
+    CHECK_FALSE(v.identical);
+    CHECK(v.file == "stack.c.dpkg-buildflags");
+    CHECK(v.why.starts_with("the emulated and the accelerated compiler's objects differ beyond "
+                            ".comment: stack.c.dpkg-buildflags: sections .text differ"));
+    // Every object that differs is named, the first one is the verdict's file.
+    const auto two = judge_probe({{"stack.c.x", a, b}, {"pic.c.x", b, b}, {"except.cpp.x", b, a}});
+    CHECK(two.file == "stack.c.x");
+    CHECK(two.why.find("; except.cpp.x: sections .text differ") != std::string::npos);
+    CHECK(two.why.find("pic.c.x") == std::string::npos);
+    // Big-endian objects (s390x) are read too; a section only one side has is named.
+    const auto be = judge_probe({{"f.c.x", tiny_object({{".text", "a"}}, true),
+                                  tiny_object({{".text", "a"}, {".rodata", "s"}}, true)}});
+    CHECK(be.why.find("sections .rodata, .shstrtab differ") != std::string::npos);
+    // Not ELF: the sizes only. Missing on one side, or no objects at all: not identical.
+    CHECK(judge_probe({{"f.c.x", "ab", "abc"}}).why.find("the objects differ (2 vs 3 bytes)") !=
+          std::string::npos);
+    CHECK(judge_probe({{"f.cpp.x", "ab", ""}})
+              .why.ends_with("f.cpp.x: the accelerated compiler made no object"));
+    CHECK_FALSE(judge_probe({}).identical);
+}
+
+TEST_CASE("root: the probe's verdict is cached per key; a damaged entry runs the probe again") {
+    auto dir = util::TempDir::make(fs::temp_directory_path() / "emurun-probe-test-");
+    REQUIRE(dir);
+    CHECK_FALSE(read_probe_cache(dir->path(), "k1"));
+    const ProbeVerdict differs{false, "stack.c.dpkg-buildflags", "stack.c: sections .text differ"};
+    REQUIRE(write_probe_cache(dir->path(), "k1", differs));
+    CHECK(read_probe_cache(dir->path(), "k1") == differs);
+    CHECK_FALSE(read_probe_cache(dir->path(), "k2")); // another toolchain: not this verdict
+    REQUIRE(write_probe_cache(dir->path(), "k2", ProbeVerdict{true, "", ""}));
+    CHECK(read_probe_cache(dir->path(), "k2")->identical);
+    const std::string text = probe_verdict_json(differs);
+    std::ofstream(dir->path() / "k1.json") << text.substr(0, text.size() / 2); // truncated
+    CHECK_FALSE(read_probe_cache(dir->path(), "k1"));
+    std::ofstream(dir->path() / "k1.json") << R"({"identical": "yes", "file": "", "why": ""})";
+    CHECK_FALSE(read_probe_cache(dir->path(), "k1"));
+}
+
+TEST_CASE("root: a probe difference is said like a source mismatch, with the file") {
+    auto ids = toolchain_identity(k_root_status, k_host_status, "aarch64-linux-gnu", "12", {"gcc"});
+    const ProbeVerdict v{false, "stack.c.dpkg-buildflags",
+                         "stack.c.dpkg-buildflags: ... sections .text differ (10 vs 12 bytes)"};
+    // Only the probe differed (the sources are the same): kept emulated, saying which file.
+    ToolIdentity same = ids.at(0);
+    same.host = same.root;
+    same.host.package = "gcc-12-aarch64-linux-gnu";
+    REQUIRE(same.same());
+    const ToolMismatch kept{same, false, false, v};
+    CHECK(kept.text().starts_with("gcc kept emulated: the probe corpus (the root's hardening "
+                                  "flags) compiled both ways: stack.c.dpkg-buildflags"));
+    CHECK(kept.text().find("(option allow_revision_mismatch)") != std::string::npos);
+    // A revision mismatch allowed: accelerated, the probe's verdict recorded with it.
+    const ToolMismatch allowed{ids.at(0), true, false, v};
+    CHECK(allowed.text().starts_with("gcc accelerated although the sources differ"));
+    CHECK(allowed.text().find("12.2.0-14+deb12u1") != std::string::npos);
+    CHECK(allowed.text().find("sections .text differ") != std::string::npos);
+    const ToolMismatch fine{ids.at(0), true, false, ProbeVerdict{true, "", ""}};
+    CHECK(fine.text().find("the probe corpus compiled to the same objects") != std::string::npos);
 }
 
 TEST_CASE("root: accelerate as an object allows a revision mismatch, carried to the helper") {
