@@ -85,20 +85,19 @@ PY
 part_trust_review5_garbled() {
     [ "$(id -u)" = 0 ] || { skip_part "needs root (CAP_SYS_PTRACE) to take another process's descriptors"; return; }
     cat > garble.py <<'PY'
-import ctypes, os, sys
+import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 pidfd = os.pidfd_open(os.getppid())
-taken = 0
-for n in range(3, 64):
-    fd = libc.syscall(438, pidfd, n, 0)  # pidfd_getfd
-    if fd >= 0:
-        taken += 1
-        try:
-            os.write(fd, b"garbled \x01 line\n")
-        except OSError:
-            pass
-print("taken", taken, file=sys.stderr)
+fds = [fd for fd in (libc.syscall(438, pidfd, n, 0) for n in range(3, 64)) if fd >= 0]  # pidfd_getfd
+print("taken", len(fds), file=sys.stderr, flush=True)  # before: the log closes once distrusted
+time.sleep(0.5)
+for fd in fds:
+    try:
+        os.write(fd, b"garbled \x01 line\n")
+    except OSError:
+        pass
+time.sleep(0.5)
 PY
     run_step garble "exec /usr/bin/python3 $T/garble.py"
     grep -q "taken [1-9]" emurun-logs/s.log 2>/dev/null \
