@@ -344,8 +344,9 @@ void SupervisorImpl::handle_line(Child& child, std::string_view line) {
         handle_record(child, *record);
     } else if (child.started_record && !child.supervisor_lost) {
         // Arrived while the step ran: the step could have written it, as any other forgery.
-        distrust_report(child, "an unreadable line came on its report channel after the step started: '" +
-                                   std::string(line.substr(0, 80)) + "'");
+        distrust_report(child,
+                        "an unreadable line came on its report channel after the step started: '" +
+                            std::string(line.substr(0, 80)) + "'");
     } else if (!child.result.start_error) {
         child.result.start_error =
             Error{"supervise " + child.exec->path,
