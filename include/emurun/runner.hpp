@@ -201,6 +201,9 @@ class OutputSink {
     /// At the end of the run: wait while the reader makes progress, give up (with a notice)
     /// once it took nothing for `stall_limit`.
     EMURUN_EXPORT void drain(std::chrono::milliseconds stall_limit);
+    /// The errno of the write that failed on this stream (EPIPE: its reader went away), or 0:
+    /// what was printed here after it is lost.
+    [[nodiscard]] EMURUN_EXPORT int write_error() const;
 
   private:
     struct State;

@@ -342,6 +342,11 @@ void SupervisorImpl::read_report(Child& child) {
 void SupervisorImpl::handle_line(Child& child, std::string_view line) {
     if (auto record = detail::parse_report(line)) {
         handle_record(child, *record);
+    } else if (child.started_record && !child.supervisor_lost) {
+        // Arrived while the step ran: the step could have written it, as any other forgery.
+        distrust_report(child,
+                        "an unreadable line came on its report channel after the step started: '" +
+                            std::string(line.substr(0, 80)) + "'");
     } else if (!child.result.start_error) {
         child.result.start_error =
             Error{"supervise " + child.exec->path,

@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <fcntl.h>
 #include <limits>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_set>
 
 namespace emurun {
 namespace {
@@ -169,11 +171,17 @@ Result<int> get_signal(const Json& v, const Place& at) {
     return get_int(v, at, 1, 64);
 }
 
-// Seconds: finite and not negative ("-0" is refused too: a time is never signed).
+// Seconds: finite, not negative ("-0" is refused too: a time is never signed) and at most
+// k_max_seconds (some 31 years: a step's or a run's time, never an overflow's).
+constexpr double k_max_seconds = 1e9;
 Result<double> get_seconds(const Json& v, const Place& at) {
     auto s = EMURUN_TRY(util::get_number_at_least(v, at, 0));
     if (std::signbit(s)) {
         return at.fail("expected a number >= 0, got " + util::describe(v));
+    }
+    if (!std::isfinite(s) || s > k_max_seconds) {
+        return at.fail("expected a number of seconds from 0 to 1e9, got " + util::describe(v),
+                       "use the report as emurun wrote it");
     }
     return s;
 }
@@ -199,6 +207,9 @@ bool is_utc_time(std::string_view t) {
         return v;
     };
     const int year = num(0, 4), month = num(5, 2), day = num(8, 2);
+    if (year < 1970) { // before the epoch: no run started then
+        return false;
+    }
     const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     constexpr int k_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     return month >= 1 && month <= 12 && day >= 1 &&
@@ -331,12 +342,35 @@ Result<std::vector<TestResult>> tests_from(const Json& obj, const Place& at) {
     return out;
 }
 
+// A step's name: a name (get_name), not empty, without control characters (a newline would
+// forge a line in every text output that names the step).
+Result<std::string> get_step_name(const Json& v, const Place& at) {
+    auto name = EMURUN_TRY(get_name(v, at));
+    if (name.empty()) {
+        return at.fail("must not be empty", "use the report as emurun wrote it");
+    }
+    for (const unsigned char c : name) {
+        if (c < 0x20 || c == 0x7f) {
+            char code[8];
+            std::snprintf(code, sizeof code, "0x%02x", c);
+            return at.fail("holds a control character (" + std::string(code) + ")",
+                           "use the report as emurun wrote it: its names are a pipeline's");
+        }
+    }
+    return name;
+}
+
 Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
     auto status = EMURUN_TRY(status_from(j, at));
     s.status = status;
     if (j.contains("kind")) {
         auto kind = EMURUN_TRY(util::get_string(j["kind"], at.key("kind")));
-        s.kind = step_kind_from(kind).value_or(StepKind::other);
+        auto k = step_kind_from(kind);
+        if (!k) {
+            return at.key("kind").fail("expected configure, build, test or other, got " +
+                                       util::describe(j["kind"]));
+        }
+        s.kind = *k;
     }
     if (j.contains("emulation")) {
         auto mode = EMURUN_TRY(util::get_string(j["emulation"], at.key("emulation")));
@@ -381,10 +415,17 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
         return at.fail("expected an object, got " + util::describe(j));
     }
     StepResult s;
-    auto name = EMURUN_TRY(get_name(j.value("name", Json()), at.key("name")));
+    auto name = EMURUN_TRY(get_step_name(j.value("name", Json()), at.key("name")));
     s.name = name;
     EMURUN_TRY(step_enums_from(j, at, s));
     EMURUN_TRY(step_numbers_from(j, at, s));
+    if (s.status == StepStatus::passed && (s.signal || s.exit_code.value_or(0) != 0)) {
+        return at.fail("is passed with " +
+                           (s.signal ? "signal " + std::to_string(*s.signal)
+                                     : "exit_code " + std::to_string(*s.exit_code)) +
+                           " (a passed step exited 0)",
+                       "use the report as emurun wrote it");
+    }
     for (auto [key, into] : {std::pair{"arch", &s.arch}, std::pair{"template", &s.template_name}}) {
         auto v = EMURUN_TRY(get_name(j.value(key, Json("")), at.key(key)));
         *into = v;
@@ -657,8 +698,15 @@ Result<Report> Report::from_json(const nlohmann::json& j, const std::string& sou
     if (!list.is_array()) {
         return at.key("steps").fail("expected an array, got " + util::describe(list));
     }
+    std::unordered_set<std::string> names;
     for (std::size_t i = 0; i < list.size(); ++i) {
         auto step = EMURUN_TRY(step_from(list[i], at.key("steps").index(i)));
+        if (!names.insert(step.name).second) {
+            return at.key("steps").index(i).key("name").fail(
+                "\"" + step.name +
+                    "\" is the name of an earlier step too (each step is there once)",
+                "use the report as emurun wrote it");
+        }
         r.steps.push_back(std::move(step));
     }
     return r;

@@ -192,8 +192,8 @@ std::string LogTails::tail(const std::filesystem::path& log) const {
     const util::UniqueFd fd(
         util::openat2_beneath(m_fd.get(), rel.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY, 0));
     if (!fd) {
-        if (errno == ENOENT) {
-            return {}; // as a log never written
+        if (errno == ENOENT) { // (a relative log is taken from the current directory)
+            return "[log not included: no such file in the run's log dir " + m_dir.string() + "]";
         }
         return errno == EXDEV || errno == ELOOP
                    ? "[log not included: it leads outside the run's log dir " + m_dir.string() +

@@ -235,17 +235,17 @@ void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const f
 Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
                            const std::string& mirror, const fs::path& cache, const fs::path& out,
                            const Pins& pins) {
-    const fs::path debs = cache / "debs" / spec.arch->debian;
-    const fs::path tmp = cache / "tmp" / ("create-" + std::to_string(::getpid()));
-    for (const auto& stale : stale_create_dirs(cache / "tmp", [](long pid) {
+    const fs::path debs =
+        EMURUN_TRY(util::own_cache_subdir(cache, fs::path("debs") / spec.arch->debian));
+    const fs::path creates = EMURUN_TRY(util::own_cache_subdir(cache, "tmp"));
+    const fs::path tmp = creates / ("create-" + std::to_string(::getpid()));
+    for (const auto& stale : stale_create_dirs(creates, [](long pid) {
              return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
          })) {
         remove_mapped(entry, stale, false); // a create killed outright (SIGKILL) left it
     }
-    for (const auto& d : {debs, tmp}) {
-        if (auto r = make_dirs(d); !r) {
-            return r;
-        }
+    if (auto r = make_dirs(tmp); !r) {
+        return r;
     }
     const fs::path log = out.parent_path() / (out.stem().string() + ".log"); // NAME.partial
     std::error_code ec;
@@ -382,10 +382,7 @@ Result<fs::path> cached_tarball(const RootCreateSpec& spec, const BinfmtEntry& e
         }
     }
     const fs::path cache = EMURUN_TRY(util::own_cache_dir(spec.cache_dir.value_or(cache_dir())));
-    const fs::path roots = cache / "roots";
-    if (auto r = make_dirs(roots); !r) {
-        return std::unexpected(r.error());
-    }
+    const fs::path roots = EMURUN_TRY(util::own_cache_subdir(cache, "roots"));
     const std::string key = pins.empty()
                                 ? root_cache_key(spec, mirror)
                                 : root_cache_key(spec, mirror + "\n" + toolchain_preferences(pins));

@@ -89,6 +89,13 @@ Result<void> check_bind_paths(const RootBind& b) {
         return fail(what, "the destination is the root's / itself: it would hide the whole root",
                     "bind onto a directory inside the root, e.g. /src");
     }
+    if (const fs::path first = *b.target.relative_path().lexically_normal().begin();
+        first == "proc" || first == "sys") {
+        return fail(what,
+                    "/proc and /sys are emurun's own mounts in the root (the kernel's views of "
+                    "the root's processes and of the system): a bind at or below them is refused",
+                    "bind onto another directory inside the root, e.g. /src");
+    }
     return {};
 }
 

@@ -1,6 +1,7 @@
 // Artifact manifests and the checks around an archive: which paths a build packs, which members
 // and which unpacked tree a test job accepts. The tar side is in artifacts_tar.cpp.
 #include "runner/runner_internal.hpp"
+#include "util/file.hpp"
 #include "util/hash.hpp"
 #include "util/json.hpp"
 
@@ -11,11 +12,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <fcntl.h>
 #include <glob.h>
 #include <map>
 #include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace emurun {
 namespace {
@@ -108,15 +112,67 @@ std::string glob_escape(std::string_view text) {
     return out;
 }
 
+// Whether the symlink `link` (below `root`) resolves inside `root`, resolved as the kernel
+// does through the tree as it is: component by component from `root` (the link's own path
+// first), each
+// symlink met followed (a chain such as a -> .., w -> a/a/../../x is seen through), a missing
+// name taken as a directory. Absolute targets and more than 40 symlinks are outside.
+bool resolves_inside(const fs::path& root, const fs::path& link) {
+    const util::UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    std::vector<std::string> at, todo; // resolved so far; what is left, the next name last
+    const fs::path rel_link = link.lexically_relative(root); // its directories resolved too
+    if (rel_link.empty() || *rel_link.begin() == "..") {
+        return false;
+    }
+    for (const auto& part : rel_link) {
+        todo.insert(todo.begin(), part.string());
+    }
+    for (int links = 0; root_fd && !todo.empty();) {
+        const std::string name = std::move(todo.back());
+        todo.pop_back();
+        if (name.empty() || name == ".") {
+            continue;
+        }
+        if (name == "..") {
+            if (at.empty()) {
+                return false;
+            }
+            at.pop_back();
+            continue;
+        }
+        at.push_back(name);
+        std::string rel;
+        for (const auto& a : at) {
+            rel += (rel.empty() ? "" : "/") + a;
+        }
+        char buf[PATH_MAX];
+        const ssize_t n = ::readlinkat(root_fd.get(), rel.c_str(), buf, sizeof buf);
+        if (n < 0) {
+            continue; // a directory, a file or a missing name: taken as it is
+        }
+        const fs::path target(std::string(buf, static_cast<std::size_t>(n)));
+        if (++links > 40 || target.is_absolute()) {
+            return false;
+        }
+        at.pop_back();
+        std::vector<std::string> parts;
+        for (const auto& part : target) {
+            parts.push_back(part.string());
+        }
+        todo.insert(todo.end(), parts.rbegin(), parts.rend());
+    }
+    return static_cast<bool>(root_fd);
+}
+
 // Why `path` (lstat'd as `st`) cannot be in an archive of the tree `root`, or empty: only
-// directories, regular files and relative symlinks that stay inside `root`.
+// directories, regular files and relative symlinks that resolve inside `root`.
 std::string entry_problem(const fs::path& root, const fs::path& path, const struct stat& st) {
     if (S_ISLNK(st.st_mode)) {
         std::error_code ec;
         const fs::path target = fs::read_symlink(path, ec);
-        auto rel = (path.parent_path() / target).lexically_normal().lexically_relative(root);
-        if (ec || target.is_absolute() || rel.empty() || *rel.begin() == "..") {
-            return "is a symlink to " + target.string() + ", outside the archive";
+        if (ec || target.is_absolute() || !resolves_inside(root, path)) {
+            return "is a symlink to " + target.string() +
+                   ", outside the archive (symlinks it passes followed)";
         }
     } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
         return "is neither a file, a directory nor a symlink";

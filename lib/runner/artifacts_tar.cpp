@@ -67,12 +67,29 @@ Result<std::vector<std::string>> compression(const fs::path& archive) {
                 "name it .tar, .tar.gz, .tar.zst or .tar.xz");
 }
 
-// tar with `args` (and the compression option); its stdout. Its stderr is emurun's. A stop
-// signal stops it (its process group) and lands in `interrupted_by`.
+// What tar said, for an error's why: its first lines, at most k_max_said bytes.
+std::string tar_said(const std::string& out) {
+    constexpr std::size_t k_max_said = 600;
+    std::string said = out.substr(0, k_max_said);
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) {
+        said.pop_back();
+    }
+    std::ranges::replace(said, '\n', ';');
+    return said.empty() ? "tar failed and said nothing" : said;
+}
+
+// tar with `args` (and the compression option); its stdout. Its stderr is emurun's, or with
+// `refusing` (an extract, which prints nothing on stdout) captured: a failure is then the
+// archive refused, tar's message its why. A stop signal stops it (its process group) and lands
+// in `interrupted_by`.
 Result<std::string> tar(std::vector<std::string> args, const std::vector<std::string>& comp,
-                        const std::string& what, int& interrupted_by, std::size_t max_output = 0) {
+                        const std::string& what, int& interrupted_by, std::size_t max_output = 0,
+                        const std::string& refusing = {}) {
     args.insert(args.begin(), comp.begin(), comp.end());
     args.insert(args.begin(), "tar");
+    if (!refusing.empty()) {
+        args.insert(args.begin(), {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"});
+    }
     detail::CaptureOptions o;
     o.timeout = k_tar_timeout;
     o.max_output = max_output;
@@ -85,6 +102,10 @@ Result<std::string> tar(std::vector<std::string> args, const std::vector<std::st
         interrupted_by = run.interrupted_by;
         return fail(what, std::string("interrupted by SIG") + ::sigabbrev_np(run.interrupted_by),
                     "nothing was written");
+    }
+    if (!refusing.empty() && !run.timed_out && !run.status.success()) {
+        return fail("artifacts " + refusing, "refused: " + tar_said(run.out),
+                    "use the archive as 'emurun run --pack' wrote it; nothing was moved");
     }
     if (run.timed_out || !run.status.success()) {
         return fail(what,
@@ -554,7 +575,8 @@ Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, const fs:
     auto staging = EMURUN_TRY(TempDir::make(p.dir / ".emurun-unpack-"));
     EMURUN_TRY(tar({"-x", "-f", fs::absolute(archive).string(), "-C", staging.path().string(),
                     "--no-same-owner", "--no-overwrite-dir"},
-                   comp, "unpack " + archive.string(), interrupted_by));
+                   comp, "unpack " + archive.string(), interrupted_by, k_max_listing,
+                   archive.string()));
     EMURUN_TRY(check_unpacked_tree(staging.path()));
     const util::UniqueFd staging_fd(
         ::open(staging.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

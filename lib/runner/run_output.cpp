@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <string>
@@ -27,6 +28,7 @@ struct OutputSink::State {
     std::string queue;
     bool dropping = false; ///< step output is no longer printed here
     bool closed = false;   ///< the reader is gone: nothing more is written
+    int error = 0;         ///< the errno of the write that failed (EPIPE: the reader went away)
 
     void flush_some(OutputSink& self);
     [[nodiscard]] bool wait_writable(std::chrono::milliseconds timeout) const;
@@ -105,10 +107,13 @@ void OutputSink::State::flush_some(OutputSink& self) {
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             return;
         } else {
-            closed = true; // EPIPE and the like: the reader is gone
+            error = n < 0 ? errno : EIO; // EPIPE: the reader is gone; ENOSPC: a full disk
+            closed = true;
             queue.clear();
             if (notices != &self) {
-                drop("was closed by its reader");
+                drop(error == EPIPE
+                         ? std::string("was closed by its reader")
+                         : "could not be written (" + std::string(std::strerror(error)) + ")");
             }
             return;
         }
@@ -139,6 +144,10 @@ void OutputSink::drain(std::chrono::milliseconds stall_limit) {
             }
         }
     }
+}
+
+int OutputSink::write_error() const {
+    return m_state->error;
 }
 
 void OutputSink::State::drop(std::string_view why) {

@@ -186,7 +186,7 @@ Result<fs::path> make_ld_prefix(const std::vector<ArchSysroots>& arches, const f
         return arches[0].sysroots[0];
     }
     EMURUN_TRY(util::own_cache_dir(cache));
-    const fs::path base = cache / "prefix";
+    const fs::path base = EMURUN_TRY(util::own_cache_subdir(cache, "prefix"));
     const std::string key = path_key(arches);
     const std::string version = ".v-" + key + "-" + content_stamp(arches);
     std::error_code ec;

@@ -80,8 +80,11 @@ Result<std::vector<std::string>> sysroot_tool_argv(const SysrootRequest& r, cons
     }
     argv.insert(argv.end(), {"--dir", r.dir.string()});
     // The cache is always named: the tool's own default knows nothing of util's cache rule.
-    const fs::path cache =
-        r.cache.empty() ? EMURUN_TRY(util::checked_cache_dir()) / "apt" : r.cache;
+    fs::path cache = r.cache;
+    if (cache.empty()) {
+        const fs::path own = EMURUN_TRY(util::checked_cache_dir());
+        cache = EMURUN_TRY(util::own_cache_subdir(own, "apt"));
+    }
     argv.insert(argv.end(), {"--cache", cache.string()});
     for (const auto& [flag, value] :
          {std::pair{"--mirror", r.mirror}, std::pair{"--suite", r.suite},

@@ -1,9 +1,11 @@
 #include "util/cache.hpp"
 
 #include "util/env.hpp"
+#include "util/fd.hpp"
 
 #include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,6 +94,37 @@ Result<fs::path> own_cache_dir(const fs::path& dir) {
     }
     EMURUN_TRY(parents_closed(dir));
     return dir;
+}
+
+Result<fs::path> own_cache_subdir(const fs::path& cache, const fs::path& sub) {
+    util::UniqueFd dir(::open(cache.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    fs::path at = cache;
+    for (const auto& part : sub) {
+        at /= part;
+        const std::string what = "cache directory " + at.string();
+        if (!dir) {
+            return std::unexpected(system_error(what, errno));
+        }
+        if (::mkdirat(dir.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
+            return std::unexpected(system_error("create " + what, errno,
+                                                "set EMURUN_CACHE_DIR to a writable directory"));
+        }
+        struct stat st {};
+        if (::fstatat(dir.get(), part.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            return std::unexpected(system_error(what, errno));
+        }
+        std::string why = S_ISLNK(st.st_mode)    ? "is a symlink"
+                          : !S_ISDIR(st.st_mode) ? "is not a directory"
+                                                 : opened_to_others(st, false);
+        if (!why.empty()) {
+            return fail(what, why + ": another user could change what emurun loads from it",
+                        "remove it (emurun makes it again), or set EMURUN_CACHE_DIR to a "
+                        "directory of your own");
+        }
+        dir = util::UniqueFd(
+            ::openat(dir.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    }
+    return at;
 }
 
 Result<fs::path> checked_cache_dir() {

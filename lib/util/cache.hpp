@@ -28,6 +28,14 @@ namespace emurun::util {
 /// closed). Else an Error naming the dir, who can change it and what to do.
 [[nodiscard]] Result<std::filesystem::path> own_cache_dir(const std::filesystem::path& dir);
 
+/// `cache/sub` (`cache` accepted by own_cache_dir; `sub` relative, each of its directories
+/// made 0755 when missing, never through a symlink) accepted only by the same rule: a real
+/// directory of this user that neither group nor others can write. Every directory emurun uses
+/// below its cache dir is reached through this: what a subdirectory another user can change
+/// holds (a loader prefix) would be what root's programs load.
+[[nodiscard]] Result<std::filesystem::path> own_cache_subdir(const std::filesystem::path& cache,
+                                                             const std::filesystem::path& sub);
+
 /// cache_dir(), checked by own_cache_dir.
 [[nodiscard]] Result<std::filesystem::path> checked_cache_dir();
 

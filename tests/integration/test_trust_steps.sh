@@ -4,7 +4,7 @@
 # pids limit while the run goes on (limits); a guest's real-time signal is reported as the
 # guest's, and one QEMU cannot deliver ends with the step's timeout (item 11).
 # ctest-tier: quick
-# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb limits_memory trust11_rt_signals
+# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd trust_review5_garbled limits_fork_bomb limits_memory trust11_rt_signals
 . "$(dirname "$0")/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 needed to read the reports"
 cd "$T"
@@ -76,6 +76,39 @@ PY
     case "$(step_field steal message)" in
         *supervisor*) ok "trust 5: ... the message names its supervisor" ;;
         *) not_ok "trust 5: ... message: $(step_field steal message)" ;;
+    esac
+}
+
+# trust review 5: as root, a step writes a garbled line into each of the slot's descriptors
+# (taken with pidfd_getfd) and exits 0, the slot alive: the step fails, and the message says
+# the step may have written it (the old one said "reinstall emurun").
+part_trust_review5_garbled() {
+    [ "$(id -u)" = 0 ] || { skip_part "needs root (CAP_SYS_PTRACE) to take another process's descriptors"; return; }
+    cat > garble.py <<'PY'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+pidfd = os.pidfd_open(os.getppid())
+fds = [fd for fd in (libc.syscall(438, pidfd, n, 0) for n in range(3, 64)) if fd >= 0]  # pidfd_getfd
+print("taken", len(fds), file=sys.stderr, flush=True)  # before: the log closes once distrusted
+time.sleep(0.5)
+for fd in fds:
+    try:
+        os.write(fd, b"garbled \x01 line\n")
+    except OSError:
+        pass
+time.sleep(0.5)
+PY
+    run_step garble "exec /usr/bin/python3 $T/garble.py"
+    grep -q "taken [1-9]" emurun-logs/s.log 2>/dev/null \
+        || { skip_part "pidfd_getfd took no descriptor here"; return; }
+    expect_eq "trust review 5: a step that garbled its report channel: run exit 1" 1 "$rc"
+    expect_eq "trust review 5: ... its status is failed" failed "$(step_field garble status)"
+    case "$(step_field garble message)" in
+        *reinstall*) not_ok "trust review 5: ... blames the installation: $(step_field garble message)" ;;
+        *"unreadable line came on its report channel after the step started"*"did the step write to its report?"*)
+            ok "trust review 5: ... the message says the step may have written it" ;;
+        *) not_ok "trust review 5: ... message: $(step_field garble message)" ;;
     esac
 }
 
@@ -197,5 +230,5 @@ assert s["rt64"]["status"] == "timed_out", s["rt64"]
 PY
 }
 
-run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd limits_fork_bomb limits_memory trust11_rt_signals
+run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd trust_review5_garbled limits_fork_bomb limits_memory trust11_rt_signals
 finish

@@ -181,6 +181,22 @@ TEST_CASE("report_ci: JUnit failure body, log tail in system-out, unsafe bytes d
     CHECK(xml.find('\xff') == std::string::npos);
 }
 
+TEST_CASE("trust review 6: a report's log missing from the log dir gets the note") {
+    // The old JUnit showed the path alone, as if the log were empty.
+    namespace fs = std::filesystem;
+    const fs::path logs = emurun::test::testdir("tr6") / "logs";
+    fs::create_directories(logs);
+    Report r;
+    r.pipeline = "p";
+    StepResult s = failed_step("s", false);
+    s.log = logs / "missing.log";
+    r.steps.push_back(s);
+    const std::string xml = emurun::to_junit(r, {logs});
+    CHECK_MESSAGE(xml.find("[log not included: no such file in the run&apos;s log dir " +
+                           logs.lexically_normal().string() + "]") != std::string::npos,
+                  xml);
+}
+
 TEST_CASE("trust 2: a report's log outside the log dir is not read") {
     namespace fs = std::filesystem;
     emurun::test::ScopedEnv secret("EMURUN_TRUST_SECRET", "s3cr3t-token");

@@ -355,6 +355,25 @@ TEST_CASE("root: binds that are refused, and why") {
     fs::remove_all(d);
 }
 
+TEST_CASE("trust review 5: a bind at or below the root's /proc or /sys is refused up front") {
+    // The old check took them: the bind went under emurun's own /proc or /sys mount (or was
+    // hidden by it), with no word of why.
+    const fs::path d =
+        fs::temp_directory_path() / ("emurun-binds-ps-" + std::to_string(::getpid()));
+    fs::create_directories(d / "src");
+    fs::create_directories(d / "root/proc");
+    for (const char* target : {"/proc/p", "/sys/p", "/proc", "/sys/kernel/x", "/proc/./p"}) {
+        INFO(target);
+        auto r = root_detail::check_bind(d / "root", {d / "src", target, false});
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().why ==
+              "/proc and /sys are emurun's own mounts in the root (the kernel's views of the "
+              "root's processes and of the system): a bind at or below them is refused");
+    }
+    CHECK(root_detail::check_bind(d / "root", {d / "src", "/procs", false}).has_value());
+    fs::remove_all(d);
+}
+
 TEST_CASE("root: hints name the request's options, never a CLI flag") {
     const fs::path d = fs::temp_directory_path() / ("emurun-hints-" + std::to_string(::getpid()));
     write(d / "r/var/lib/dpkg/arch", "s390x\n");

@@ -624,6 +624,68 @@ TEST_CASE("trust 3: an unpack never writes through a symlink of the checkout" * 
     CHECK(is_empty_dir(victim));
 }
 
+TEST_CASE("trust review 1: a chain of symlinks that leaves the tree is refused, on unpack and "
+          "pack") {
+    // Each link looks inside as text; the kernel resolves out/w through out/a (-> ..) and
+    // leaves the tree: the old check, lexical, let the unpack place them (echo x > out/w/p
+    // then wrote outside the checkout).
+    const fs::path root = test::testdir("tr1-tree");
+    touch(root / "out/bin/tool");
+    fs::create_directory_symlink("..", root / "out/a");
+    fs::create_directory_symlink("a/out/bin", root / "out/inside"); // through a, still inside
+    CHECK(message_of(check_unpacked_tree(root)).empty());
+    fs::create_directory_symlink("a/out/a/../../../../tmp/victim", root / "out/w");
+    CHECK(message_of(check_unpacked_tree(root)) ==
+          "artifacts: unpacked out/w: is a symlink to a/out/a/../../../../tmp/victim, outside "
+          "the archive (symlinks it passes followed) (use the archive as 'emurun run --pack' "
+          "wrote it; nothing was moved)");
+    fs::remove(root / "out/w");
+    fs::create_directory_symlink("a/out/a/../../../../etc", root / "out/e");
+    CHECK(message_of(check_unpacked_tree(root)).find("out/e: is a symlink") != std::string::npos);
+    fs::remove(root / "out/e");
+    fs::create_directory_symlink("loop", root / "out/loop"); // never resolves: refused
+    CHECK(message_of(check_unpacked_tree(root)).find("out/loop: is a symlink") !=
+          std::string::npos);
+    fs::remove(root / "out/loop");
+    // A pack of the same outputs refuses too (every unpack would).
+    fs::create_directory_symlink("a/out/a/../../../../tmp/victim", root / "out/w");
+    const Pipeline p =
+        pipeline_in(root, R"({"name": "p", "steps": [{"name": "tree", "argv": ["t"], )"
+                          R"("outputs": ["out"]}]})");
+    auto packed = collect_outputs(p, passed({"tree"}));
+    REQUIRE_FALSE(packed.has_value());
+    CHECK(packed.error().message().find("out/w is a symlink to a/out/a/../../../../tmp/victim") !=
+          std::string::npos);
+}
+
+TEST_CASE("trust review 5: an archive tar refuses to extract is refused, tar's message the why" *
+          test::may_skip()) {
+    if (!emurun::util::find_executable("tar")) {
+        EMURUN_SKIP("tar is not in PATH");
+    }
+    // A symlink (out/share/l -> ../../..) then a file written through it: tar refuses the file.
+    // The old unpack let tar's errors through and said "tar failed (exited with 2)".
+    const fs::path archive = packed_after(test::testdir("tr5-pack"), [](const fs::path&) {});
+    const fs::path extra = test::testdir("tr5-extra");
+    fs::create_directories(extra / "out/share");
+    fs::create_directory_symlink("../../..", extra / "out/share/l");
+    touch(extra / "x/f");
+    const std::string append = "tar -rf '" + archive.string() + "' -C '" + extra.string() +
+                               "' --transform 's,^x,out/share/l,' out/share/l x/f";
+    REQUIRE(std::system(append.c_str()) == 0);
+    const fs::path fresh = test::testdir("tr5-unpack");
+    auto refused = unpack_artifacts(pipeline_in(fresh), archive, fresh / "logs");
+    REQUIRE_FALSE(refused.has_value());
+    const std::string message = refused.error().message();
+    CHECK_MESSAGE(message.starts_with("artifacts " + archive.string() + ": refused: tar: "),
+                  message);
+    CHECK_MESSAGE(message.find("out/share/l/f") != std::string::npos, message);
+    CHECK(message.ends_with("(use the archive as 'emurun run --pack' wrote it; nothing was "
+                            "moved)"));
+    CHECK_FALSE(fs::exists(fresh / "out"));
+    CHECK_FALSE(holds_temporary(fresh));
+}
+
 TEST_CASE("trust 6: unpacking strips setuid, setgid and sticky bits" * test::may_skip()) {
     if (!emurun::util::find_executable("tar")) {
         EMURUN_SKIP("tar is not in PATH");

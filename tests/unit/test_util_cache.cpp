@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -151,4 +152,47 @@ TEST_CASE("trust 10: a squatted private dir costs one dir of ours, not a new one
     CHECK(dirs == 2); // the squatted name and ours: the old code made a new mkdtemp dir per call
     ::chmod(first.c_str(), 0777); // squatted too: the next name
     CHECK(util::private_dir(wanted) == base / "emurun-0-2");
+}
+
+TEST_CASE("trust review 2: every subdirectory of the cache dir takes the cache dir's rule") {
+    // The old code checked the cache dir alone: its prefix/ a symlink to another user's dir,
+    // or such a dir, was where root's merged loader prefix was built and swapped.
+    const fs::path base = testdir("cache-subdirs");
+    const fs::path cache = base / "emurun";
+    REQUIRE(util::own_cache_dir(cache).has_value());
+    auto refused = [&](const fs::path& sub, const std::string& why) {
+        auto r = util::own_cache_subdir(cache, sub);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().what == "cache directory " + (cache / sub).string());
+        CHECK_MESSAGE(r.error().why.starts_with(why), r.error().why);
+        CHECK(r.error().hint.find("EMURUN_CACHE_DIR") != std::string::npos);
+    };
+    // Made when missing (nested too), 0755 at most, and accepted again.
+    CHECK(util::own_cache_subdir(cache, "debs/arm64") == cache / "debs/arm64");
+    struct stat st {};
+    REQUIRE(::lstat((cache / "debs/arm64").c_str(), &st) == 0);
+    CHECK((st.st_mode & 022) == 0);
+    CHECK(util::own_cache_subdir(cache, "debs/arm64").has_value());
+    // A symlink, even to a dir of ours: refused, never followed.
+    const fs::path elsewhere = base / "elsewhere";
+    fs::create_directory(elsewhere);
+    fs::create_directory_symlink(elsewhere, cache / "prefix");
+    refused("prefix", "is a symlink");
+    CHECK_FALSE(util::own_cache_subdir(cache, "prefix/x").has_value());
+    CHECK_FALSE(fs::exists(elsewhere / "x"));
+    fs::remove(cache / "prefix");
+    // Open to others: world or group writable (root's 0777 one included).
+    fs::create_directory(cache / "prefix");
+    ::chmod((cache / "prefix").c_str(), 0777);
+    refused("prefix", "writable by others");
+    ::chmod((cache / "prefix").c_str(), 0775);
+    refused("prefix", "writable by its group");
+    ::chmod((cache / "prefix").c_str(), 0755);
+    CHECK(util::own_cache_subdir(cache, "prefix").has_value());
+    fs::create_directory(cache / "roots");
+    if (::chown((cache / "roots").c_str(), 65534, static_cast<gid_t>(-1)) == 0) { // (root only)
+        refused("roots", "owned by uid 65534, not by this user");
+    }
+    std::ofstream(cache / "apt") << "x";
+    refused("apt", "is not a directory");
 }

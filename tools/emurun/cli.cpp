@@ -79,8 +79,16 @@ int checked_stdout(int code) {
     if (flushed && !std::ferror(stdout) && !std::cout.bad()) {
         return code;
     }
-    // The errno of this last flush (glibc drops what it could not write, so a second flush
-    // succeeds); EIO when only an earlier write failed and nothing was left to write here.
+    // The errno of this last flush. When only an earlier write failed (glibc drops what it
+    // could not write, so this flush succeeds and that errno is gone), one more byte asks the
+    // stream again: the output is cut already, and the real cause (ENOSPC, EPIPE) is what
+    // the user needs; EIO when even that byte gets through.
+    if (flushed) {
+        std::clearerr(stdout);
+        errno = 0;
+        const bool probed = std::fputc('\n', stdout) != EOF && std::fflush(stdout) == 0;
+        errno = probed || errno == 0 ? EIO : errno;
+    }
     const int err = errno != 0 ? errno : EIO;
     std::cerr << "emurun: error: writing standard output: " << std::strerror(err) << '\n';
     return k_exit_failure;
@@ -147,7 +155,7 @@ int main(int argc, char** argv) {
         std::cerr << "emurun: error: " << e.what() << '\n';
         return e.code();
     } catch (const CLI::Success& e) {
-        return app.exit(e);
+        return checked_stdout(app.exit(e)); // --help, --version: their text must arrive too
     } catch (const CLI::ParseError& e) {
         app.exit(e);
         return k_exit_usage;

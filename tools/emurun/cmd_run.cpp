@@ -302,6 +302,10 @@ int finish_run(const Report& report, const RunArgs& a, OutputPrinter& printer,
     // A reader that takes nothing for this long is not waited for: the report is written.
     printer.out().drain(k_stall_limit);
     printer.err().drain(k_stall_limit);
+    if (const int err = printer.out().write_error(); err != 0) {
+        // As every command: what stdout lost is an error, once the reports are written.
+        written.errors.push_back(Error{"writing standard output", std::strerror(err), ""});
+    }
     if (!written.errors.empty()) {
         // The run's results are in the table and the outputs that were written; each output that
         // was not is an error, and the last one ends emurun with 125.
