@@ -60,10 +60,19 @@ class FileLock {
 /// openat2(2) of `rel` beneath the directory `dirfd` with RESOLVE_BENEATH and
 /// RESOLVE_NO_MAGICLINKS: no "..", absolute path or symlink (of the tree or of /proc) leads out
 /// of it; `flags` get O_CLOEXEC. For every path a file or an archive names. The new descriptor,
-/// or -1 with errno: EXDEV or ELOOP for a path that leads out, ENOSYS without openat2 (before
-/// Linux 5.6, or a seccomp filter that refuses it: an error, never a fallback to a plain open);
-/// EINTR and EAGAIN (a rename raced the lookup) are retried.
+/// or -1 with errno: EXDEV or ELOOP for a path that leads out; EINTR and EAGAIN (a rename raced
+/// the lookup) are retried. Without openat2 (ENOSYS: Linux before 5.6, qemu-user before 9.1,
+/// which runs emurun's own tests on other arches) the same rules are kept by
+/// open_beneath_walk, never by a plain open.
 [[nodiscard]] int openat2_beneath(int dirfd, const char* rel, int flags, unsigned mode);
+
+/// openat2_beneath's rules without openat2: each component opened with O_NOFOLLOW from the
+/// directory descriptors walked so far; a symlink's target is spliced into the path (the kernel
+/// never follows one, so no /proc magic link is followed); ".." returns to the descriptor of
+/// the directory walked before (never the real parent); an absolute path or link target or a
+/// ".." above `dirfd` is EXDEV, more than 40 links ELOOP. O_NOFOLLOW in `flags` keeps a last
+/// component that is a symlink as the kernel would (ELOOP).
+[[nodiscard]] int open_beneath_walk(int dirfd, const char* rel, int flags, unsigned mode);
 
 /// The read and write ends of a new pipe, both close-on-exec.
 /// Error: "pipe2 failed: Too many open files (too many open files? (ulimit -n))".

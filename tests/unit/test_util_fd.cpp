@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -118,4 +119,48 @@ TEST_CASE("util fd: pipes and socket pairs come owned and close-on-exec") {
     char c = 0;
     CHECK(::read(sockets->second.get(), &c, 1) == 1);
     CHECK(c == 'y');
+}
+
+TEST_CASE("util fd: without openat2 the walk keeps openat2's rules (qemu-user 7.2, Linux < 5.6)") {
+    namespace fs = std::filesystem;
+    const fs::path t = emurun::test::testdir("beneath");
+    fs::create_directories(t / "tree/out/sub");
+    fs::create_directories(t / "victim");
+    { std::ofstream(t / "tree/out/sub/f") << "in"; }
+    { std::ofstream(t / "victim/secret") << "out"; }
+    fs::create_directory_symlink("sub", t / "tree/out/in");                 // stays inside
+    fs::create_directory_symlink("..", t / "tree/out/a");                   // the tree's root
+    fs::create_directory_symlink("a/out/a/../../victim", t / "tree/out/w"); // a chain out
+    fs::create_directory_symlink(t / "victim", t / "tree/out/abs");         // absolute
+    fs::create_symlink("/proc/self/fd/0", t / "tree/out/magic");
+    fs::create_symlink("loop2", t / "tree/out/loop1");
+    fs::create_symlink("loop1", t / "tree/out/loop2");
+    UniqueFd root(::open((t / "tree").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(root);
+    struct Case {
+        const char* path;
+        bool opens;
+    };
+    for (const Case c :
+         {Case{"out/sub/f", true}, Case{"out/in/f", true}, Case{"out/a/out/in/f", true},
+          Case{"./out//sub/../sub/f", true}, Case{"out/w/secret", false},
+          Case{"out/abs/secret", false}, Case{"../victim/secret", false},
+          Case{"/etc/passwd", false}, Case{"out/magic", false}, Case{"out/loop1", false}}) {
+        for (const bool walk : {false, true}) {
+            INFO(c.path << (walk ? " (walk)" : " (openat2)"));
+            const int fd = walk ? emurun::util::open_beneath_walk(root.get(), c.path, O_RDONLY, 0)
+                                : emurun::util::openat2_beneath(root.get(), c.path, O_RDONLY, 0);
+            UniqueFd owned(fd);
+            CHECK(static_cast<bool>(owned) == c.opens);
+        }
+    }
+    // Creating through the walk lands inside, and never through a link out.
+    UniqueFd made(
+        emurun::util::open_beneath_walk(root.get(), "out/in/new", O_WRONLY | O_CREAT, 0644));
+    CHECK(made);
+    CHECK(fs::exists(t / "tree/out/sub/new"));
+    UniqueFd out(
+        emurun::util::open_beneath_walk(root.get(), "out/w/planted", O_WRONLY | O_CREAT, 0644));
+    CHECK_FALSE(out);
+    CHECK_FALSE(fs::exists(t / "victim/planted"));
 }
