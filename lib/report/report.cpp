@@ -1,6 +1,7 @@
 // The report model, its JSON form (schema_version 1) and atomic writes.
 #include "report/report_emulator.hpp"
 #include "report/report_processes.hpp"
+#include "report/report_tests.hpp"
 #include "util/file.hpp"
 #include "util/json.hpp"
 
@@ -172,8 +173,8 @@ Result<int> get_signal(const Json& v, const Place& at) {
 }
 
 // Seconds: finite, not negative ("-0" is refused too: a time is never signed) and at most
-// k_max_seconds (some 31 years: a step's or a run's time, never an overflow's).
-constexpr double k_max_seconds = 1e9;
+// detail::k_max_seconds.
+using detail::k_max_seconds;
 Result<double> get_seconds(const Json& v, const Place& at) {
     auto s = EMURUN_TRY(util::get_number_at_least(v, at, 0));
     if (std::signbit(s)) {

@@ -2,6 +2,7 @@
 // --junitxml, doctest -r=junit): a small XML scanner for what those tools write — elements,
 // attributes, text, CDATA, comments, the XML declaration and character references — with no DTD
 // and no entity of its own, bounded in depth; and the JUnit meaning of its elements.
+#include "report/report_tests.hpp"
 #include "util/file.hpp"
 
 #include <emurun/json.hpp>
@@ -143,9 +144,9 @@ std::string JunitBuilder::open_case(const Attributes& attrs, std::size_t depth) 
     if (std::string time = attribute(attrs, "time"); !time.empty()) {
         auto [end, ec] = std::from_chars(time.data(), time.data() + time.size(), t.time);
         if (ec != std::errc() || end != time.data() + time.size() || !std::isfinite(t.time) ||
-            std::signbit(t.time)) { // (-0 too: a time is never signed)
+            std::signbit(t.time) || t.time > detail::k_max_seconds) { // (-0 too: never signed)
             return "<testcase name=\"" + t.name + "\">: time \"" + time +
-                   "\" is not a number of seconds";
+                   "\" is not a number of seconds from 0 to 1e9";
         }
     }
     // ctest and doctest also say it in a status attribute; a child element says more.

@@ -9,6 +9,10 @@
 
 namespace emurun::detail {
 
+/// The longest time a report or a JUnit file may give, in seconds (some 31 years: a step's, a
+/// run's or a test's time, never an overflow's): the report reader and the JUnit reader agree.
+inline constexpr double k_max_seconds = 1e9;
+
 /// "41 passed, 1 failed, 2 skipped" (only the statuses that occur).
 std::string test_counts(const StepResult& step);
 /// The table's lines for the steps with tests: a count line each, then their failing and

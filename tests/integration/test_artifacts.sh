@@ -176,7 +176,7 @@ unpack_refused dotdot dotdot.tar 'member "build/bin/../../../outside" is not a p
 unpack_refused absolute absolute.tar 'member "/tmp/outside-emurun-test" is not a plain relative path'
 unpack_refused extra extra.tar 'member "build/other" is not one of the manifest'
 unpack_refused symlink symlink.tar "is a symlink to ../../../outside, outside the archive"
-unpack_refused hardlink hardlink.tar "tar failed"
+unpack_refused hardlink hardlink.tar "refused: tar: "
 unpack_refused edited edited.tar "the archive was edited after packing, or written by another emurun version"
 unpack_refused edited-wall edited-wall.tar "does not match its content: the archive was edited"
 unpack_refused edited-message edited-message.tar "does not match its content: the archive was edited"

@@ -137,7 +137,7 @@ part_limits_fork_bomb() {
     echo 4600 > "$outer/pids.max"
     cat > bomb.json <<'JSON'
 {"name": "bomb", "steps": [
-  {"name": "bomb", "argv": ["/bin/sh", "-c", "f() { f | f & }; f; wait"], "timeout": "60s"},
+  {"name": "bomb", "argv": ["/bin/sh", "-c", "f() { f & f & wait; }; f"], "timeout": "60s"},
   {"name": "warm", "argv": ["/bin/sh", "-c", "sleep 0.3"]},
   {"name": "quick", "argv": ["true"], "needs": ["warm"]}
 ]}
