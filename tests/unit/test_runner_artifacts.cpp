@@ -18,6 +18,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -777,6 +778,11 @@ TEST_CASE("trust 8: unpacking a read-only directory as a user leaves nothing on 
     ::chmod((base / "out/share").c_str(), 0755);
     const fs::path ok = test::testdir("t8-unpack"), conflict = test::testdir("t8-conflict");
     touch(conflict / "out"); // a file where the outputs' directory goes: the move fails
+    if (::geteuid() == 0 && ::chown(ok.c_str(), 65534, static_cast<gid_t>(-1)) != 0) {
+        EMURUN_SKIP("cannot give a file to uid 65534 here ("
+                    << std::strerror(errno)
+                    << "): a user namespace that does not map it, as the dogfood's sandbox");
+    }
     for (const auto& d : {ok, conflict, conflict / "out"}) {
         REQUIRE(::chown(d.c_str(), ::geteuid() == 0 ? 65534 : ::geteuid(),
                         static_cast<gid_t>(-1)) == 0);
