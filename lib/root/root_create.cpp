@@ -281,22 +281,22 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     if (!st) {
         return std::unexpected(st.error());
     }
-    if (!st->success() && !resources.empty()) {
+    if (st->success()) {
+        fs::remove(log, ec); // kept only when it explains a failure
+        return {};
+    }
+    if (!resources.empty()) {
         return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root",
                     "this machine ran out of resources, not the mirror: " + resources +
                         " (whole output: " + log.string() + ")",
                     "free memory, processes (a pids limit?) or disk space, then run it again");
     }
-    if (!st->success()) {
-        return fail(
-            "mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
-            st->describe() + " (its messages are above; all of them in " + log.string() + ")",
-            "check that " + spec.suite + " has " + spec.arch->debian +
-                " packages (riscv64: trixie or later), the packages (option include), the "
-                "space left in " +
-                cache.string() + " and that the mirror is reachable (option mirror)");
-    }
-    return {};
+    return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+                st->describe() + " (its messages are above; all of them in " + log.string() + ")",
+                "check that " + spec.suite + " has " + spec.arch->debian +
+                    " packages (riscv64: trixie or later), the packages (option include), the "
+                    "space left in " +
+                    cache.string() + " and that the mirror is reachable (option mirror)");
 }
 
 Result<void> check_tools() {
