@@ -26,7 +26,9 @@ rm -rf "$dir/run"
 cp -a "$dir/base" "$dir/run"
 mkdir -p "$dir/run/src"
 git -C "$src" archive HEAD | tar -x -C "$dir/run/src"
+# What a Debian installer writes and mmdebstrap does not: name service files.
 cp /etc/resolv.conf "$dir/run/etc/resolv.conf" 2>/dev/null || true
+printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$dir/run/etc/hosts"
 # shellcheck disable=SC2016
 exec unshare --mount --pid --fork --propagation private bash -c '
     set -e

@@ -124,7 +124,8 @@ pids_hierarchy() {
 
 # A fork bomb as root, with no "limits" (the default pids limit, 4096, applies), beside two
 # ordinary steps: it ends as resource_limit long before its timeout, a `true` step that runs
-# meanwhile takes < 1 s and passes. The whole run is bounded by a cgroup of 4600 pids of its
+# meanwhile passes within 10 s (the machine is not stalled; 4096 processes on 2 cores made it
+# take 1.5 s on an idle machine, so no tighter bound). The whole run is bounded by a cgroup of 4600 pids of its
 # own, so a broken limit cannot take the machine.
 part_limits_fork_bomb() {
     [ "$(id -u)" = 0 ] || { skip_part "the default pids limit is for steps run as root"; return; }
@@ -159,14 +160,14 @@ JSON
     expect_eq "limits: the run with a fork bomb exits 1" 1 "$rc"
     local secs=$(((t1 - t0) / 1000000000))
     [ "$secs" -lt 30 ] && ok "limits: the fork bomb ended in ${secs}s (timeout 60s)"         || not_ok "limits: the fork bomb run took ${secs}s"
-    python3 - <<'PY' && ok "limits: bomb is resource_limit naming the pids limit; warm and quick passed, quick in < 1 s"         || not_ok "limits: report: $(head -c 3000 rb.json 2>/dev/null) $(head -c 2000 err-bomb.txt)"
+    python3 - <<'PY' && ok "limits: bomb is resource_limit naming the pids limit; warm and quick passed, quick in < 10 s"         || not_ok "limits: report: $(head -c 3000 rb.json 2>/dev/null) $(head -c 2000 err-bomb.txt)"
 import json
 s = {x["name"]: x for x in json.load(open("rb.json"))["steps"]}
 assert s["bomb"]["status"] == "resource_limit", s["bomb"]
 assert "pids limit 4096" in s["bomb"]["message"], s["bomb"]["message"]
 assert s["warm"]["status"] == "passed", s["warm"]
 assert s["quick"]["status"] == "passed", s["quick"]
-assert s["quick"]["wall"] < 1.0, s["quick"]["wall"]
+assert s["quick"]["wall"] < 10.0, s["quick"]["wall"]
 PY
 }
 

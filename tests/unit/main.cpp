@@ -1,4 +1,5 @@
-// Unit-test main: every run gets a fresh testdir/<pid>, removed on success and kept on failure.
+// Unit-test main: every run gets a fresh testdir/<pid>, removed on success and kept on failure
+// (renamed <pid>-failed); a <pid> whose process is gone was an interrupted run's, removed.
 // Exit 125 when every case that ran skipped (skip.hpp), so ctest reports it as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -6,13 +7,36 @@
 #include "skip.hpp"
 #include "testdir.hpp"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <string>
 #include <system_error>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
+
+namespace {
+
+/// The testdirs of runs that were interrupted (ctest's timeout, Ctrl-C): named by a pid that no
+/// longer runs. A failed run's dir is renamed <pid>-failed and kept.
+void remove_interrupted(const fs::path& root) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos ||
+            name.size() > 9) {
+            continue;
+        }
+        if (::kill(static_cast<pid_t>(std::stol(name)), 0) != 0 && errno == ESRCH) {
+            fs::remove_all(e.path(), ec);
+        }
+    }
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
 #ifdef EMURUN_TEST_EMURUN
@@ -24,6 +48,7 @@ int main(int argc, char** argv) {
     fs::path root = root_env ? fs::path(root_env) : fs::temp_directory_path() / "emurun-testdir";
     fs::path dir = root / std::to_string(::getpid());
     fs::create_directories(dir);
+    remove_interrupted(root);
     emurun::test::set_testdir(dir);
     doctest::Context context;
     context.applyCommandLine(argc, argv);
@@ -32,7 +57,12 @@ int main(int argc, char** argv) {
         std::error_code ec;
         fs::remove_all(dir, ec);
     } else {
-        std::cerr << "test files left in " << dir << '\n';
+        fs::path kept = dir;
+        kept += "-failed";
+        std::error_code ec;
+        fs::remove_all(kept, ec);
+        fs::rename(dir, kept, ec);
+        std::cerr << "test files left in " << (ec ? dir : kept) << '\n';
     }
     return rc;
 }
