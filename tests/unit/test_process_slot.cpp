@@ -13,8 +13,8 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -220,8 +220,8 @@ TEST_CASE("process slot: no descriptor goes from one step to the next, or stays 
     // that stays is the leak this test is for.
     const auto count_fds = [] {
         std::size_t n = 0;
-        for (const auto& e : std::filesystem::directory_iterator(
-                 "/proc/" + std::to_string(the_slot()) + "/fd")) {
+        for (const auto& e :
+             std::filesystem::directory_iterator("/proc/" + std::to_string(the_slot()) + "/fd")) {
             (void)e;
             ++n;
         }
