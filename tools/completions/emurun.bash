@@ -35,7 +35,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "root create") echo "--arch --suite --include --mirror --pin-toolchain" ;;
         "root install") echo "--arch --env" ;;
         "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate --allow-revision-mismatch" ;;
-        "report show") echo "--format --factor-basis --baseline --log-dir" ;;
+        "report show") echo "--format --json --factor-basis --baseline --log-dir" ;;
         "report compare") echo "--json --baseline" ;;
         "report merge") echo "--output --junit --log-dir" ;;
     esac

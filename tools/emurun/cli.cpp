@@ -145,9 +145,10 @@ int main(int argc, char** argv) {
     Action action;
     add_subcommands(app, action, argc, argv);
     one_value_per_option(app);
+    const std::vector<std::string> given(argv + std::min(argc, 1), argv + argc);
+    std::vector<std::string> words = given;
     try {
         // emurun's own options anywhere before `--` (root run, exec, sandbox)
-        std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);
         words = options_before_dashdash(app, std::move(words));
         std::reverse(words.begin(), words.end()); // CLI11 takes the words last first
         app.parse(words);
@@ -157,7 +158,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::Success& e) {
         return checked_stdout(app.exit(e)); // --help, --version: their text must arrive too
     } catch (const CLI::ParseError& e) {
-        app.exit(e);
+        std::cerr << "emurun: error: " << usage_error(app, e, given) << '\n';
         return k_exit_usage;
     }
     const int verbosity = g.quiet ? -1 : g.verbosity > 0 ? g.verbosity : verbosity_from_env();

@@ -53,6 +53,12 @@ inline void unwrap(Result<void> r) {
 /// where it belongs. Without `--`, `args` unchanged.
 std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std::string> args);
 
+/// A CLI11 parse error of `args` (the words parsed by `app`) as emurun says a usage error
+/// (printed after "emurun: error: ", exit k_exit_usage): the command it concerns, the closest
+/// subcommand or option to a misspelt word, and the --help that lists the usage.
+std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
+                        const std::vector<std::string>& args);
+
 /// A subcommand's action; returns emurun's exit code.
 using Action = std::function<int()>;
 

@@ -97,8 +97,12 @@ void add_report(CLI::App& root, Action& action) {
     auto a = std::make_shared<ReportArgs>();
     auto* s = sub->add_subcommand("show", "Print reports as a table, json, junit or markdown");
     s->add_option("reports", a->files, "Report files")->required();
-    s->add_option("--format", a->format, "table (default), json, junit, markdown")
-        ->check(CLI::IsMember({"table", "json", "junit", "markdown"}));
+    auto* format = s->add_option("--format", a->format, "table (default), json, junit, markdown")
+                       ->check(CLI::IsMember({"table", "json", "junit", "markdown"}));
+    // --json as every command that prints data spells it: --format json
+    s->add_flag_callback(
+         "--json", [a] { a->format = "json"; }, "Machine-readable: --format json")
+        ->excludes(format);
     s->add_option("--factor-basis", a->factor_basis,
                   "The factor columns on wall or cpu time (default: the report's, as the run's "
                   "--factor-basis)")

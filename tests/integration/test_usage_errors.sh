@@ -1,0 +1,98 @@
+#!/bin/bash
+# ctest-tier: quick
+# Usage errors, every command x five common mistakes (issue 30): each says
+# "emurun: error: emurun COMMAND: ..." on stderr, names the closest subcommand or option when a
+# word is misspelt, points at the command's --help, prints nothing on stdout and exits 2, the
+# one code for usage errors (README "Exit codes").
+. "$(dirname "$0")/lib/common.sh"
+cd "$T"
+echo '{"name": "u", "steps": [{"name": "a", "argv": ["true"]}]}' >p.json
+
+# case 'ARGS' 'COMMAND PATH' 'EXPECTED TEXT'
+case_() {
+    local args=$1 path=$2 want=$3 rc=0 out err
+    # shellcheck disable=SC2086
+    out=$("$EMURUN" $args 2>err.txt) || rc=$?
+    err=$(cat err.txt)
+    if [ "$rc" = 2 ] && [ -z "$out" ] && [[ $err == "emurun: error: $path: "* ]] &&
+        [[ $err == *"$want"* ]] && [[ $err == *"'$path --help' lists its usage"* ]] &&
+        [ "$(echo "$err" | wc -l)" = 1 ]; then
+        ok "emurun $args: $want"
+    else
+        not_ok "emurun $args: exit $rc (want 2), stdout [$out], stderr [$err] (want '$path: ...$want...')"
+    fi
+}
+
+# The command word itself
+case_ "exe" "emurun" "unknown command 'exe': did you mean 'emurun exec'?"
+case_ "" "emurun" "which command? one of inspect, exec"
+case_ "--jsno doctor" "emurun doctor" "unknown option '--jsno': did you mean '--json'?"
+case_ "--color bogus doctor" "emurun doctor" "bogus not in {auto,always,never}"
+case_ "frobnicate" "emurun" "unknown command 'frobnicate'"
+
+case_ "inspect" "emurun inspect" "files is required"
+case_ "inspect --jsno /bin/true" "emurun inspect" "unknown option '--jsno': did you mean '--json'?"
+case_ "inspect --sysrot /x /bin/true" "emurun inspect" "did you mean '--sysroot'?"
+case_ "inspect --frobnicate /bin/true" "emurun inspect" "unknown option '--frobnicate'"
+case_ "inspect /bin/true --sysroot" "emurun inspect" "--sysroot: 1 required TEXT missing"
+
+case_ "exec" "emurun exec" "is required"
+case_ "exec --sysrot /x /bin/true" "emurun exec" "did you mean '--sysroot'?"
+case_ "exec --arhc aarch64 /bin/true" "emurun exec" "did you mean '--arch'?"
+case_ "exec --qemu-dri /x /bin/true" "emurun exec" "did you mean '--qemu-dir'?"
+case_ "exec --frobnicate /bin/true" "emurun exec" "unknown option '--frobnicate'"
+
+case_ "binfmt" "emurun binfmt" "which command? one of status, register"
+case_ "binfmt stauts" "emurun binfmt" "did you mean 'emurun binfmt status'?"
+case_ "binfmt regster" "emurun binfmt" "did you mean 'emurun binfmt register'?"
+case_ "binfmt status --jsno" "emurun binfmt status" "did you mean '--json'?"
+case_ "binfmt verify --frobnicate" "emurun binfmt verify" "unknown option '--frobnicate'"
+
+case_ "sandbox" "emurun sandbox" "is required"
+case_ "sandbox --arhc aarch64 -- true" "emurun sandbox" "did you mean '--arch'?"
+case_ "sandbox --arch aarch64 --sysrot /x -- true" "emurun sandbox" "did you mean '--sysroot'?"
+case_ "sandbox --arch aarch64 --evn K=V -- true" "emurun sandbox" "did you mean '--env'?"
+case_ "sandbox --arch aarch64 --frobnicate -- true" "emurun sandbox" "unknown option '--frobnicate'"
+
+case_ "shim" "emurun shim" "which command? one of add"
+case_ "shim ad" "emurun shim" "did you mean 'emurun shim add'?"
+case_ "shim lsit" "emurun shim" "did you mean 'emurun shim list'?"
+case_ "shim list --jsno" "emurun shim list" "did you mean '--json'?"
+case_ "shim add" "emurun shim add" "is required"
+
+case_ "sysroot" "emurun sysroot" "which command? one of check"
+case_ "sysroot fech aarch64" "emurun sysroot" "did you mean 'emurun sysroot fetch'?"
+case_ "sysroot chekc" "emurun sysroot" "did you mean 'emurun sysroot check'?"
+case_ "sysroot check" "emurun sysroot check" "is required"
+case_ "sysroot check --sysrot /x" "emurun sysroot check" "did you mean '--sysroot'?"
+
+case_ "run" "emurun run" "pipeline is required"
+case_ "run --jbos 2 p.json" "emurun run" "did you mean '--jobs'?"
+case_ "run --jobs x p.json" "emurun run" "Could not convert: --jobs = x"
+case_ "run --reprot r.json p.json" "emurun run" "did you mean '--report'?"
+case_ "run --frobnicate p.json" "emurun run" "unknown option '--frobnicate'"
+
+case_ "report" "emurun report" "which command? one of show, compare, merge"
+case_ "report shwo r.json" "emurun report" "did you mean 'emurun report show'?"
+case_ "report show" "emurun report show" "reports is required"
+case_ "report show --format yaml r.json" "emurun report show" "yaml not in"
+case_ "report compare r.json" "emurun report compare" "after is required"
+
+case_ "calibrate" "emurun calibrate" "--arch is required"
+case_ "calibrate --arhc aarch64" "emurun calibrate" "did you mean '--arch'?"
+case_ "calibrate --arch aarch64 --jsno" "emurun calibrate" "did you mean '--json'?"
+case_ "calibrate --arch aarch64 --outptu x" "emurun calibrate" "did you mean '--output'?"
+case_ "calibrate --arch aarch64 --frobnicate" "emurun calibrate" "unknown option '--frobnicate'"
+
+case_ "root" "emurun root" "which command? one of create, install, run"
+case_ "root crate" "emurun root" "did you mean 'emurun root create'?"
+case_ "root create /tmp/r" "emurun root create" "--arch is required"
+case_ "root create --arhc aarch64 /tmp/r" "emurun root create" "did you mean '--arch'?"
+case_ "root run --accelerat /tmp/r -- true" "emurun root run" "did you mean '--accelerate'?"
+
+case_ "doctor --jsno" "emurun doctor" "did you mean '--json'?"
+case_ "doctor --no-prob" "emurun doctor" "did you mean '--no-probe'?"
+case_ "doctor --frobnicate" "emurun doctor" "unknown option '--frobnicate'"
+case_ "doctor extra" "emurun doctor" "not expected: extra"
+case_ "doctor --mount" "emurun doctor" "--mount"
+finish
