@@ -44,11 +44,20 @@ part_host() {
     unshare --user --map-root-user --mount sh -c "mount -t binfmt_misc binfmt_misc $BM" 2>/dev/null && probe=True
     expect_eq "sandbox probe" "$probe" "$(jq_py "$T/d.json" 'j["facts"]["userns"]["sandbox_probe"]')"
 
-    # Human output: one OK/WARN/FAIL line per check, each WARN/FAIL followed by its fix.
-    "$EMURUN" doctor >"$T/d.txt" || true
-    expect_eq "one line per check" "$(jq_py "$T/d.json" 'len(j["checks"])')" \
+    # Human output with -v: one OK/WARN/FAIL line per check, each WARN/FAIL followed by its fix.
+    "$EMURUN" -v doctor >"$T/d.txt" 2>/dev/null || true
+    expect_eq "-v: one line per check" "$(jq_py "$T/d.json" 'len(j["checks"])')" \
         "$(grep -cE '^(OK|WARN|FAIL) ' "$T/d.txt")"
     expect_eq "a fix per problem" "$(grep -cE '^(WARN|FAIL) ' "$T/d.txt")" "$(grep -c '^      fix: ' "$T/d.txt")"
+    # Without -v the emulators that passed are one line per kind, naming every arch the JSON has.
+    "$EMURUN" doctor >"$T/g.txt" || true
+    expect_eq "the passing emulators: one line per kind" \
+        "$(jq_py "$T/d.json" 'len(set(" ".join(c["summary"].split(" ")[1:]) + c["summary"].split("qemu-")[0] for c in j["checks"] if c["id"].startswith("emulator.") and c["status"] == "ok"))')" \
+        "$(grep -c '^OK    emulators: ' "$T/g.txt")"
+    expect_eq "every passing emulator's arch named" \
+        "$(jq_py "$T/d.json" '" ".join(sorted(c["id"][9:] for c in j["checks"] if c["id"].startswith("emulator.") and c["status"] == "ok"))')" \
+        "$(sed -n 's/^OK    emulators: [0-9]* arches, [^:]*: \(.*\) (-v: a line each)$/\1/p' "$T/g.txt" | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
+    expect_eq "no emulator.* line without -v" 0 "$(grep -c '^OK    emulator\.' "$T/g.txt" || true)"
 
     # A fake mount: a conflicting qemu-aarch64 (other flags, interpreter missing, no F) is a FAIL.
     mkdir "$T/mnt"

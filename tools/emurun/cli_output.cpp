@@ -60,7 +60,16 @@ bool terminal_controls() {
     return g_terminal_controls;
 }
 
+namespace {
+int g_verbosity = 0;
+} // namespace
+
+bool verbose_output() {
+    return g_verbosity > 0;
+}
+
 void setup_output(int verbosity, ColorMode color) {
+    g_verbosity = verbosity;
     g_stdout_color = color_enabled(color, STDOUT_FILENO);
     g_stderr_color = color_enabled(color, STDERR_FILENO);
     g_terminal_controls = color != ColorMode::never && !dumb_terminal();

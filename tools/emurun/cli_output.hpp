@@ -27,6 +27,8 @@ bool terminal_controls();
 /// Route spdlog's default logger to stderr (it writes to stdout otherwise) and set its level:
 /// verbosity < 0 errors only (-q), 0 warnings, 1 debug (-v), 2+ trace (-vv).
 void setup_output(int verbosity, ColorMode color);
+/// -v given (or EMURUN_VERBOSE >= 1): the last setup_output's verbosity is above 0.
+bool verbose_output();
 
 /// `text` wrapped in the SGR code `sgr` (e.g. "32" green) when `enabled`, else `text` itself.
 std::string paint(std::string_view text, std::string_view sgr, bool enabled);
