@@ -33,7 +33,16 @@ fetched() {
     shift 2
     sysroot fetch --arch "$arch" --dir "$sysroots/$name" "$@" || rc=$?
     case $rc in
-        0) return 0 ;;
+        0)
+            # Not a terminal: one line per phase, each 'emurun-sysroot: ', no progress rewrites.
+            if grep -q $'\r' "$T/sysroot.log" || grep -qv '^emurun-sysroot: ' "$T/sysroot.log"; then
+                not_ok "fetch $name: its log is not one line per phase: $(cat -A "$T/sysroot.log" | head -n5)"
+            elif ! grep -q "^emurun-sysroot: \[[0-9]*s\] unpacking [0-9]* packages into\|newly unpacked" \
+                "$T/sysroot.log"; then
+                not_ok "fetch $name: no unpacking phase nor summary: $(head -n5 "$T/sysroot.log")"
+            fi
+            return 0
+            ;;
         3) skip_part "the Debian archive cannot be reached: $(tail -n1 "$T/sysroot.log")" ;;
         *) not_ok "emurun-sysroot fetch $name: $(cat "$T/sysroot.log")" ;;
     esac
