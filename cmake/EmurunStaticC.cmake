@@ -3,7 +3,7 @@
 # musl when the toolchain has it (Debian: musl-tools), one starts in ~0.03 ms and 4 page faults
 # where static glibc takes ~0.3 ms and 26 (its start-up runs ~40 CPUID instructions, which a VM
 # traps), and the supervisor's image is 60 KB instead of 800 KB: `emurun run` is ~5% faster per
-# step (tests/bench, README "Benchmarks"). Without musl, or with another compiler than GCC (the
+# step (tests/bench, docs/benchmarks.md). Without musl, or with another compiler than GCC (the
 # sanitizer builds use clang), they are linked statically against glibc as before.
 #   EMURUN_MUSL=AUTO (default) | ON (fail without musl) | OFF
 set(EMURUN_MUSL AUTO CACHE STRING "Link emurun's C helpers against musl: AUTO, ON or OFF")

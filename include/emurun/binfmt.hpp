@@ -229,7 +229,7 @@ struct BinfmtTable {
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtTable>
 read_binfmt_table(const std::filesystem::path& mount);
 
-/// The JSON of `emurun binfmt status --json` (README): {"mount", "enabled", "entries": [{"name",
+/// The JSON of `emurun binfmt status --json`: {"mount", "enabled", "entries": [{"name",
 /// "enabled", "type", "arch" (null for others), "interpreter", "flags", "offset", "magic" and
 /// "mask" (\xHH-escaped), "line" (null when it cannot be formatted)}]}.
 [[nodiscard]] EMURUN_EXPORT nlohmann::json binfmt_status_json(const std::filesystem::path& mount,

@@ -102,7 +102,7 @@ struct Calibration {
     double emulated_seconds = 0; ///< the phases' sum
     std::vector<CalibrationPhase> phases;
     /// The mean of the phases' slowdowns: a suite spending equal native time on integer work,
-    /// libc calls, system calls and process start-ups (README, "--timeout-multiplier auto");
+    /// libc calls, system calls and process start-ups (docs/guides/pipelines.md);
     /// without phases, emulated / native seconds.
     [[nodiscard]] EMURUN_EXPORT double slowdown() const;
 };
@@ -133,7 +133,7 @@ struct CalibrateOptions {
 [[nodiscard]] EMURUN_EXPORT Result<void> store_calibration(const std::filesystem::path& file,
                                                            const Calibration& c);
 
-/// The `emurun calibrate --json` document (README): {file, calibrations: [{arch,
+/// The `emurun calibrate --json` document: {file, calibrations: [{arch,
 /// native_seconds, emulated_seconds, slowdown, phases: [{name, native_seconds,
 /// emulated_seconds, slowdown}]}]}, the measurements in the order given.
 [[nodiscard]] EMURUN_EXPORT nlohmann::json

@@ -101,7 +101,7 @@ struct DoctorOptions {
 /// One line per check: "OK    kernel: Linux 6.1.0 ..." and for WARN/FAIL "      fix: ...".
 [[nodiscard]] EMURUN_EXPORT std::string format_doctor_text(const DoctorReport& report);
 
-/// The JSON form documented in README ("emurun doctor --json"), schema 1.
+/// The JSON form of "emurun doctor --json" (docs/reference/doctor-json.md), schema 1.
 [[nodiscard]] EMURUN_EXPORT nlohmann::json doctor_json(const DoctorReport& report);
 
 } // namespace emurun

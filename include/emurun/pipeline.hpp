@@ -49,8 +49,8 @@ struct Retries {
 };
 
 /// Settings every step inherits unless it overrides them.
-/// A step's "limits": its whole process tree's resources (README "Resource limits"). Each key
-/// of a step overlays the defaults' key of that name.
+/// A step's "limits": its whole process tree's resources (docs/guides/pipelines.md "Limits").
+/// Each key of a step overlays the defaults' key of that name.
 struct StepLimits {
     std::optional<std::uint64_t> pids;         ///< processes and threads at once
     std::optional<std::uint64_t> memory_bytes; ///< "memory": "2G"
@@ -125,7 +125,7 @@ struct Step {
     [[nodiscard]] bool emulated() const { return emulation != Emulation::native; }
 };
 
-/// Which per-arch steps to load (README "One pipeline for every arch").
+/// Which per-arch steps to load (docs/guides/pipelines.md).
 struct ArchSelection {
     /// Some of the pipeline's "arches" (names or aliases); empty: all of them.
     std::vector<std::string> arches;

@@ -129,7 +129,7 @@ struct TestResult {
     /// k_test_message_max bytes and "…"; empty otherwise
     std::string message;
     std::optional<double> baseline_time; ///< the same test's time in the --baseline report
-    /// "slow", "emulation_only_failure", "native_only_failure" (README "Per-test results")
+    /// "slow", "emulation_only_failure", "native_only_failure" (docs/guides/pipelines.md)
     std::vector<Flag> flags;
 
     /// time / baseline time, when a baseline time is known and non-zero.
@@ -216,7 +216,8 @@ struct ArtifactLink {
 /// The largest report file Report::load reads: 256 MiB (a 100,000-step report is ~100 MiB).
 inline constexpr std::size_t k_report_max_bytes = std::size_t{256} << 20;
 
-/// A pipeline run. JSON field names and meanings are documented in README.md (schema_version 1).
+/// A pipeline run. JSON field names and meanings: docs/reference/report-json.md (schema_version
+/// 1, generated from cmake/schema/report.schema.json).
 struct Report {
     static constexpr int k_schema_version = 1;
     std::string pipeline;
@@ -267,10 +268,10 @@ struct Report {
     bool operator==(const Report&) const = default;
 };
 
-/// Thresholds of the flagging rules (README "Slow-step flags").
+/// Thresholds of the flagging rules (docs/guides/pipelines.md).
 struct FlagRules {
     /// (b) emulated/native ratio above this, of wall or CPU time (`basis`), for emulated steps
-    /// that passed (README "Slow-step flags": the default against measured suites)
+    /// that passed (docs/guides/pipelines.md: the default against measured suites)
     double baseline_factor = 10;
     FactorBasis basis = FactorBasis::wall;
     double regression_relative = 0.2; ///< (c) slower than previous by more than 20 % ...

@@ -68,7 +68,7 @@ struct ShimInfo {
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<ShimInfo>>
 list_shims(const std::filesystem::path& dir);
 
-/// The JSON of `emurun shim list --json` (README): an array of {name, path, target, arch,
+/// The JSON of `emurun shim list --json`: an array of {name, path, target, arch,
 /// native, emulator, env, ld_prefix (null when none)}.
 [[nodiscard]] EMURUN_EXPORT nlohmann::json shim_list_json(const std::vector<ShimInfo>& shims);
 

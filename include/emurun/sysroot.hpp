@@ -66,7 +66,7 @@ struct Inspection {
 inspect_binary(const std::filesystem::path& file,
                const std::vector<std::filesystem::path>& sysroots = {});
 
-/// One element of the `emurun inspect --json` array (README): file, arch (null when unknown),
+/// One element of the `emurun inspect --json` array: file, arch (null when unknown),
 /// class, endianness, machine, type, static, runpath, rpath, soname, interpreter, needed,
 /// libraries ({name, needed_by, path or null, [package]}), missing, sysroots.
 [[nodiscard]] EMURUN_EXPORT nlohmann::json inspection_json(const Inspection& inspection);

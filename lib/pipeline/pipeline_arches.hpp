@@ -1,6 +1,6 @@
 // Private: "arches" — a step written once with ${arch}, ${triplet}, ${debian_arch} (or
 // "per_arch": true) becomes one step per arch; --native makes each such template one native
-// step for the host (README "One pipeline for every arch").
+// step for the host (docs/guides/pipelines.md).
 #pragma once
 
 #include "util/json.hpp"

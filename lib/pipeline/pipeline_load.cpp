@@ -507,7 +507,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.limits = merged.limits;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
-    // kernel allows it, else through the host's handlers (auto; README, Pipelines).
+    // kernel allows it, else through the host's handlers (auto; docs/guides/pipelines.md).
     step.emulation = merged.emulation.value_or(arch && !runs_natively(*arch) ? Emulation::automatic
                                                                              : Emulation::native);
     if (!arch && (step.emulation == Emulation::exec || step.emulation == Emulation::sandbox ||

@@ -1,4 +1,4 @@
-// The per-arch view of a report (README "One pipeline for every arch").
+// The per-arch view of a report (docs/guides/pipelines.md).
 #include "report/report_arches.hpp"
 
 #include "report/report_text.hpp"

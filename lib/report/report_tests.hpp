@@ -16,7 +16,7 @@ inline constexpr double k_max_seconds = 1e9;
 /// "41 passed, 1 failed, 2 skipped" (only the statuses that occur).
 std::string test_counts(const StepResult& step);
 /// The table's lines for the steps with tests: a count line each, then their failing and
-/// flagged tests and the slowest few, each list capped (README "Per-test results").
+/// flagged tests and the slowest few, each list capped (docs/guides/pipelines.md).
 std::string tests_table(const Report& report);
 /// The Markdown section for the steps with tests: a count heading and a table of the same
 /// tests as tests_table. Empty when no step has tests.

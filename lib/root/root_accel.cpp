@@ -1,7 +1,7 @@
 // Acceleration: the host's x86-64 cross toolchain for the root's triplet, mounted so that the
 // root's own compiler names run it with the native compiler's search paths. Debian's multiarch
 // layout keeps the two apart: the host's x86-64 libraries and GCC's private dir sit at paths an
-// arm64/ppc64el/s390x root never uses. See README "Accelerated foreign root".
+// arm64/ppc64el/s390x root never uses. See docs/guides/foreign-roots.md.
 #include "root/root_internal.hpp"
 
 #include <array>

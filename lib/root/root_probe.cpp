@@ -4,7 +4,7 @@
 // compiler and by the accelerated one, with the root's hardening flags (dpkg-buildflags, else
 // Debian's defaults) and Python's sysconfig CFLAGS; the objects without .comment must be the
 // same bytes. The verdict is cached per key in emurun's cache dir (util::own_cache_dir), so
-// later runs pay nothing. See README "Accelerated foreign root".
+// later runs pay nothing. See docs/guides/foreign-roots.md.
 #include "root/root_internal.hpp"
 #include "util/cache.hpp"
 #include "util/file.hpp"

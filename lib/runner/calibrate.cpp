@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 // The workload: one program, a phase per argument, each ~0.05-0.1 s natively. Alone, an integer
 // loop runs ~1.5x slower under qemu and a process start-up ~17x: the phases together stand for
-// what test suites do (README, "emurun calibrate --arch A measures").
+// what test suites do (docs/guides/pipelines.md, "Timeouts that fit emulation").
 constexpr std::string_view k_workload = R"(#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

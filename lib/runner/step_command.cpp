@@ -16,7 +16,7 @@ namespace emurun::detail {
 namespace {
 
 // The variables that tell a step's programs how they run, so that a test harness can scale its
-// own per-test timeouts (README "Tests that know they are emulated"). Set on every step, so
+// own per-test timeouts (docs/guides/pipelines.md "What a step sees"). Set on every step, so
 // that a value inherited from an outer emurun never describes this one; the step's env wins.
 void add_emurun_variables(const Step& step, double timeout_factor,
                           std::map<std::string, std::string>& env) {

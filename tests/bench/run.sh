@@ -232,5 +232,5 @@ else
     echo '| max RSS with 1 GiB streams | ≤ 16 MiB | not run: BENCH_BIG_RSS=0, or less than 3 GB free in TMPDIR | | | |'
 fi
 if [ $startup = 1 ]; then
-    echo '| hybrid (cross compilers + emulated tests) / full emulation, zlib | ≥ 8× | not run by this command (a foreign Debian root and a fully emulated build, tens of minutes): `tests/bench/root.sh` measures it, README "Accelerated foreign root" (full emulation / cross build with emulated `make check`: 19.7× median of 3 rounds; 12.4× when issue 15 was filed) | | | |'
+    echo '| hybrid (cross compilers + emulated tests) / full emulation, zlib | ≥ 8× | not run by this command (a foreign Debian root and a fully emulated build, tens of minutes): `tests/bench/root.sh` measures it, docs/benchmarks.md "Foreign roots" (full emulation / cross build with emulated `make check`: 19.7× median of 3 rounds; 12.4× when issue 15 was filed) | | | |'
 fi

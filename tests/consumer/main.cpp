@@ -7,7 +7,7 @@
 
 #include <iostream>
 
-// The README's LaunchRequest example, as written there (designated initializers, fields left out).
+// The library guide's LaunchRequest (designated initializers, fields left out).
 [[maybe_unused]] static emurun::LaunchRequest readme_request() {
     return {.program = "out/protoc", .args = {"--version"}, .sysroots = {"/opt/sr/arm64"}};
 }

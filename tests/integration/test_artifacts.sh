@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick
-# Build once, test in two shards (README "Build once, test in many jobs"): a build job packs its
+# Build once, test in two shards (docs/guides/ci.md "Build once, test in many jobs"): a build job packs its
 # step's outputs, two shard jobs in fresh checkouts unpack them and run only their test steps,
 # which read the outputs, and a reused step's log is the build's, unpacked into the shard's log
 # dir; report merge joins the three reports and refuses a missing shard or build report. With
@@ -8,6 +8,7 @@
 # Archives that do not match the pipeline, or whose members or symlinks would land outside, are
 # refused with 125 and nothing unpacked; a missing output packs nothing.
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/docs.sh"
 for tool in tar zstd python3; do
     command -v "$tool" >/dev/null || skip "$tool needed (archives, tampered archives)"
 done
@@ -94,10 +95,9 @@ expect_eq "merge refuses shards without their build report" 125 "$rc"
 expect_contains "it says what is missing" "$(cat m.out)" "no report of the build job"
 [ ! -e m.json ] && ok "a refused merge writes nothing" || not_ok "m.json written"
 
-# The README's recipe as written, one command a job, each job in a fresh checkout; the archive
+# The page's recipe as written, one command a job, each job in a fresh checkout; the archive
 # and the reports travel between them as CI artifacts would.
-awk '/^### Build once, test in many jobs/ { f = 1 } f && /^```sh/ { g = 1; next }
-     g && /^```/ { exit } g { print }' "$EMURUN_SOURCE_DIR/README.md" >recipe.sh
+doc_block docs/guides/ci.md build-once >recipe.sh || true
 if [ "$(wc -l <recipe.sh)" -eq 4 ] && grep -q -- '--pack' recipe.sh; then
     mkdir readme readme/merge
     PATH=$(dirname "$EMURUN"):$PATH # the recipe says emurun
@@ -113,12 +113,12 @@ if [ "$(wc -l <recipe.sh)" -eq 4 ] && grep -q -- '--pack' recipe.sh; then
     done
     cp readme/j1/build.json readme/j2/s1.json readme/j3/s2.json readme/merge/ 2>/dev/null || true
     (cd readme/merge && bash -c "set -e; $(sed -n 4p "$T/recipe.sh")") >readme/4.out 2>&1 || rc=$?
-    expect_eq "README's four commands pass, each in its own job" 0 "$rc"
+    expect_eq "the page's four commands pass, each in its own job" 0 "$rc"
     [ "$rc" = 0 ] || cat readme/*.out
     python3 -c 'import json; r = json.load(open("readme/merge/merged.json")); assert [s["status"] for s in r["steps"]] == ["passed"] * 3, r' &&
-        ok "README's merged report has every step passed once" || not_ok "README's merge"
+        ok "the page's merged report has every step passed once" || not_ok "the page's merge"
 else
-    not_ok "no four-line sh block under README's 'Build once, test in many jobs'"
+    not_ok "no four-line build-once block in docs/guides/ci.md"
 fi
 
 # A shard checkout that already has the outputs: nothing is overwritten.

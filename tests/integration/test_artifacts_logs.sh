@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick
-# A reused step's log, unpacked into the test job's --log-dir (README "Build once, test in many
+# A reused step's log, unpacked into the test job's --log-dir (docs/guides/ci.md "Build once, test in many
 # jobs"): written as a new file renamed over its name, never through a symlink there; a
 # directory there replaced when empty, refused when not; an unpack that fails leaves no partial
 # log and no --log-dir it made, exits 125 before any step runs and writes no report. On a full

@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick
-# Hostile input through the real binary (issue 14): each part is one row group of README's
+# Hostile input through the real binary (issue 14): each part is one row group of docs/reference/bad-input.md's
 # "Bad input" table. Every refusal is exit 125 with an error naming what, why and what to do;
 # nothing aborts (exit 134) and no run's results are lost.
 # ctest-parts: numbers utf8 merge logs fullfs outputs readonly late_write multiplier sandbox_host small

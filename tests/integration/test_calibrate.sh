@@ -81,7 +81,7 @@ cat cal.txt
 expect_contains "calibrate names where it stored" "$(cat cal.txt)" "$cal"
 slowdown=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["arches"]["aarch64"]["slowdown"])' "$cal")
 # The workload stands for a test suite: an integer loop alone measured ~1.5x, start-ups ~17x;
-# the mean of the four phases ~7-8x for aarch64 (real suites: README "Timeouts that fit").
+# the mean of the four phases ~7-8x for aarch64 (real suites: docs/benchmarks.md).
 python3 -c 'import sys; assert float(sys.argv[1]) > 3' "$slowdown" &&
     ok "stored slowdown is a number > 3 ($slowdown)" || not_ok "stored slowdown: $slowdown"
 phases=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["arches"]["aarch64"]; print(" ".join(p["name"] for p in e["phases"] if p["native_seconds"] > 0 and p["emulated_seconds"] > 0))' "$cal")

@@ -3,14 +3,28 @@
 # The wheel case: a tiny CPython extension (data/pyext) built with
 # `pip wheel --no-build-isolation --no-index .` inside an arm64 root (Debian's python3-dev,
 # -setuptools, -wheel, -pip), accelerated and fully emulated: the wheel is tagged
-# linux_aarch64, its .so is aarch64, it installs, imports and passes its test (5).
+# linux_aarch64, its .so is aarch64, it installs, imports and passes its test (5). First the
+# recipe of docs/guides/foreign-roots.md "A Python wheel for the target", as written.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/root.sh"
+. "$(dirname "$0")/lib/docs.sh"
 root_probe aarch64
 command -v unzip >/dev/null || skip "unzip missing (apt-get install unzip)"
 
-R=$T/arm64
+R=$T/w/root
+mkdir -p "$T/w"
 make_root aarch64 "$R"
+
+# The page's recipe, in a directory holding the root and the project, as the page has them.
+cp -a "$EMURUN_SOURCE_DIR/tests/integration/data/pyext" "$T/w/pyext"
+doc_block docs/guides/foreign-roots.md wheel >"$T/wheel-recipe.sh" || true
+rc=0
+(cd "$T/w" && PATH=$(dirname "$EMURUN"):$PATH bash -e "$T/wheel-recipe.sh") >"$T/recipe.log" 2>&1 || rc=$?
+expect_eq "the page's wheel recipe exits 0" 0 "$rc"
+[ "$rc" = 0 ] || tail -n 30 "$T/recipe.log"
+expect_contains "the recipe's wheel is linux_aarch64" "$(ls "$T/w/pyext/dist" 2>/dev/null)" \
+    "spam-0.1-cp311-cp311-linux_aarch64.whl"
+expect_contains "the recipe's test passed" "$(cat "$T/recipe.log")" "spam ok aarch64"
 for acc in default none; do
     cp -a "$EMURUN_SOURCE_DIR/tests/integration/data/pyext" "$T/py-$acc"
     start=$(date +%s.%N)

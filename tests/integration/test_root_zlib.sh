@@ -1,8 +1,8 @@
 #!/bin/bash
 # ctest-tier: root
-# The README's "From a fresh machine to the report", as a person follows it: an arm64 root made
-# by `emurun root create`, zlib's Debian source from `emurun-sysroot source`, the README's own
-# pipeline.json (read from README.md) run by `emurun run --report`: ./configure && make and
+# docs/guides/foreign-roots.md "From a fresh machine to the report", as a person follows it: an
+# arm64 root made by `emurun root create`, zlib's Debian source from `emurun-sysroot source`, the
+# page's own pipeline.json (read from the page) run by `emurun run --report`: ./configure && make and
 # make check accelerated and fully emulated in the same root. The report must show all four
 # steps passed, which ones were accelerated, the accelerated build >= 5x faster than the
 # emulated one, and the same test results (make check's OK lines, from the step logs) (issue
@@ -10,21 +10,21 @@
 # to the emulated gcc's once the .comment version string is removed (evidence 2).
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/root.sh"
+. "$(dirname "$0")/lib/docs.sh"
 root_probe aarch64
 command -v dpkg-source >/dev/null || skip "dpkg-source missing (apt-get install dpkg-dev)"
 command -v python3 >/dev/null || skip "python3 needed to read the report"
 
-W=$T/zlib-arm64 # the README's working directory
+W=$T/zlib-arm64 # the page's working directory
 mkdir -p "$W"
 make_root aarch64 "$W/root"
 zlib_source "$W/zlib"
 cp -a "$W/zlib" "$W/zlib-accelerated" && cp -a "$W/zlib" "$W/zlib-emulated"
 cp -a "$W/zlib" "$W/zlib-shell"
-# The pipeline is the README's: the first ```json block after "From a fresh machine".
-awk '/^### From a fresh machine to the report/ { s = 1 } s && /^```json/ { f = 1; next }
-     f && /^```/ { exit } f { print }' "$EMURUN_SOURCE_DIR/README.md" >"$W/pipeline.json"
-grep -q '"build-emulated"' "$W/pipeline.json" && ok "README's pipeline found" ||
-    { not_ok "no pipeline in README's 'From a fresh machine' section"; finish; }
+# The pipeline is the page's: the block marked recipe:zlib-pipeline.
+doc_block docs/guides/foreign-roots.md zlib-pipeline >"$W/pipeline.json" || true
+grep -q '"build-emulated"' "$W/pipeline.json" && ok "the page's pipeline found" ||
+    { not_ok "no zlib-pipeline block in docs/guides/foreign-roots.md"; finish; }
 
 rc=0
 (cd "$W" && "$EMURUN" run pipeline.json --report report.json >"$T/run.out" 2>"$T/run.err") || rc=$?

@@ -1,11 +1,12 @@
 #!/bin/bash
 # ctest-tier: quick
-# One pipeline for every arch (README "One pipeline for every arch"): the README's pipeline, a
+# One pipeline for every arch (docs/guides/pipelines.md "One pipeline for every arch"): the page's pipeline, a
 # static probe cross-built and run for aarch64 and s390x in the sandbox, is run as the native
 # baseline (--native), per arch (--arch, one job each) and whole; the per-arch reports merge into
 # one (the native baseline's report is refused there), and the table and the Markdown summary
 # have a column per arch with the factor vs native.
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/docs.sh"
 need_fixture_arch aarch64
 need_fixture_arch s390x
 command -v python3 >/dev/null || skip "python3 needed to read the reports"
@@ -13,24 +14,22 @@ command -v cc >/dev/null || skip "no host cc for the native baseline"
 for t in aarch64-linux-gnu s390x-linux-gnu; do
     command -v "$t-gcc" >/dev/null || skip "no cross compiler $t-gcc"
 done
-case $(uname -m) in aarch64 | s390x) skip "the README's arches must both be foreign here" ;; esac
+case $(uname -m) in aarch64 | s390x) skip "the page's arches must both be foreign here" ;; esac
 "$EMURUN" sandbox --arch aarch64 -- true >"$T/probe.log" 2>&1 ||
     skip "the sandbox is unavailable here: $(tail -n1 "$T/probe.log")"
 cd "$T"
 cp "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c" .
-# The README's pipeline and commands as written.
-awk '/^### One pipeline for every arch/ { f = 1 } f && /^```json/ { g = 1; next }
-     g && /^```/ { exit } g { print }' "$EMURUN_SOURCE_DIR/README.md" >arches.json
-awk '/^### One pipeline for every arch/ { f = 1 } f && /^```sh/ { g = 1; next }
-     g && /^```/ { exit } g { print }' "$EMURUN_SOURCE_DIR/README.md" >recipe.sh
+# The page's pipeline and commands as written.
+doc_block docs/guides/pipelines.md arches-pipeline >arches.json || true
+doc_block docs/guides/pipelines.md arches-commands >recipe.sh || true
 [ -s arches.json ] && [ "$(wc -l <recipe.sh)" -eq 5 ] ||
-    { not_ok "README's 'One pipeline for every arch' has no json block and five-line sh block"; finish; exit 1; }
+    { not_ok "docs/guides/pipelines.md has no arches-pipeline block and five-line arches-commands block"; finish; exit 1; }
 PATH=$(dirname "$EMURUN"):$PATH # the recipe says emurun
 n=0
 while IFS= read -r line; do
     n=$((n + 1))
     bash -c "set -e; $line" >"recipe$n.out" 2>&1 && rc=0 || rc=$?
-    expect_eq "README line $n ($line) exits 0" 0 "$rc"
+    expect_eq "the page's line $n ($line) exits 0" 0 "$rc"
     [ "$rc" -eq 0 ] || tail -n 20 "recipe$n.out"
 done <recipe.sh
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # ctest-tier: quick
-# Per-test results of an emulated CTest suite (README: Per-test results): data/run-junit's four
+# Per-test results of an emulated CTest suite (docs/guides/pipelines.md: Per-test results): data/run-junit's four
 # tests built natively and run through `emurun run` for the baseline, then cross-built for
-# aarch64 and run in the sandbox with --baseline, ctest writing its JUnit file (the README's
+# aarch64 and run in the sandbox with --baseline, ctest writing its JUnit file (docs/guides/pipelines.md's
 # recipe). The busy test must come out slow against its own baseline time, the test that fails
 # only under emulation flagged emulation_only_failure, the disabled one skipped — in the JSON
 # report, the JUnit XML, the Markdown summary, the end-of-run table, report show and compare.

@@ -1,26 +1,20 @@
 #!/bin/bash
 # ctest-tier: quick
-# The README's recipes for harnesses with per-test time limits of their own (README "Per-test
-# results": Meson, pytest-timeout, doctest, Catch2), run as the README writes them: each
-# recipe's pipeline and code come from README.md (the fenced block after
-# "<!-- recipe:NAME -->"), so the two cannot drift. Every suite holds a test that sleeps 1.5 s
+# The recipes for harnesses with per-test time limits of their own (docs/guides/pipelines.md
+# "Test harnesses with time limits of their own": Meson, pytest-timeout, doctest, Catch2), run as
+# the page writes them: each recipe's pipeline and code come from the page (the fenced block
+# after "<!-- recipe:NAME -->", doc_block), so the two cannot drift. Every suite holds a test that sleeps 1.5 s
 # under a limit of 1 s; the recipe's step (aarch64, sandbox: emulated, so it gets
 # $EMURUN_TIMEOUT_MULTIPLIER) passes with --timeout-multiplier 2 and fails with 1, and the
 # per-test results in the report say which test. doctest and Catch2 run cross-built aarch64
 # programs under QEMU; Meson and pytest run the host's tools in the emulated step.
 # ctest-parts: meson pytest doctest catch2
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/docs.sh"
 command -v python3 >/dev/null || skip "python3 needed to read the reports"
-readme=$EMURUN_SOURCE_DIR/README.md
 
-# recipe NAME: the fenced block after README's "<!-- recipe:NAME -->" line (a failure if none).
-recipe() {
-    local text
-    text=$(awk -v m="<!-- recipe:$1 -->" '$0 == m { f = 1; next }
-        f && /^```/ { if (g) exit; g = 1; next } g { print }' "$readme")
-    [ -n "$text" ] || not_ok "README.md has no block after <!-- recipe:$1 -->"
-    printf '%s\n' "$text"
-}
+# recipe NAME: the block of docs/guides/pipelines.md marked recipe:NAME (a failure if none).
+recipe() { doc_block docs/guides/pipelines.md "$1"; }
 
 # need_emulated: the recipes' aarch64 sandbox step is possible and emulated here.
 need_emulated() {
@@ -91,13 +85,13 @@ EOF
         not_ok "meson setup failed: $(tail -n 5 "$d/setup.log")"
         return
     fi
-    # README: "argv": "meson test -C build -t $EMURUN_TIMEOUT_MULTIPLIER"
+    # The recipe: "argv": "meson test -C build -t $EMURUN_TIMEOUT_MULTIPLIER"
     recipe meson >"$d/pipeline.json"
     both_ways meson "$d"
     expect_unit "meson x2: the step and both tests passed" "$d/r2.json" passed slow=passed \
         quick=passed
-    # Meson 1.0 writes the timed-out test without a failure (README says so): the step fails.
-    expect_unit "meson x1: the step failed (its JUnit file, as README says, has no failure)" \
+    # Meson 1.0 writes the timed-out test without a failure (the page says so): the step fails.
+    expect_unit "meson x1: the step failed (its JUnit file, as the page says, has no failure)" \
         "$d/r1.json" failed slow=passed quick=passed
     expect_contains "meson x1: the step's log says the slow test timed out" \
         "$(cat "$d/logs1/unit.log")" "TIMEOUT"
@@ -135,7 +129,7 @@ def test_keyword():
 def test_quick():
     pass
 EOF
-    # README: "argv": ["pytest", "--junitxml=junit.xml"], with its conftest.py
+    # The recipe: "argv": ["pytest", "--junitxml=junit.xml"], with its conftest.py
     recipe pytest >"$d/pipeline.json"
     expect_eq "pytest: without the recipe's conftest.py, x2 fails (pytest-timeout has no factor)" \
         1 "$(run_recipe "$d" 2)"
@@ -150,7 +144,7 @@ EOF
 }
 
 # cross_build DIR HEADER_DIR MAIN_LINES RECIPE: DIR/build-aarch64/tests, statically cross-built
-# from the README's helper and RECIPE's test case after MAIN_LINES (the framework's main and a
+# from the page's helper and RECIPE's test case after MAIN_LINES (the framework's main and a
 # parse_big_file that sleeps 1.5 s). HEADER_DIR is the framework's headers in /usr/include.
 cross_build() {
     mkdir -p "$1/inc" "$1/build-aarch64"
@@ -172,20 +166,20 @@ part_doctest() {
     local d=$T/doctest
     cross_build "$d" doctest $'#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n#include <doctest/doctest.h>' \
         doctest || return 0
-    # README: TEST_CASE("parses the big file" * doctest::timeout(1.0 * emurun_timeout_multiplier()))
+    # The recipe: TEST_CASE("parses the big file" * doctest::timeout(1.0 * emurun_timeout_multiplier()))
     recipe doctest-step >"$d/pipeline.json"
     both_ways doctest "$d"
     expect_unit "doctest x2: the step passed" "$d/r2.json" passed
     expect_unit "doctest x1: the step failed" "$d/r1.json" failed
     expect_contains "doctest x1: doctest says the test overran its limit" \
         "$(cat "$d/logs1/unit.log")" "Test case exceeded time limit of 1.000000!"
-    # README: doctest 2.4's JUnit reporter leaves that failure out (the exit code has it).
+    # The page: doctest 2.4's JUnit reporter leaves that failure out (the exit code has it).
     local junit rc=0
     junit=$(cd "$d" && EMURUN_TIMEOUT_MULTIPLIER=1 "$EMURUN" exec --arch aarch64 -- \
         build-aarch64/tests -r=junit 2>/dev/null) || rc=$?
     expect_eq "doctest -r=junit over the limit exits 1" 1 "$rc"
     [[ $junit == *'name="parses the big file"'* && $junit != *"<failure"* ]] &&
-        ok "doctest's JUnit lists the test without a failure, as README says" ||
+        ok "doctest's JUnit lists the test without a failure, as the page says" ||
         not_ok "doctest's JUnit: $junit"
 }
 
@@ -196,7 +190,7 @@ part_catch2() {
     local d=$T/catch2
     cross_build "$d" catch2 $'#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>' catch2 ||
         return 0
-    # README: CHECK(took.count() < 1.0 * emurun_timeout_multiplier());
+    # The recipe: CHECK(took.count() < 1.0 * emurun_timeout_multiplier());
     recipe catch2-step >"$d/pipeline.json"
     both_ways catch2 "$d"
     expect_unit "catch2 x2: the test in time" "$d/r2.json" passed \

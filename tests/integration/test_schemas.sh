@@ -1,7 +1,7 @@
 #!/bin/bash
 # ctest-tier: quick
 # The JSON Schemas (cmake/schema/, installed to share/emurun/schema/) describe what emurun really
-# reads and writes: every JSON example in README.md and every pipeline under tests/ validates,
+# reads and writes: every JSON example in README.md and docs/ and every pipeline under tests/ validates,
 # reports and doctor output that emurun writes right now validate, and broken documents do not.
 . "$(dirname "$0")/lib/common.sh"
 
@@ -32,12 +32,15 @@ expect_invalid() { # LABEL SCHEMA FILE
     else ok "$1"; fi
 }
 
-# 1. Every ```json block of the README.
-awk -v dir="$T" '/^```json/ { f = 1; n++; out = dir "/readme-" n ".json"; next }
-                 /^```/ { f = 0 } f { print > out }' "$EMURUN_SOURCE_DIR/README.md"
-count=$(find "$T" -maxdepth 1 -name 'readme-*.json' | wc -l)
-[ "$count" -gt 0 ] || not_ok "no JSON example found in README.md"
-for f in "$T"/readme-*.json; do expect_valid "README example $(basename "$f")" "$f"; done
+# 1. Every ```json block of README.md and docs/.
+for page in "$EMURUN_SOURCE_DIR/README.md" $(find "$EMURUN_SOURCE_DIR/docs" -name '*.md' | sort); do
+    name=$(echo "${page#"$EMURUN_SOURCE_DIR"/}" | tr '/.' '--')
+    awk -v dir="$T" -v name="$name" '/^```json/ { f = 1; n++; out = dir "/doc-" name "-" n ".json"; next }
+                     /^```/ { f = 0 } f { print > out }' "$page"
+done
+count=$(find "$T" -maxdepth 1 -name 'doc-*.json' | wc -l)
+[ "$count" -gt 10 ] || not_ok "only $count JSON examples found in README.md and docs/"
+for f in "$T"/doc-*.json; do expect_valid "example $(basename "$f")" "$f"; done
 
 # 2. Every JSON document under tests/ (pipelines, baselines, reports); the fuzz corpora hold
 # deliberately invalid inputs and are left out.

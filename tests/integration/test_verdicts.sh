@@ -2,7 +2,7 @@
 # ctest-tier: quick
 # ctest-parts: inspect build_tree baseline dashdash sysroot_errors
 # Verdicts that must be right (issue 26): inspect calls a shared object without an interpreter a
-# shared library; the build tree's bin/ runs the README's examples (emurun sysroot finds
+# shared library; the build tree's bin/ runs the docs' examples (emurun sysroot finds
 # emurun-sysroot); a native baseline joined after the run (report show|compare --baseline);
 # emurun's options anywhere before `--`; emurun-sysroot tells a 404 from an unreachable archive
 # from a failure of this machine (a fake apt-get on PATH plays the archive).

@@ -49,13 +49,6 @@ fetched() {
     return 1
 }
 
-need_tools() {
-    local t
-    for t in "$@"; do
-        command -v "$t" >/dev/null || { skip_part "$t missing (tools/install-deps installs it)"; return 1; }
-    done
-}
-
 # cmake_build ARCH SYSROOT BUILD: the pngdemo with the toolchain file against SYSROOT, then ctest.
 cmake_build() {
     local arch=$1 sr=$2 b=$3 rc=0
@@ -110,7 +103,7 @@ part_meson_arm64() {
     expect_contains "meson: libpng round trip ran" "$log" "png ok: libpng 1.6"
 }
 
-# The README's way with an installed emurun and no emurun in PATH: the toolchain file and the
+# docs/guides/cross-builds.md's way with an installed emurun and no emurun in PATH: the toolchain file and the
 # cross file found by name must name the installed emurun themselves.
 part_installed() {
     need_tools aarch64-linux-gnu-gcc cmake meson ninja pkg-config || return 0
@@ -170,7 +163,7 @@ part_build_dep() {
     expect_eq "build-dep from the source tree's debian/control" 0 "$rc"
     expect_contains "the source tree's closure has zlib" "$(ls "$T/bd-tree/usr/include/zlib.h" 2>&1)" "$T/bd-tree/usr/include/zlib.h"
     # libpng's tests run through a CMake script (add_test(... COMMAND cmake -P ...)), which
-    # ignores the emulator: the sandbox's private binfmt_misc runs them (README).
+    # ignores the emulator: the sandbox's private binfmt_misc runs them (docs/guides/cross-builds.md).
     # (Only pngtest and what it needs are built: libpng 1.6.39's CMake races pnglibconf.h in
     # a full parallel build.)
     rc=0

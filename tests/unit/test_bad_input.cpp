@@ -1,5 +1,5 @@
 // Regression tests for hostile input (issue 14): every case here crashed, lost data or was
-// silently accepted before. README "Bad input" names these cases row by row.
+// silently accepted before. docs/reference/bad-input.md names these row by row.
 #include <emurun/arch.hpp>
 #include <emurun/binfmt.hpp>
 #include <emurun/calibrate.hpp>

@@ -12,7 +12,7 @@
 
 namespace emurun::cli {
 
-/// Exit codes shared by every subcommand (see README "Exit codes").
+/// Exit codes shared by every subcommand (docs/reference/emurun.adoc, EXIT STATUS).
 inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_timeout = 124;
 inline constexpr int k_exit_failure = 125;

@@ -64,7 +64,8 @@ void add_doctor(CLI::App& root, Action& action) {
     auto args = std::make_shared<DoctorArgs>();
     auto* sub = root.add_subcommand(
         "doctor", "Pre-flight check: kernel, binfmt_misc, user namespaces, emulators, entries");
-    sub->add_flag("--json", args->json, "Machine-readable output (schema in README)");
+    sub->add_flag("--json", args->json,
+                  "Machine-readable output (schema: docs/reference/doctor-json.md)");
     sub->add_option("--mount", args->mount, "binfmt_misc directory to examine")
         ->capture_default_str();
     sub->add_flag("--no-probe", args->no_probe, "Do not fork the user-namespace probe");

@@ -77,6 +77,14 @@ need_probe() {
     return 1
 }
 
+# need_tools TOOL...: true when every TOOL is in PATH; else false after skip_part naming it.
+need_tools() {
+    local t
+    for t in "$@"; do
+        command -v "$t" >/dev/null || { skip_part "$t missing (tools/install-deps installs it)"; return 1; }
+    done
+}
+
 # need_sandbox: true when the kernel gives a user namespace its own binfmt_misc (what
 # `emurun sandbox` needs, Linux >= 6.7); else false after skip_part. Checked without emurun, so
 # a failing `emurun sandbox` afterwards is the test's failure, never a skip.
