@@ -3,7 +3,7 @@
 # Usage errors, every command x five common mistakes (issue 30): each says
 # "emurun: error: emurun COMMAND: ..." on stderr, names the closest subcommand or option when a
 # word is misspelt, points at the command's --help, prints nothing on stdout and exits 2, the
-# one code for usage errors (README "Exit codes").
+# one code for usage errors (docs/reference/emurun.adoc, EXIT STATUS).
 . "$(dirname "$0")/lib/common.sh"
 cd "$T"
 echo '{"name": "u", "steps": [{"name": "a", "argv": ["true"]}]}' >p.json
