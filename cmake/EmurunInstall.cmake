@@ -14,11 +14,15 @@ install(FILES ${PROJECT_BINARY_DIR}/include/emurun/export.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/emurun COMPONENT development)
 install(FILES ${PROJECT_SOURCE_DIR}/binfmt/arches.json DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun
         COMPONENT runtime)
+# bin/emurun is the launcher (tools/emurun-shim/launcher.c); the C++ CLI it hands over to is
+# ../libexec/emurun/emurun-cli, and shims are made from ../libexec/emurun/emurun-shim (the same
+# launcher under the name the library looks for).
+install(TARGETS emurun_launcher RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 if(TARGET emurun_cli)
-  install(TARGETS emurun_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+  install(TARGETS emurun_cli RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun
+          COMPONENT runtime)
 endif()
-# The shim launcher: found from the emurun binary as ../libexec/emurun/emurun-shim.
-install(TARGETS emurun_shim_launcher RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun
+install(PROGRAMS ${EMURUN_SHIM_LAUNCHER} DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/emurun
         COMPONENT runtime)
 # The step supervisor: found the same way, ../libexec/emurun/emurun-supervisor. The library's
 # Supervisor (every 'emurun run' step) needs it, so it goes with the runtime package.
@@ -54,7 +58,7 @@ foreach(_ini IN LISTS _emurun_meson_cross)
   set(_out ${PROJECT_BINARY_DIR}/share/meson/cross/emurun-${_name})
   add_custom_command(OUTPUT ${_out} ${_out}-sysroot
     COMMAND ${CMAKE_COMMAND} -DINPUT=${_ini} -DOUTPUT_DIR=${PROJECT_BINARY_DIR}/share/meson/cross
-            -DEMURUN=$<TARGET_FILE:emurun_cli> -P ${_emurun_cross_script}
+            -DEMURUN=$<TARGET_FILE:emurun_launcher> -P ${_emurun_cross_script}
     DEPENDS ${_ini} ${_emurun_cross_script} VERBATIM)
   list(APPEND _emurun_build_cross ${_out} ${_out}-sysroot)
   install(CODE "

@@ -10,6 +10,7 @@
 #include <emurun/qemu.hpp>
 #include <emurun/sysroot.hpp>
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -43,6 +44,12 @@ struct LaunchPlan {
     std::optional<Emulator> emulator;           ///< for Emulation::exec
     std::optional<std::filesystem::path> ld_prefix; ///< QEMU_LD_PREFIX, dynamic programs only
     std::vector<std::string> notes;                 ///< facts worth a debug line
+    /// argv[args_at..] are the request's args; argv[..args_at) depends on the plan alone.
+    std::size_t args_at = 0;
+    /// What the plan was decided from (emulated plans): the program, the emulator, the loader
+    /// and each library found and their directories, every directory searched in each
+    /// sysroot, the loader prefix. While each keeps its identity the plan stays the same.
+    std::vector<std::filesystem::path> inputs;
 };
 
 /// Plan how `request.program` runs. Errors (all actionable): program not found or not
@@ -56,5 +63,47 @@ struct LaunchPlan {
 /// plan.env_set laid over it.
 [[nodiscard]] EMURUN_EXPORT Command launch_command(const LaunchPlan& plan,
                                                    std::map<std::string, std::string> env);
+
+/// A plan as the launcher replays it (launch_record.h: the format, written only here): execve
+/// `exe` with `argv` (the caller's argv[0] inserted at argv0_at when set, the caller's
+/// arguments appended) and `env` laid over the caller's environment, while every `key` path
+/// keeps the identity it has when the record is encoded.
+struct LaunchRecord {
+    std::filesystem::path exe{};
+    std::vector<std::string> argv{};
+    std::optional<std::size_t> argv0_at{};
+    std::map<std::string, std::string> env{};
+    std::vector<std::filesystem::path> key{};
+    std::filesystem::path handover{}; ///< shims: the emurun CLI that plans again; else empty
+};
+
+/// The record that replays an emulated plan's argv prefix and variables, keyed on its inputs;
+/// nullopt for a native plan (the launcher hands those to the CLI).
+[[nodiscard]] EMURUN_EXPORT std::optional<LaunchRecord> exec_record(const LaunchPlan& plan);
+
+/// The bytes of `record`, each key path's identity taken now. Error: a key path that cannot be
+/// stat'ed, a string with a NUL, a count or size over the format's limits.
+[[nodiscard]] EMURUN_EXPORT Result<std::string> encode_launch_record(const LaunchRecord& record);
+
+/// Where `emurun exec`'s records live: `launch/` in emurun's cache dir, checked to be this
+/// user's alone (util::own_cache_subdir), made when missing.
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> launch_record_dir();
+
+/// Write `plan`'s record to `file` (by the launcher's name for the request: the file it looked
+/// for) when `file` is a plain record name ("<16 hex digits>.rec") in launch_record_dir() and the
+/// plan is emulated; replaced atomically, readable by this user only. Returns whether it wrote.
+[[nodiscard]] EMURUN_EXPORT Result<bool> save_exec_record(const LaunchPlan& plan,
+                                                          const std::filesystem::path& file);
+
+/// The record file the launcher asked `emurun exec` to write (it found none valid for the
+/// request), taken out of this process's environment so the program never inherits the
+/// request; nullopt when the launcher asked for none.
+[[nodiscard]] EMURUN_EXPORT std::optional<std::filesystem::path> take_record_request();
+
+/// Whether the launcher read `emurun exec WORDS...` as the CLI did: the launcher takes the word
+/// after the first `--` as the program, so a record is written only when `command` (the
+/// program and its arguments as the CLI parsed them) is exactly what follows that `--`.
+[[nodiscard]] EMURUN_EXPORT bool launcher_reads_alike(const std::vector<std::string>& words,
+                                                      const std::vector<std::string>& command);
 
 } // namespace emurun

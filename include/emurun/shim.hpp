@@ -2,13 +2,14 @@
 //
 // A shim SHIMDIR/NAME is a hard link (or, across file systems, a copy) of the shim launcher
 // `emurun-shim`, a small static program installed with emurun (libexec/emurun/emurun-shim);
-// its settings live beside it in SHIMDIR/.emurun-shims/NAME.json. The launcher reads
-// /proc/self/exe — the path it was executed by, even through a hard link — then the sidecar, and
-// execve()s the emulator at once: same pid, argv[0] as invoked (qemu -0), environment, stdio,
-// cwd, exit code and signals untouched. Nothing is read from environment variables, so `env -i`
-// children work, and relative paths in the sidecar are resolved against the shim dir, so a dir
-// that holds its own sysroots can be moved. (Shims made before the launcher existed are links
-// of emurun itself; run_if_shim() still serves them.)
+// its settings live beside it in SHIMDIR/.emurun-shims/NAME.json (for humans and `shim list`)
+// and, planned, in NAME.rec, a launch record (launch.hpp). The launcher reads /proc/self/exe —
+// the path it was executed by, even through a hard link — then the record, checks its key and
+// execve()s the emulator at once (a stale record: run_if_shim_replan plans again): same pid,
+// argv[0] as invoked (qemu -0), environment, stdio, cwd, exit code and signals untouched. Nothing
+// is read from environment variables, so `env -i` children work, and relative paths in the
+// sidecar are resolved against the shim dir, so a dir that holds its own sysroots can be moved
+// (its records are stale then: planned again).
 #pragma once
 
 #include <emurun/arch.hpp>
@@ -52,6 +53,8 @@ struct ShimInfo {
     std::optional<std::filesystem::path> ld_prefix; ///< passed to qemu as -L
     std::map<std::string, std::string> env;
     std::optional<std::string> cpu;
+    /// The sysroots given at creation (empty: the arch's default ones), for planning again.
+    std::vector<std::filesystem::path> sysroots{};
 };
 
 /// Create (or replace) shim `spec.name` in `dir`, linking `launcher` (see find_launcher()).
@@ -85,10 +88,12 @@ list_shims(const std::filesystem::path& dir);
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string>
 shim_command(const ShimInfo& shim, const std::vector<std::string>& args);
 
-/// Call first thing in main(): when this process was executed as a shim, exec its tool and
-/// never return; otherwise return nullopt at the cost of one readlink and one failed open.
-/// Returns an Error when it is a shim that cannot run (bad sidecar, execve failed).
-[[nodiscard]] EMURUN_EXPORT std::optional<Error> run_if_shim(int argc, char** argv);
+/// Call first thing in main(): when the shim launcher handed a shim over because its launch
+/// record is stale (argv: emurun ELR_SHIM_REPLAN SHIM ARGV0 ARGS...), plan the shim again from
+/// its sidecar, refresh its record and sidecar (when the shim dir is writable) and exec its
+/// tool; never returns then. nullopt when this is no such hand-over; an Error when the shim can
+/// no longer run (its target or emulator gone, a library missing).
+[[nodiscard]] EMURUN_EXPORT std::optional<Error> run_if_shim_replan(int argc, char** argv);
 
 /// File name of the shim launcher.
 inline constexpr const char* k_launcher_name = "emurun-shim";

@@ -35,6 +35,7 @@ LaunchPlan native_plan(const LaunchRequest& req, const fs::path& program, const 
     plan.program = program;
     plan.exe = program;
     plan.argv.push_back(req.argv0.value_or(req.program.string()));
+    plan.args_at = plan.argv.size();
     plan.argv.insert(plan.argv.end(), req.args.begin(), req.args.end());
     plan.env_set = req.env;
     return plan;
@@ -65,11 +66,13 @@ Result<void> add_library_env(LaunchPlan& plan, const LaunchRequest& req, const E
     if (!map.complete()) {
         return std::unexpected(map.missing_error(plan.program));
     }
+    plan.inputs = link_map_inputs(map, arch);
     auto used = used_sysroots(map);
     if (used.empty()) {
         return {};
     }
     auto prefix = EMURUN_TRY(make_ld_prefix({ArchSysroots{&arch, used}}, cache_dir()));
+    plan.inputs.push_back(prefix);
     plan.ld_prefix = prefix;
     plan.env_set["QEMU_LD_PREFIX"] = prefix.string();
     plan.notes.push_back("QEMU_LD_PREFIX=" + prefix.string());
@@ -104,6 +107,8 @@ Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& progr
     plan.exe = emu.path;
     QemuOptions opts{req.cpu, plan.argv[0]};
     plan.argv = qemu_command(emu, program, req.args, opts);
+    plan.args_at = plan.argv.size() - req.args.size();
+    plan.inputs.insert(plan.inputs.begin(), {program, emu.path});
     plan.notes.push_back(std::string("emulator ") + emu.path.string() +
                          (emu.is_static ? " (static)" : " (dynamic)"));
     return plan;

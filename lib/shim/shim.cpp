@@ -26,9 +26,49 @@ Result<void> check_name(const std::string& name) {
     return {};
 }
 
-/// Validate the target now (exists, ELF of the right arch, emulator, libraries) so a broken
-/// shim fails at creation with a precise message rather than inside someone's build.
-Result<ShimInfo> plan_shim(const fs::path& dir, const ShimSpec& spec) {
+/// Put the launcher at `shim`: a hard link when possible (free, and /proc/self/exe then names
+/// the shim), a copy across file systems. Replaces atomically.
+Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
+    const fs::path tmp = shim.parent_path() / k_shim_config_dir /
+                         (shim.filename().string() + ".exe" + std::to_string(::getpid()));
+    ::unlink(tmp.c_str());
+    if (::link(launcher.c_str(), tmp.c_str()) != 0) {
+        std::error_code ec;
+        fs::copy_file(launcher, tmp, fs::copy_options::overwrite_existing, ec);
+        if (ec) {
+            return fail("copy " + launcher.string() + " to " + tmp.string(), ec.message());
+        }
+        ::chmod(tmp.c_str(), 0755);
+    }
+    if (::rename(tmp.c_str(), shim.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        return std::unexpected(system_error("rename " + tmp.string() + " " + shim.string(), err));
+    }
+    return {};
+}
+
+/// The record a shim's launcher replays: the shim's own command line (shim_command) with the
+/// caller's argv[0] left to the launcher, the shim's variables, keyed on what the plan read.
+Result<std::string> shim_record(const PlannedShim& s) {
+    const ShimInfo& info = s.info;
+    LaunchRecord r;
+    r.argv = shim_command(info, {std::string()});
+    const auto slot = info.native ? r.argv.begin() : std::ranges::find(r.argv, "-0") + 1;
+    r.argv0_at = static_cast<std::size_t>(slot - r.argv.begin());
+    r.argv.erase(slot);
+    r.exe = info.native ? info.target : info.emulator;
+    r.env = info.env;
+    r.key = s.plan.inputs.empty() ? std::vector<fs::path>{info.target} : s.plan.inputs;
+    r.handover = EMURUN_TRY(util::find_emurun(std::nullopt));
+    return encode_launch_record(r);
+}
+
+} // namespace
+
+namespace shim_detail {
+
+Result<PlannedShim> plan_shim(const fs::path& dir, const ShimSpec& spec) {
     std::error_code ec;
     const fs::path target = fs::absolute(spec.target, ec).lexically_normal();
     LaunchRequest req;
@@ -57,32 +97,21 @@ Result<ShimInfo> plan_shim(const fs::path& dir, const ShimSpec& spec) {
     info.ld_prefix = plan->ld_prefix;
     info.env = spec.env;
     info.cpu = spec.cpu;
-    return info;
+    for (const auto& r : spec.sysroots) {
+        info.sysroots.push_back(fs::absolute(r, ec).lexically_normal());
+    }
+    return PlannedShim{std::move(info), std::move(*plan)};
 }
 
-/// Put the launcher at `shim`: a hard link when possible (free, and /proc/self/exe then names
-/// the shim), a copy across file systems. Replaces atomically.
-Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
-    const fs::path tmp = shim.parent_path() / k_shim_config_dir /
-                         (shim.filename().string() + ".exe" + std::to_string(::getpid()));
-    ::unlink(tmp.c_str());
-    if (::link(launcher.c_str(), tmp.c_str()) != 0) {
-        std::error_code ec;
-        fs::copy_file(launcher, tmp, fs::copy_options::overwrite_existing, ec);
-        if (ec) {
-            return fail("copy " + launcher.string() + " to " + tmp.string(), ec.message());
-        }
-        ::chmod(tmp.c_str(), 0755);
-    }
-    if (::rename(tmp.c_str(), shim.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        return std::unexpected(system_error("rename " + tmp.string() + " " + shim.string(), err));
-    }
-    return {};
+Result<void> write_shim_files(const PlannedShim& shim) {
+    auto text = EMURUN_TRY(to_sidecar(shim.info));
+    auto record = EMURUN_TRY(shim_record(shim));
+    EMURUN_TRY(util::write_file_atomic(sidecar_path(shim.info.path), text));
+    return util::write_file_atomic(record_path(shim.info.path), record, 0644,
+                                   util::Durability::cache);
 }
 
-} // namespace
+} // namespace shim_detail
 
 Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::path& launcher) {
     EMURUN_TRY(check_name(spec.name));
@@ -90,10 +119,8 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
         return std::unexpected(system_error("launcher " + launcher.string(), errno,
                                             "pass the shim launcher (emurun-shim)"));
     }
-    auto info = plan_shim(dir, spec);
-    if (!info) {
-        return info;
-    }
+    auto planned = EMURUN_TRY(plan_shim(dir, spec));
+    const ShimInfo* info = &planned.info;
     std::error_code ec;
     fs::create_directories(dir / k_shim_config_dir, ec);
     if (ec) {
@@ -104,10 +131,9 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
         return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",
                     "remove it or choose another shim dir");
     }
-    auto text = EMURUN_TRY(to_sidecar(*info));
-    EMURUN_TRY(util::write_file_atomic(sidecar, text));
+    EMURUN_TRY(write_shim_files(planned));
     EMURUN_TRY(install_launcher(launcher, info->path));
-    return info;
+    return planned.info;
 }
 
 Result<std::vector<ShimInfo>> list_shims(const fs::path& dir) {
@@ -149,6 +175,9 @@ Result<void> remove_shim(const fs::path& dir, const std::string& name) {
     }
     if (::unlink(shim.c_str()) != 0 && errno != ENOENT) {
         return std::unexpected(system_error("unlink " + shim.string(), errno));
+    }
+    if (::unlink(record_path(shim).c_str()) != 0 && errno != ENOENT) {
+        return std::unexpected(system_error("unlink " + record_path(shim).string(), errno));
     }
     if (::unlink(sidecar.c_str()) != 0) {
         return std::unexpected(system_error("unlink " + sidecar.string(), errno));

@@ -28,6 +28,10 @@ fs::path sidecar_path(const fs::path& shim_path) {
     return shim_path.parent_path() / k_shim_config_dir / (shim_path.filename().string() + ".json");
 }
 
+fs::path record_path(const fs::path& shim_path) {
+    return shim_path.parent_path() / k_shim_config_dir / (shim_path.filename().string() + ".rec");
+}
+
 Result<std::string> to_sidecar(const ShimInfo& info) {
     const fs::path base = info.path.parent_path();
     json j{{"format", k_format}, {"name", info.name},     {"target", portable(info.target, base)},
@@ -38,6 +42,12 @@ Result<std::string> to_sidecar(const ShimInfo& info) {
     }
     if (info.cpu) {
         j["cpu"] = *info.cpu;
+    }
+    if (!info.sysroots.empty()) {
+        auto& roots = j["sysroots"] = json::array();
+        for (const auto& r : info.sysroots) {
+            roots.push_back(portable(r, base));
+        }
     }
     try {
         // Strict: a path with bytes that are not UTF-8 cannot go through JSON unchanged, and a
@@ -75,6 +85,11 @@ Result<ShimInfo> from_sidecar(const std::string& text, const fs::path& shim_path
         }
         if (j.contains("cpu")) {
             info.cpu = j.at("cpu").get<std::string>();
+        }
+        if (j.contains("sysroots")) {
+            for (const auto& r : j.at("sysroots").get<std::vector<std::string>>()) {
+                info.sysroots.push_back(resolved(r, base));
+            }
         }
         return info;
     } catch (const json::exception& e) {

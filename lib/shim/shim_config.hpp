@@ -1,6 +1,7 @@
 // Private: the sidecar file format of the shim module (SHIMDIR/.emurun-shims/NAME.json).
 #pragma once
 
+#include <emurun/launch.hpp>
 #include <emurun/shim.hpp>
 
 #include <filesystem>
@@ -16,6 +17,22 @@ std::filesystem::path sidecar_path(const std::filesystem::path& shim_path);
 
 /// The sidecar text for `info`; paths inside the shim dir are stored relative to it.
 Result<std::string> to_sidecar(const ShimInfo& info);
+
+/// SHIMDIR/.emurun-shims/NAME.rec, the shim's launch record.
+std::filesystem::path record_path(const std::filesystem::path& shim_path);
+
+/// A shim planned: what its sidecar says and the plan its record replays.
+struct PlannedShim {
+    ShimInfo info;
+    LaunchPlan plan;
+};
+
+/// Plan shim `spec.name` in `dir`: the target checked now (exists, ELF of the right arch,
+/// emulator, libraries), so a broken shim fails with a precise message.
+Result<PlannedShim> plan_shim(const std::filesystem::path& dir, const ShimSpec& spec);
+
+/// Write the shim's sidecar and launch record (the record last: the launcher reads it).
+Result<void> write_shim_files(const PlannedShim& shim);
 
 /// Parse a sidecar read from `file` for the shim at `shim_path`; relative paths are resolved
 /// against the shim's directory.

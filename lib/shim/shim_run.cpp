@@ -1,5 +1,6 @@
-// The hot path: a process started as a shim execs its tool. Kept lean (one readlink, one open)
-// because every run of a shimmed tool pays for it.
+// Running shims from C++: their command line (shim_command), and a shim whose launch record is
+// stale planned again (the launcher replays a fresh record itself, tools/emurun-shim).
+#include "launch/launch_record.h"
 #include "shim/shim_config.hpp"
 #include "util/env.hpp"
 #include "util/file.hpp"
@@ -13,20 +14,6 @@
 namespace emurun {
 namespace fs = std::filesystem;
 using namespace shim_detail;
-
-namespace {
-
-/// The emulator recorded at creation time, or a fresh search when it has gone away.
-Result<fs::path> emulator_for(const ShimInfo& shim) {
-    if (::access(shim.emulator.c_str(), X_OK) == 0) {
-        return shim.emulator;
-    }
-    auto arch = EMURUN_TRY(find_arch(shim.arch));
-    auto emu = EMURUN_TRY(find_emulator(*arch));
-    return emu.path;
-}
-
-} // namespace
 
 Result<ShimInfo> read_shim(const fs::path& shim_path) {
     const fs::path file = sidecar_path(shim_path);
@@ -51,35 +38,39 @@ std::vector<std::string> shim_command(const ShimInfo& shim, const std::vector<st
     return qemu_command(Emulator{.path = shim.emulator}, shim.target, rest, options);
 }
 
-std::optional<Error> run_if_shim(int argc, char** argv) {
-    auto exe = util::self_exe();
-    if (!exe) {
+std::optional<Error> run_if_shim_replan(int argc, char** argv) {
+    if (argc < 4 || std::string_view(argv[1]) != ELR_SHIM_REPLAN) {
         return std::nullopt;
     }
-    auto text = util::read_file(sidecar_path(*exe));
-    if (!text) {
-        return std::nullopt; // not a shim: emurun itself
+    const fs::path shim_path(argv[2]);
+    auto old = read_shim(shim_path);
+    if (!old) {
+        return old.error();
     }
-    auto shim = from_sidecar(*text, *exe, sidecar_path(*exe));
-    if (!shim) {
-        return shim.error();
+    ShimSpec spec{.name = old->name, .target = old->target, .env = old->env, .cpu = old->cpu};
+    if (!old->native) {
+        auto arch = find_arch(old->arch);
+        spec.arch = arch ? *arch : nullptr;
     }
-    if (!shim->native) {
-        auto emu = emulator_for(*shim);
-        if (!emu) {
-            return emu.error();
-        }
-        shim->emulator = *emu;
+    spec.sysroots = old->sysroots;
+    if (spec.sysroots.empty() && old->ld_prefix) {
+        spec.sysroots.push_back(*old->ld_prefix); // a sidecar from before "sysroots"
     }
-    std::vector<std::string> args(argv, argv + argc);
-    auto command = shim_command(*shim, args);
-    const fs::path& file = shim->native ? shim->target : shim->emulator;
+    auto planned = plan_shim(shim_path.parent_path(), spec);
+    if (!planned) {
+        return planned.error();
+    }
+    // A shim dir this user cannot write (another's shims) is planned on every run instead.
+    (void)write_shim_files(*planned);
+    const ShimInfo& shim = planned->info;
+    const std::vector<std::string> args(argv + 3, argv + argc);
+    const fs::path& file = shim.native ? shim.target : shim.emulator;
     const auto failure =
-        exec_replace(Command{.argv = std::move(command),
-                             .env = util::with_overrides(util::current_environment(), shim->env),
+        exec_replace(Command{.argv = shim_command(shim, args),
+                             .env = util::with_overrides(util::current_environment(), shim.env),
                              .program = file});
-    return system_error("shim " + exe->string() + ": execve " + file.string(), failure.err,
-                        "check the shims of " + exe->parent_path().string() +
+    return system_error("shim " + shim_path.string() + ": execve " + file.string(), failure.err,
+                        "check the shims of " + shim_path.parent_path().string() +
                             " ('emurun shim list')");
 }
 

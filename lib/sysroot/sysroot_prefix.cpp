@@ -14,6 +14,7 @@
 
 #include <emurun/sysroot.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <sstream>
 #include <sys/stat.h>
@@ -98,17 +99,26 @@ std::string dir_identity(const fs::path& dir) {
     return s.str();
 }
 
+/// The directories of `root` a prefix for `arch` is made from: the root, its top lib dirs and
+/// the loader's default dirs.
+std::vector<fs::path> source_dirs(const fs::path& root, const Arch& arch) {
+    std::vector<fs::path> dirs{root};
+    for (const char* top : k_top_dirs) {
+        dirs.push_back(root / top);
+    }
+    for (const auto& d : detail::default_lib_dirs(arch)) {
+        dirs.push_back(root / d);
+    }
+    return dirs;
+}
+
 /// A hash over the identity of every directory the farm is made from.
 std::string content_stamp(const std::vector<ArchSysroots>& arches) {
     std::string all;
     for (const auto& a : arches) {
         for (const auto& root : a.sysroots) {
-            all += dir_identity(root);
-            for (const char* top : k_top_dirs) {
-                all += dir_identity(root / top);
-            }
-            for (const auto& d : detail::default_lib_dirs(*a.arch)) {
-                all += dir_identity(root / d);
+            for (const auto& dir : source_dirs(root, *a.arch)) {
+                all += dir_identity(dir);
             }
         }
     }
@@ -175,7 +185,46 @@ Result<void> publish(const fs::path& base, const std::string& key, const std::st
     return {};
 }
 
+/// `p` absolute and normal; a path that does not exist by its nearest existing parent (a
+/// directory made there changes that parent's identity).
+fs::path existing_or_parent(const fs::path& p) {
+    std::error_code ec;
+    fs::path abs = fs::absolute(p, ec).lexically_normal();
+    while (!fs::exists(fs::symlink_status(abs, ec)) && abs.has_relative_path()) {
+        abs = abs.parent_path();
+    }
+    return abs;
+}
+
 } // namespace
+
+std::vector<fs::path> link_map_inputs(const LinkMap& map, const Arch& arch) {
+    std::vector<fs::path> out;
+    auto add = [&](const fs::path& p) {
+        const fs::path q = existing_or_parent(p);
+        if (std::ranges::find(out, q) == out.end()) {
+            out.push_back(q);
+        }
+    };
+    auto add_found = [&](const LibraryLookup& l) {
+        if (l.path) {
+            add(*l.path);
+            add(l.path->parent_path());
+        }
+    };
+    if (map.interpreter) {
+        add_found(*map.interpreter);
+    }
+    for (const auto& l : map.libraries) {
+        add_found(l);
+    }
+    for (const auto& root : map.sysroots) {
+        for (const auto& dir : source_dirs(root, arch)) {
+            add(dir);
+        }
+    }
+    return out;
+}
 
 fs::path cache_dir() {
     return util::cache_dir();

@@ -12,9 +12,13 @@ namespace fs = std::filesystem;
 fs::path sysroot_script() {
     constexpr const char* k_name = "emurun-sysroot";
     if (auto self = util::self_exe()) {
-        const fs::path beside = self->parent_path() / k_name;
-        if (util::is_executable_file(beside)) {
-            return beside;
+        // Beside emurun (a build tree), or in the bindir of an install whose CLI is in
+        // libexec/emurun/ (beside the launcher bin/emurun).
+        for (const fs::path& dir :
+             {self->parent_path(), self->parent_path().parent_path().parent_path() / "bin"}) {
+            if (util::is_executable_file(dir / k_name)) {
+                return dir / k_name;
+            }
         }
     }
     return k_name;

@@ -191,13 +191,14 @@ Result<UniqueFd> make_temporary(const fs::path& path, std::string& tmp) {
     return fd;
 }
 
-/// Chmod, fsync and close the temporary file; the caller removes it on failure.
-Result<void> seal_temporary(UniqueFd fd, const std::string& tmp, mode_t mode) {
+/// Chmod, fsync (when durable) and close the temporary file; the caller removes it on failure.
+Result<void> seal_temporary(UniqueFd fd, const std::string& tmp, mode_t mode,
+                            Durability durability = Durability::synced) {
     // mkstemp creates 0600; reports and configs are read by the job's other steps.
     if (::fchmod(fd.get(), mode) != 0) {
         return std::unexpected(system_error("fchmod " + tmp, errno));
     }
-    if (::fsync(fd.get()) != 0) {
+    if (durability == Durability::synced && ::fsync(fd.get()) != 0) {
         return std::unexpected(system_error("fsync " + tmp, errno));
     }
     return fd.close(tmp);
@@ -205,9 +206,9 @@ Result<void> seal_temporary(UniqueFd fd, const std::string& tmp, mode_t mode) {
 
 /// Write, chmod, fsync and close the temporary file; the caller removes it on failure.
 Result<void> fill_temporary(UniqueFd fd, const std::string& tmp, std::string_view content,
-                            mode_t mode) {
+                            mode_t mode, Durability durability) {
     EMURUN_TRY(write_all(fd.get(), content, tmp));
-    return seal_temporary(std::move(fd), tmp, mode);
+    return seal_temporary(std::move(fd), tmp, mode, durability);
 }
 
 /// Copy all of `in` (named `from`) into the temporary file `out`, then seal it.
@@ -263,11 +264,12 @@ Result<void> check_replaceable(const fs::path& path) {
     return {};
 }
 
-Result<void> write_file_atomic(const fs::path& path, std::string_view content, mode_t mode) {
+Result<void> write_file_atomic(const fs::path& path, std::string_view content, mode_t mode,
+                               Durability durability) {
     EMURUN_TRY(check_replaceable(path));
     std::string tmp;
     auto fd = EMURUN_TRY(make_temporary(path, tmp));
-    auto filled = fill_temporary(std::move(fd), tmp, content, mode);
+    auto filled = fill_temporary(std::move(fd), tmp, content, mode, durability);
     if (filled && ::rename(tmp.c_str(), path.c_str()) != 0) {
         filled = std::unexpected(system_error("rename " + tmp + " to " + path.string(), errno));
     }

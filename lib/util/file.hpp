@@ -57,11 +57,15 @@ inline constexpr std::size_t k_no_limit = std::numeric_limits<std::size_t>::max(
 [[nodiscard]] Result<void> check_replaceable(const std::filesystem::path& path);
 
 /// Replace `path` with `content` atomically (check_replaceable() first): a temporary file in the
-/// same directory, written, chmod'ed to `mode`, fsync'ed, renamed over `path`. Readers see the old
-/// file or the new one, never a part. On any failure (full disk: ENOSPC, quota, I/O error) the
-/// temporary file is removed, `path` is left as it was, and the error names the call and the file.
+/// same directory, written, chmod'ed to `mode`, fsync'ed (unless Durability::cache), renamed over
+/// `path`. Readers see the old file or the new one, never a part. On any failure (full disk:
+/// ENOSPC, quota, I/O error) the temporary file is removed, `path` is left as it was, and the error
+/// names the call and the file. Durability::cache skips the fsync: for a file whose loss or tearing
+/// in a crash costs only its recomputation (a launch record: a torn one is refused by its reader).
+enum class Durability { synced, cache };
 [[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
-                                             std::string_view content, mode_t mode = 0644);
+                                             std::string_view content, mode_t mode = 0644,
+                                             Durability durability = Durability::synced);
 
 /// A copy of the regular file `from` (not followed when a symlink) as a new temporary file
 /// beside `to` (".NAME.XXXXXX", created with O_EXCL: never written through a symlink or into an

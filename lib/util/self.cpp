@@ -44,7 +44,7 @@ std::optional<fs::path> self_exe() {
 }
 
 bool is_emurun_name(const fs::path& file) {
-    return file.filename() == "emurun";
+    return file.filename() == "emurun" || file.filename() == "emurun-cli";
 }
 
 Result<fs::path> find_emurun(const std::optional<fs::path>& explicit_path) {

@@ -2,8 +2,9 @@
 //
 // The emurun binary is, in this order:
 //   1. the path the caller gives explicitly (SandboxSpec::emurun_exe, `shim add --launcher`),
-//   2. this executable (/proc/self/exe) when it is emurun: its file name is "emurun"
-//      ("emurun-shim", "emurun_unit_tests" are not emurun), whatever $EMURUN_EXE says,
+//   2. this executable (/proc/self/exe) when it is emurun: its file name is "emurun" or
+//      "emurun-cli" (the C++ CLI the launcher bin/emurun hands over to; "emurun-shim",
+//      "emurun_unit_tests" are not emurun), whatever $EMURUN_EXE says,
 //   3. $EMURUN_EXE when set and not empty (a renamed copy, a program linking the library),
 //   4. emurun in the install's bindir (EMURUN_INSTALL_BINDIR, e.g. /usr/bin) when there,
 //   5. "emurun" found in PATH (see path.hpp).

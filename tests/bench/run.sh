@@ -10,7 +10,8 @@
 # Usage: tests/bench/run.sh [BUILD_DIR] [ROUNDS]        (default: build, 5 counted rounds)
 #   BENCH_STEPS_BIG=5000 BENCH_REPS=20 BENCH_BIG_RSS=1   to change sizes (defaults shown)
 #   BENCH_ROWS=runner   only the runner rows (emurun run against the bash loop)
-#   BENCH_ROWS=startup  only the start-up rows (exec, shims, sandbox against direct qemu)
+#   BENCH_ROWS=startup  only the start-up rows (exec replayed and first runs, shims, sandbox
+#                       against direct qemu)
 #   BENCH_LOGS=DIR      where the runner rows write their logs (default: a directory in
 #                       /dev/shm when it is a writable tmpfs, else in $TMPDIR). Why a tmpfs:
 #                       on an ext4 without a journal (this VM's /) every file creation scans the
@@ -67,6 +68,9 @@ logs_fs=$(findmnt -n -o FSTYPE -T "$logs_root" 2>/dev/null | head -n1)
 [ -n "$logs_fs" ] || logs_fs=$(stat -f -c %T "$logs_root")
 
 # --- set-up ------------------------------------------------------------------------------------
+# emurun's launch records (issue 28) in a cache of the benchmark's own: `emurun exec` rows
+# replay a record made in the warm-up round; the first-run rows cut theirs before each run.
+export EMURUN_CACHE_DIR=$t/cache
 "$emurun" shim add ps --target "$ps" --dir "$t/shims" >/dev/null
 "$emurun" shim add pd --target "$pd" --sysroot "$sr" --dir "$t/shims" >/dev/null
 # The loader prefix emurun builds for SR (a dir of symlinks): every dynamic variant uses it, so
@@ -75,6 +79,21 @@ lp=$("$emurun" shim list --dir "$t/shims" --json | sed -n 's/^ *"ld_prefix": "\(
 [ -d "$lp" ] || { echo "run.sh: no loader prefix for $pd (got '$lp')" >&2; exit 2; }
 printf '#!/bin/sh\nexec %s -L %s %s "$@"\n' "$qs" "$lp" "$pd" >"$t/wrapper"
 chmod +x "$t/wrapper"
+# The record a command leaves: the one file it adds to the cache's launch dir.
+record_of() {
+    local before
+    before=$(ls "$t/cache/launch" 2>/dev/null || true)
+    "$@" >/dev/null
+    comm -13 <(echo "$before") <(ls "$t/cache/launch") | sed "s|^|$t/cache/launch/|" | head -n1
+}
+# First runs: a request of their own (--arch: another record than the exec rows'), its record
+# cut to nothing before each run (a corrupt record is planned again, as a missing one is); the
+# qemu side truncates a file too, so both pay the same shell.
+rec_s=$(record_of "$emurun" exec --arch aarch64 -- "$ps" exit 0)
+rec_d=$(record_of "$emurun" exec --arch aarch64 --sysroot "$sr" -- "$pd" exit 0)
+[ -f "$rec_s" ] && [ -f "$rec_d" ] || die "emurun exec left no launch record in $t/cache/launch"
+: >"$t/dummy"
+cut_sh=': >"$0"; exec "$@"'
 pipeline() { # FILE N: N steps running `true`
     { printf '{"name": "bench", "steps": ['
       for ((i = 0; i < $2; i++)); do
@@ -101,6 +120,8 @@ pflag=-p
 alternate() { "$H/repeat" "$pflag" "$@"; }
 v_exec_s() { alternate "$reps" "$emurun" exec -- "$ps" exit 0 ::: "$qs" "$ps" exit 0; }
 v_exec_d() { alternate "$reps" "$emurun" exec --sysroot "$sr" -- "$pd" exit 0 ::: "$qs" -L "$lp" "$pd" exit 0; }
+v_first_s() { alternate "$reps" sh -c "$cut_sh" "$rec_s" "$emurun" exec --arch aarch64 -- "$ps" exit 0 ::: sh -c "$cut_sh" "$t/dummy" "$qs" "$ps" exit 0; }
+v_first_d() { alternate "$reps" sh -c "$cut_sh" "$rec_d" "$emurun" exec --arch aarch64 --sysroot "$sr" -- "$pd" exit 0 ::: sh -c "$cut_sh" "$t/dummy" "$qs" -L "$lp" "$pd" exit 0; }
 v_shim_s() { alternate "$reps" "$t/shims/ps" exit 0 ::: "$qs" "$ps" exit 0; }
 v_shim_d() { alternate "$reps" "$t/shims/pd" exit 0 ::: "$qs" -L "$lp" "$pd" exit 0; }
 v_shim_w() { alternate "$reps" "$t/shims/pd" exit 0 ::: "$t/wrapper" exit 0; }
@@ -179,7 +200,7 @@ echo "emurun benchmark: $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(un
 startup=1
 [ "${BENCH_ROWS:-all}" = runner ] && startup=0
 if [ $startup = 1 ]; then
-    variants=(v_exec_s v_exec_d v_shim_s v_shim_d v_shim_w)
+    variants=(v_exec_s v_exec_d v_first_s v_first_d v_shim_s v_shim_d v_shim_w)
     [ $sandbox_ok = 1 ] && variants+=(v_sandbox)
     measure "$rounds" "${variants[@]}"
 fi
@@ -192,6 +213,8 @@ echo "|---|---|---|---|---|---|"
 if [ $startup = 1 ]; then
 row '`emurun exec` / `qemu-aarch64-static`, static program' '≤ 1.05' v_exec_s '' "$reps" "$reps"
 row '`emurun exec --sysroot SR` / `qemu-aarch64-static -L P`, dynamic' '≤ 1.05' v_exec_d '' "$reps" "$reps"
+row '`emurun exec`, first run (no valid record: planned, record written) / `qemu-aarch64-static`, static; both behind `sh`' '≤ 1.3' v_first_s '' "$reps" "$reps"
+row '`emurun exec --sysroot SR`, first run / `qemu-aarch64-static -L P`, dynamic; both behind `sh`' '≤ 1.3' v_first_d '' "$reps" "$reps"
 row 'shim / `qemu-aarch64-static`, static program' '≤ 1.03' v_shim_s '' "$reps" "$reps"
 row 'shim / `qemu-aarch64-static -L P`, dynamic' '≤ 1.03' v_shim_d '' "$reps" "$reps"
 row 'shim / `#!/bin/sh` + `exec qemu-aarch64-static -L P target "$@"`, dynamic' '≤ 0.85' v_shim_w '' "$reps" "$reps"

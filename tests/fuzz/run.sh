@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build the libFuzzer targets with ASan + UBSan (clang from Debian) and run each for a while.
 #   tests/fuzz/run.sh BUILD_DIR SECONDS [NAME...]
-# NAME is a target (elf, binfmt, pipeline, report, manifest, shim, json: tests/fuzz/fuzz_NAME.cpp); all of
+# NAME is a target (elf, binfmt, pipeline, report, manifest, shim, json, launch_record: tests/fuzz/fuzz_NAME.cpp); all of
 # them when none is given. BUILD_DIR is a build tree of its own, configured here on first use
 # with EMURUN_FUZZ, EMURUN_ASAN and EMURUN_UBSAN (any UBSan report aborts). Each target starts
 # from its seed corpus tests/fuzz/corpus/NAME/ and keeps what it finds in BUILD_DIR/fuzz/NAME/.

@@ -95,7 +95,7 @@ if command -v setpriv >/dev/null; then
     U=$(mktemp -d /tmp/emurun-sandbox-it.XXXXXX)
     cleanup+=("$U")
     chmod 755 "$U"
-    cp "$EMURUN" "$U/emurun"
+    cp "$EMURUN" "$U/emurun" && cp "$(dirname "$EMURUN")/emurun-cli" "$U/emurun-cli"
     for a in aarch64 ppc64le s390x; do mkdir -p "$U/$a" && cp "$F/$a/probe" "$F/$a/probe-static" "$U/$a/"; done
     # nobody's own home (a 777 one would hold a cache dir others can change: refused, issue 27)
     mkdir -m 755 "$U/home" && chown 65534:65534 "$U/home"

@@ -89,49 +89,52 @@ expect "JSON escapes in --env reach the tool" 'a "b" \ é/x' "$("$s/probe2" env 
 # Launcher failures: exit 125, "emurun-shim: SHIM: ..." naming the culprit, and never a hang.
 e=$t/errs
 mkdir -p "$e/.emurun-shims"
-launch_err() { # name expected-substring shim-name [sidecar-text]
+launch_err() { # name expected-substring shim-name [record-text]
     local name=$1 want=$2 shim=$e/$3 err rc
     cp "$launcher" "$shim"
-    [ $# -lt 4 ] || printf '%s' "$4" >"$e/.emurun-shims/$3.json"
+    [ $# -lt 4 ] || printf '%s' "$4" >"$e/.emurun-shims/$3.rec"
     err=$(timeout 10 "$shim" exit 0 2>&1 >/dev/null)
     rc=$?
     [ $rc -eq 125 ] || fail "$name: exit $rc, want 125"
-    [[ "$err" == "emurun-shim: $shim: "*"$want"* ]] || fail "$name: error <$err> lacks <$want>"
+    [[ "$err" == *"$want"* ]] || fail "$name: error <$err> lacks <$want>"
 }
-launch_err "no sidecar" "$e/.emurun-shims/lone.json: No such file or directory" lone
-mkfifo "$e/.emurun-shims/fifo.json"
-launch_err "FIFO sidecar" "fifo.json: not a regular file" fifo
-launch_err "bad JSON" "badjson.json: not valid JSON at byte 13" badjson '{"format": 1 "target": "x"}'
-launch_err "future format" "unsupported format (want 1)" format2 '{"format": 2}'
-launch_err "no target" 'missing "target"' notarget '{"format": 1, "native": false}'
-printf '#!/nonexistent/interpreter\n' >"$e/qemu-broken"
-chmod +x "$e/qemu-broken"
-launch_err "exec failure" "execve $e/qemu-broken failed: No such file or directory" badqemu \
-    "{\"format\": 1, \"target\": \"$probe\", \"native\": false, \"emulator\": \"$e/qemu-broken\"}"
-# An emulator that went away is searched again (qemu-aarch64-static, then qemu-aarch64).
-cp "$launcher" "$e/moved-qemu"
-printf '{"format": 1, "target": "%s", "native": false, "emulator": "/gone/qemu-aarch64"}' \
-    "$probe-static" \
-    >"$e/.emurun-shims/moved-qemu.json"
+launch_err "no record, no emurun beside" "$e/lone: not a shim (no .emurun-shims/lone.rec beside it)" lone
+mkfifo "$e/.emurun-shims/fifo.rec"
+launch_err "FIFO record" "emurun-shim: $e/fifo: launch record: not one this emurun reads" fifo
+launch_err "garbage record" "emurun-shim: $e/junk: launch record: not one this emurun reads" junk 'EMURUNLR junk'
+printf '{"format": 1}' >"$e/.emurun-shims/old.json"
+launch_err "a sidecar without a record" "no launch record: the shim was made by an older emurun" old
+# A stale record (the emulator went away): handed to emurun, which plans the shim again (the
+# emulator searched as `emurun exec` searches) and refreshes the record.
+mkdir -p "$e/tmpq"
+cp "$(command -v qemu-aarch64-static || command -v qemu-aarch64)" "$e/tmpq/qemu-aarch64-static"
+EMURUN_QEMU_DIR=$e/tmpq "$EMURUN" shim add moved-qemu --target "$probe-static" --dir "$e" >/dev/null ||
+    fail "shim add moved-qemu"
+rm -r "$e/tmpq"
 expect "emulator searched again" aarch64 "$("$e/moved-qemu" uname)"
-# The launcher (C, no library) searches by emurun's one PATH rule: an empty PATH entry is the
-# current directory, for the launcher as for emurun exec.
-mkdir -p "$e/cwd"
+! grep -qa tmpq "$e/.emurun-shims/moved-qemu.rec" || fail "the record still names the gone emulator"
+# Planned again by emurun's one PATH rule: an empty PATH entry is the current directory.
+mkdir -p "$e/cwd" "$e/tmpq"
 printf '#!/bin/sh\necho cwd-qemu\n' >"$e/cwd/qemu-aarch64-static"
 chmod +x "$e/cwd/qemu-aarch64-static"
-expect "launcher: an empty PATH entry is the current dir" cwd-qemu \
+cp "$(command -v qemu-aarch64-static || command -v qemu-aarch64)" "$e/tmpq/qemu-aarch64-static"
+EMURUN_QEMU_DIR=$e/tmpq "$EMURUN" shim add moved-qemu --target "$probe-static" --dir "$e" >/dev/null
+rm -r "$e/tmpq"
+expect "a stale shim: an empty PATH entry is the current dir" cwd-qemu \
     "$(cd "$e/cwd" && PATH=":/nonexistent" "$e/moved-qemu" uname)"
 expect "emurun exec: the same rule" cwd-qemu \
     "$(cd "$e/cwd" && PATH=":/nonexistent" "$EMURUN" exec -- "$probe-static" uname)"
-# An empty EMURUN_QEMU_DIR counts as unset (util::get_env), for the launcher as for exec: the
-# search goes on to PATH, then /usr/bin (the cwd's fake is not taken).
-printf '#!/bin/sh\necho path-qemu\n' >"$e/qemu-aarch64-static"
-chmod +x "$e/qemu-aarch64-static"
-expect "launcher: an empty EMURUN_QEMU_DIR is unset" path-qemu \
-    "$(cd "$e/cwd" && EMURUN_QEMU_DIR= PATH=$e "$e/moved-qemu" uname)"
-expect "emurun exec: the same rule" path-qemu \
-    "$(cd "$e/cwd" && EMURUN_QEMU_DIR= PATH=$e "$EMURUN" exec -- "$probe-static" uname)"
-rm "$e/qemu-aarch64-static"
+# An emulator that cannot be executed: the replay fails, emurun plans again and names it.
+mkdir -p "$e/badq"
+printf '#!/nonexistent/interpreter\n' >"$e/badq/qemu-aarch64-static"
+chmod +x "$e/badq/qemu-aarch64-static"
+EMURUN_QEMU_DIR=$e/badq "$EMURUN" shim add badqemu --target "$probe-static" --dir "$e" >/dev/null ||
+    fail "shim add badqemu"
+err=$(EMURUN_QEMU_DIR=$e/badq timeout 10 "$e/badqemu" uname 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 125 ] || fail "exec failure: exit $rc, want 125"
+[[ "$err" == *"execve $e/badq/qemu-aarch64-static"*"No such file or directory"* ]] ||
+    fail "exec failure: error <$err>"
 
 # A moved shim dir still works (config is found next to the shim, not by absolute path).
 mv "$s" "$t/moved"

@@ -1,16 +1,21 @@
 // plan_launch on hand-made ELF images (elf_builder.hpp) and a fake qemu dir: native vs foreign,
 // static vs dynamic, sysroot selection, and the errors for what is missing.
 #include "elf_builder.hpp"
+#include "launch/launch_record.h"
+#include "scoped_env.hpp"
 #include "testdir.hpp"
+#include "util/file.hpp"
 
 #include <emurun/launch.hpp>
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -330,4 +335,131 @@ TEST_CASE("launch: a sysroot that is not a directory is named as such, before an
     plan = plan_launch(req);
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().why == "is not a directory");
+}
+
+// --- launch records (launch_record.h: the launcher's one reader, here checked against the
+// library's one writer) ---------------------------------------------------------------------
+
+namespace {
+
+struct Parsed {
+    std::string bytes;
+    std::unique_ptr<elr_view> view = std::make_unique<elr_view>();
+    const char* why = nullptr;
+};
+
+Parsed parse(std::string bytes) {
+    Parsed p{std::move(bytes)};
+    p.why = elr_parse(reinterpret_cast<const unsigned char*>(p.bytes.data()), p.bytes.size(),
+                      p.view.get());
+    return p;
+}
+
+Strings view_argv(const elr_view& v) {
+    return Strings(v.argv, v.argv + v.n_argv);
+}
+
+} // namespace
+
+TEST_CASE("launch record: a dynamic plan's record reads back as the plan, keyed on its inputs") {
+    const Arch& a = foreign();
+    auto f = foreign_static("rec-dyn");
+    auto root = fake_sysroot("rec-dyn/sysroot", a, "/lib/ld-fake.so.1");
+    auto prog = write_elf("rec-dyn/dyn", spec_for(a, "/lib/ld-fake.so.1", {"libc.so.6"}));
+    auto req = request(prog, f.qemu_dir);
+    req.sysroots = {root};
+    req.args = {"arg"};
+    req.env = {{"A", "1"}};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->argv.size() == plan->args_at + 1);
+    CHECK(std::ranges::find(plan->inputs, prog) != plan->inputs.end());
+    CHECK(std::ranges::find(plan->inputs, root / "lib" / a.triplet / "libc.so.6") !=
+          plan->inputs.end());
+    CHECK(std::ranges::find(plan->inputs, root / "lib" / a.triplet) != plan->inputs.end());
+    auto record = exec_record(*plan);
+    REQUIRE(record.has_value());
+    auto bytes = encode_launch_record(*record);
+    REQUIRE_MESSAGE(bytes.has_value(), why(bytes));
+    auto p = parse(*bytes);
+    REQUIRE(p.why == nullptr);
+    CHECK(std::string(p.view->exe) == plan->exe.string());
+    CHECK(view_argv(*p.view) == Strings(plan->argv.begin(), plan->argv.end() - 1));
+    CHECK(p.view->argv0_at == ELR_NO_ARGV0);
+    CHECK(Strings(p.view->env, p.view->env + p.view->n_env) ==
+          Strings{"A=1", "QEMU_LD_PREFIX=" + root.string()});
+    REQUIRE(p.view->n_ids == plan->inputs.size());
+    struct stat st {};
+    REQUIRE(::stat(p.view->paths[0], &st) == 0);
+    elr_id id{};
+    elr_id_at(p.view.get(), 0, &id);
+    CHECK(id.ino == st.st_ino);
+    CHECK(id.mtime_nsec == st.st_mtim.tv_nsec);
+}
+
+TEST_CASE("launch record: a native plan has none; a shim's argv[0] slot is kept") {
+    auto prog = write_elf("rec-native/prog", spec_for(*host_arch()));
+    auto plan = plan_launch(request(prog));
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK_FALSE(exec_record(*plan).has_value());
+    LaunchRecord r{.exe = prog, .argv = {"-x"}, .argv0_at = 0, .key = {prog}};
+    auto p = parse(encode_launch_record(r).value());
+    REQUIRE(p.why == nullptr);
+    CHECK(p.view->argv0_at == 0);
+    r.argv0_at.reset();
+    r.argv.clear();
+    CHECK_FALSE(encode_launch_record(r).has_value()); // no argv[0] at all
+    r.exe = "relative/qemu";
+    CHECK_FALSE(encode_launch_record(r).has_value());
+}
+
+TEST_CASE("launch record: every truncation and every corruption of the frame is refused") {
+    auto prog = write_elf("rec-bad/prog", spec_for(*host_arch()));
+    LaunchRecord r{.exe = "/usr/bin/qemu-x",
+                   .argv = {"/usr/bin/qemu-x", "-0", "p", "/p"},
+                   .env = {{"K", "v"}},
+                   .key = {prog, prog.parent_path()}};
+    const std::string good = encode_launch_record(r).value();
+    REQUIRE(parse(good).why == nullptr);
+    for (std::size_t n = 0; n < good.size(); ++n) {
+        CAPTURE(n);
+        CHECK(parse(good.substr(0, n)).why != nullptr);
+    }
+    CHECK(parse(good + std::string(1, '\0')).why != nullptr);
+    auto with = [&](std::size_t at, char c) {
+        std::string b = good;
+        b[at] = c;
+        return parse(b).why;
+    };
+    CHECK(with(0, 'X') != nullptr);                           // magic
+    CHECK(with(offsetof(elr_header, version), 2) != nullptr); // another version
+    CHECK(with(offsetof(elr_header, n_env), 9) != nullptr);   // counts that do not add up
+    CHECK(with(good.size() - 1, 'x') != nullptr);             // last string unterminated
+    CHECK(with(good.rfind(prog.parent_path().string()), 'r') != nullptr); // a relative key path
+}
+
+TEST_CASE("launch record: saved only under a record name in emurun's own cache dir") {
+    test::ScopedEnv cache("EMURUN_CACHE_DIR", test::testdir("rec-save/cache").string());
+    auto f = foreign_static("rec-save");
+    auto plan = plan_launch(request(f.program, f.qemu_dir));
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    auto dir = launch_record_dir();
+    REQUIRE_MESSAGE(dir.has_value(), why(dir));
+    CHECK(save_exec_record(*plan, *dir / "0123456789abcdef.rec").value());
+    struct stat st {};
+    REQUIRE(::stat((*dir / "0123456789abcdef.rec").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    CHECK(parse(util::read_file(*dir / "0123456789abcdef.rec").value()).why == nullptr);
+    CHECK_FALSE(save_exec_record(*plan, *dir / "not-a-record-name.rec").value());
+    CHECK_FALSE(save_exec_record(*plan, *dir / "0123456789ABCDEF.rec").value());
+    CHECK_FALSE(
+        save_exec_record(*plan, test::testdir("rec-save/elsewhere") / "0123456789abcdef.rec")
+            .value());
+    CHECK_FALSE(fs::exists(test::testdir("rec-save/elsewhere") / "0123456789abcdef.rec"));
+}
+
+TEST_CASE("launch record: the launcher's reading of `exec WORDS` is checked against the CLI's") {
+    CHECK(launcher_reads_alike({"--arch", "a", "--", "p", "x"}, {"p", "x"}));
+    CHECK_FALSE(launcher_reads_alike({"p", "x"}, {"p", "x"}));
+    CHECK_FALSE(launcher_reads_alike({"--argv0", "--", "--", "p"}, {"p"}));
 }

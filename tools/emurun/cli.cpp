@@ -39,11 +39,11 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
 /// through to the global options, which are there either way.
 void add_subcommands(CLI::App& app, Action& action, int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "exec") {
-        add_exec(app, action);
+        add_exec(app, action, argc, argv);
         return;
     }
     add_inspect(app, action);
-    add_exec(app, action);
+    add_exec(app, action, argc, argv);
     add_binfmt(app, action);
     add_sandbox(app, action);
     add_shim(app, action);
@@ -109,8 +109,8 @@ int run_action(const Action& action) {
 int main(int argc, char** argv) {
     // Diagnostics go to stderr from the first line on (spdlog's default logger writes to stdout).
     setup_output(verbosity_from_env(), ColorMode::automatic);
-    // Started as a shim (a hard link of emurun with a sidecar config): exec the tool at once.
-    if (auto shim_error = run_if_shim(argc, argv)) {
+    // Handed a shim whose launch record is stale by the shim launcher: plan it again, run it.
+    if (auto shim_error = run_if_shim_replan(argc, argv)) {
         std::cerr << "emurun: error: " << cli_spelling(shim_error->message()) << '\n';
         return k_exit_failure;
     }

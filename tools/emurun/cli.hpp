@@ -65,7 +65,7 @@ using Action = std::function<int()>;
 /// Each subcommand file defines one of these: adds its CLI::App to `root` and sets `action`
 /// to run when that subcommand is chosen.
 void add_inspect(CLI::App& root, Action& action);
-void add_exec(CLI::App& root, Action& action);
+void add_exec(CLI::App& root, Action& action, int argc, char** argv);
 void add_binfmt(CLI::App& root, Action& action);
 void add_sandbox(CLI::App& root, Action& action);
 void add_doctor(CLI::App& root, Action& action);

@@ -17,6 +17,7 @@ struct ExecArgs {
     std::string argv0;
     std::vector<std::string> qemu_dirs;
     std::vector<std::string> command;
+    std::vector<std::string> words; ///< argv after `exec` when exec is argv[1], else empty
 };
 
 /// Plans the launch (emulator, libraries, merged loader prefix: every check and every file it
@@ -38,19 +39,32 @@ int run_exec(const ExecArgs& a) {
     }
     req.env = parse_env_assignments(a.env);
     req.emulators.dirs = to_paths(a.qemu_dirs);
+    const auto record = take_record_request();
     LaunchPlan plan = unwrap(plan_launch(req));
     spdlog::debug("exec {} [mode: {}] [arch: {}]", plan.program.string(), to_string(plan.mode),
                   plan.arch ? plan.arch->name : "-");
     for (const auto& n : plan.notes) {
         spdlog::debug("{}", n);
     }
+    // The launcher found no valid record for this request: leave one for the next run. A
+    // record that cannot be written costs only speed.
+    if (record && launcher_reads_alike(a.words, a.command)) {
+        auto saved = save_exec_record(plan, *record);
+        spdlog::debug("launch record {}: {}", record->string(),
+                      !saved   ? saved.error().message()
+                      : *saved ? "written"
+                               : "not for this plan");
+    }
     throw Failure(exec_replace(launch_command(plan, current_environment())).error);
 }
 
 } // namespace
 
-void add_exec(CLI::App& root, Action& action) {
+void add_exec(CLI::App& root, Action& action, int argc, char** argv) {
     auto args = std::make_shared<ExecArgs>();
+    if (argc > 1 && std::string_view(argv[1]) == "exec") {
+        args->words.assign(argv + 2, argv + argc);
+    }
     auto* sub = root.add_subcommand(
         "exec", "Run one program: a foreign ELF under qemu (arch from its header), a native one "
                 "directly. A #! script runs natively; foreign programs it starts need "
