@@ -276,9 +276,10 @@ part_small() {
     expect_eq "GITHUB_STEP_SUMMARY naming a FIFO: no hang, a warning" "0 1" \
         "$rc $(grep -c 'warning: GITHUB_STEP_SUMMARY: ' err.txt)"
     expect_refusal "--report naming a FIFO" "it is a FIFO" timeout 10 "$EMURUN" run ok.json --report fifo
+    # The launcher (bin/emurun) copied under another name: no shim record, no emurun-cli beside.
     mkdir -p bin && cp "$EMURUN" bin/gcc
-    expect_refusal "emurun under another name, without a shim config" "started as 'gcc': not a shim" \
-        bin/gcc --version
+    expect_refusal "emurun under another name, without a shim config" \
+        "bin/gcc: not a shim (no .emurun-shims/gcc.rec beside it)" bin/gcc --version
     # A missing report: emurun's own message and 125 everywhere (CLI11 said "File does not
     # exist" with exit 2 for compare and merge).
     report r.json 0 ''
