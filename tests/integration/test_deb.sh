@@ -39,7 +39,7 @@ depends=$(dpkg-deb -f "$emurun_deb" Depends)
 # build whose emurun is dynamic (sanitizers, a shared libemurun) depends on libc6, and on no C++
 # runtime library either way (spdlog and fmt compiled in, libstdc++ linked in).
 dpkg-deb -x "$emurun_deb" "$T/unpacked"
-for f in usr/bin/emurun usr/libexec/emurun/emurun-shim usr/libexec/emurun/emurun-supervisor; do
+for f in usr/bin/emurun usr/libexec/emurun/emurun-cli usr/libexec/emurun/emurun-shim usr/libexec/emurun/emurun-supervisor; do
     if readelf -lW "$T/unpacked/$f" | grep -q 'INTERP'; then
         dynamic="$dynamic $f"
     fi
@@ -59,7 +59,7 @@ expect_contains "emurun Recommends qemu-user-static" "$(dpkg-deb -f "$emurun_deb
 expect_contains "libemurun-dev Depends on emurun of its version" "$(dpkg-deb -f "$dev_deb" Depends)" "emurun (= $version)"
 expect_eq "libemurun-dev section" libdevel "$(dpkg-deb -f "$dev_deb" Section)"
 contents=$(dpkg-deb -c "$emurun_deb")
-for f in ./usr/bin/emurun ./usr/libexec/emurun/emurun-shim ./usr/libexec/emurun/emurun-supervisor ./usr/share/man/man1/emurun.1.gz ./usr/share/doc/emurun/copyright \
+for f in ./usr/bin/emurun ./usr/libexec/emurun/emurun-cli ./usr/libexec/emurun/emurun-shim ./usr/libexec/emurun/emurun-supervisor ./usr/share/man/man1/emurun.1.gz ./usr/share/doc/emurun/copyright \
     ./usr/share/doc/emurun/changelog.Debian.gz ./usr/share/bash-completion/completions/emurun \
     ./usr/share/zsh/vendor-completions/_emurun ./usr/share/meson/cross/emurun-aarch64 \
     ./usr/share/meson/cross/emurun-aarch64-sysroot \
