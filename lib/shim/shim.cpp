@@ -50,7 +50,7 @@ Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
 
 /// The record a shim's launcher replays: the shim's own command line (shim_command) with the
 /// caller's argv[0] left to the launcher, the shim's variables, keyed on what the plan read.
-Result<std::string> shim_record(const PlannedShim& s) {
+Result<std::string> shim_record(const PlannedShim& s, const fs::path& launcher) {
     const ShimInfo& info = s.info;
     LaunchRecord r;
     r.argv = shim_command(info, {std::string()});
@@ -60,7 +60,8 @@ Result<std::string> shim_record(const PlannedShim& s) {
     r.exe = info.native ? info.target : info.emulator;
     r.env = info.env;
     r.key = s.plan.inputs.empty() ? std::vector<fs::path>{info.target} : s.plan.inputs;
-    r.handover = EMURUN_TRY(util::find_emurun(std::nullopt));
+    std::error_code ec;
+    r.handover = fs::absolute(launcher, ec).lexically_normal();
     return encode_launch_record(r);
 }
 
@@ -103,9 +104,9 @@ Result<PlannedShim> plan_shim(const fs::path& dir, const ShimSpec& spec) {
     return PlannedShim{std::move(info), std::move(*plan)};
 }
 
-Result<void> write_shim_files(const PlannedShim& shim) {
+Result<void> write_shim_files(const PlannedShim& shim, const fs::path& launcher) {
     auto text = EMURUN_TRY(to_sidecar(shim.info));
-    auto record = EMURUN_TRY(shim_record(shim));
+    auto record = EMURUN_TRY(shim_record(shim, launcher));
     EMURUN_TRY(util::write_file_atomic(sidecar_path(shim.info.path), text));
     return util::write_file_atomic(record_path(shim.info.path), record, 0644,
                                    util::Durability::cache);
@@ -131,7 +132,7 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
         return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",
                     "remove it or choose another shim dir");
     }
-    EMURUN_TRY(write_shim_files(planned));
+    EMURUN_TRY(write_shim_files(planned, launcher));
     EMURUN_TRY(install_launcher(launcher, info->path));
     return planned.info;
 }

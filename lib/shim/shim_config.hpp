@@ -31,8 +31,9 @@ struct PlannedShim {
 /// emulator, libraries), so a broken shim fails with a precise message.
 Result<PlannedShim> plan_shim(const std::filesystem::path& dir, const ShimSpec& spec);
 
-/// Write the shim's sidecar and launch record (the record last: the launcher reads it).
-Result<void> write_shim_files(const PlannedShim& shim);
+/// Write the shim's sidecar and launch record. `launcher` (absolute) is what a stale record
+/// hands over to: run with ELR_SHIM_REPLAN, the launcher passes it to its emurun CLI.
+Result<void> write_shim_files(const PlannedShim& shim, const std::filesystem::path& launcher);
 
 /// Parse a sidecar read from `file` for the shim at `shim_path`; relative paths are resolved
 /// against the shim's directory.

@@ -61,7 +61,9 @@ std::optional<Error> run_if_shim_replan(int argc, char** argv) {
         return planned.error();
     }
     // A shim dir this user cannot write (another's shims) is planned on every run instead.
-    (void)write_shim_files(*planned);
+    if (auto launcher = find_launcher()) {
+        (void)write_shim_files(*planned, *launcher);
+    }
     const ShimInfo& shim = planned->info;
     const std::vector<std::string> args(argv + 3, argv + argc);
     const fs::path& file = shim.native ? shim.target : shim.emulator;
