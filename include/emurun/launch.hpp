@@ -91,7 +91,9 @@ struct LaunchRecord {
 
 /// Write `plan`'s record to `file` (by the launcher's name for the request: the file it looked
 /// for) when `file` is a plain record name ("<16 hex digits>.rec") in launch_record_dir() and the
-/// plan is emulated; replaced atomically, readable by this user only. Returns whether it wrote.
+/// plan is emulated; replaced atomically, readable by this user only. Once a day it also
+/// removes the records not written for 30 days (a request still in use is planned once more).
+/// Returns whether it wrote.
 [[nodiscard]] EMURUN_EXPORT Result<bool> save_exec_record(const LaunchPlan& plan,
                                                           const std::filesystem::path& file);
 

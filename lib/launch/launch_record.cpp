@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
@@ -66,6 +67,29 @@ bool is_record_name(const std::string& name) {
     return name.size() == 20 && name.ends_with(".rec") &&
            std::all_of(name.begin(), name.begin() + 16,
                        [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+/// Records not rewritten for k_record_max_age are removed, at most once a day (the stamp
+/// file's mtime): a request still in use is planned once more and written again.
+constexpr auto k_record_max_age = std::chrono::hours(24 * 30);
+constexpr auto k_prune_every = std::chrono::hours(24);
+
+void prune_records(const fs::path& dir) {
+    const fs::path stamp = dir / ".pruned";
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    const auto last = fs::last_write_time(stamp, ec);
+    if (!ec && now - last < k_prune_every) {
+        return;
+    }
+    (void)util::write_file_atomic(stamp, "", 0600, util::Durability::cache);
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code e2;
+        const auto name = it->path().filename().string();
+        if (is_record_name(name) && now - it->last_write_time(e2) > k_record_max_age && !e2) {
+            fs::remove(it->path(), e2);
+        }
+    }
 }
 
 } // namespace
@@ -151,6 +175,7 @@ Result<bool> save_exec_record(const LaunchPlan& plan, const fs::path& file) {
     const std::string bytes = EMURUN_TRY(encode_launch_record(*record));
     EMURUN_TRY(
         util::write_file_atomic(dir / file.filename(), bytes, 0600, util::Durability::cache));
+    prune_records(dir);
     return true;
 }
 

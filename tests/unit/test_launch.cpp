@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
@@ -456,6 +457,18 @@ TEST_CASE("launch record: saved only under a record name in emurun's own cache d
         save_exec_record(*plan, test::testdir("rec-save/elsewhere") / "0123456789abcdef.rec")
             .value());
     CHECK_FALSE(fs::exists(test::testdir("rec-save/elsewhere") / "0123456789abcdef.rec"));
+    // Records not written for 30 days go when the next one is written, once a day.
+    const auto old = fs::file_time_type::clock::now() - std::chrono::hours(24 * 31);
+    fs::copy_file(*dir / "0123456789abcdef.rec", *dir / "00000000000000aa.rec");
+    fs::last_write_time(*dir / "00000000000000aa.rec", old);
+    fs::last_write_time(*dir / ".pruned", old);
+    REQUIRE(save_exec_record(*plan, *dir / "0123456789abcdef.rec").value());
+    CHECK_FALSE(fs::exists(*dir / "00000000000000aa.rec"));
+    CHECK(fs::exists(*dir / "0123456789abcdef.rec"));
+    fs::copy_file(*dir / "0123456789abcdef.rec", *dir / "00000000000000bb.rec");
+    fs::last_write_time(*dir / "00000000000000bb.rec", old);
+    REQUIRE(save_exec_record(*plan, *dir / "0123456789abcdef.rec").value());
+    CHECK(fs::exists(*dir / "00000000000000bb.rec")); // pruned less than a day ago
 }
 
 TEST_CASE("launch record: the launcher's reading of `exec WORDS` is checked against the CLI's") {
