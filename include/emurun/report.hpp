@@ -159,10 +159,16 @@ struct StepResult {
     /// "build[aarch64]"; empty for a step that runs once. Baselines and merges match by it.
     std::string template_name;
     Emulation emulation = Emulation::native;
-    bool accelerated = false; ///< emulation "root" with the host's cross compilers
-    /// With accelerated: which host tools ("toolchain", "toolchain,shell", "gcc,as", ...).
+    /// Emulation "root" and some host tool really served the step (accelerated_tools is not
+    /// empty); false when every tool asked for stayed emulated (toolchain_mismatches say why)
+    bool accelerated = false;
+    /// With accelerated: the acceleration the step asked for ("toolchain", "toolchain,shell",
+    /// "gcc,as", ...; accelerated_tools says which of it ran); nullopt otherwise.
     std::optional<std::string> acceleration;
-    /// With accelerated: the tools asked for whose root and host sources differ
+    /// The host tools that really ran in the root's place (RootPlan::accelerated: "gcc-12",
+    /// "as", "dash", ...); empty when none did
+    std::vector<std::string> accelerated_tools;
+    /// With acceleration asked for: the tools whose root and host sources differ
     std::vector<ToolchainMismatch> toolchain_mismatches;
     StepStatus status = StepStatus::not_run;
     std::optional<int> exit_code;

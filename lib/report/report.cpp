@@ -122,6 +122,7 @@ Json step_json(const StepResult& s) {
            {"template", s.template_name},
            {"emulation", to_string(s.emulation)},
            {"accelerated", s.accelerated},
+           {"accelerated_tools", s.accelerated_tools},
            {"status", to_string(s.status)},
            {"wall", s.wall},
            {"user", s.user},
@@ -382,6 +383,10 @@ Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
     }
     if (j.contains("acceleration") && !j["acceleration"].is_null()) {
         s.acceleration = EMURUN_TRY(util::get_string(j["acceleration"], at.key("acceleration")));
+    }
+    if (j.contains("accelerated_tools")) { // absent in reports of older versions
+        s.accelerated_tools =
+            EMURUN_TRY(util::get_string_list(j["accelerated_tools"], at.key("accelerated_tools")));
     }
     return {};
 }

@@ -175,7 +175,7 @@ class Execution {
     std::map<std::size_t, StepResult> m_results;
     std::map<std::size_t, QemuCrashScanner> m_scanners;     // running emulated steps' stderr
     std::map<std::size_t, std::vector<Attempt>> m_attempts; // earlier attempts of retried steps
-    std::map<std::size_t, std::vector<ToolchainMismatch>> m_toolchain; // root steps' mismatches
+    std::map<std::size_t, detail::RootOutcome> m_root;      // root steps' plans, as reported
     Report m_report;
     Clock::time_point m_t0;
     std::optional<Clock::time_point> m_last_progress;       // none yet: the first one is due
@@ -233,13 +233,15 @@ StepResult Execution::blank(std::size_t i) const {
     r.arch = s.arch.value_or("");
     r.template_name = s.template_name;
     r.emulation = s.emulation;
-    r.accelerated = s.emulation == Emulation::root && s.accelerate;
+    if (auto it = m_root.find(i); s.emulation == Emulation::root && s.accelerate &&
+                                  it != m_root.end()) { // planned: what really runs
+        r.accelerated_tools = it->second.accelerated;
+        r.toolchain_mismatches = it->second.mismatches;
+        r.accelerated = !r.accelerated_tools.empty();
+    }
     if (r.accelerated) { // an unknown tool stopped the run before (check_root_steps)
         const auto acc = parse_acceleration(s.accelerate_tools);
         r.acceleration = acc ? acceleration_name(*acc) : s.accelerate_tools;
-        if (auto it = m_toolchain.find(i); it != m_toolchain.end()) {
-            r.toolchain_mismatches = it->second;
-        }
     }
     if (s.budget) {
         r.budget = seconds(*s.budget);
@@ -349,8 +351,9 @@ void Execution::start(std::size_t i) {
     std::error_code ec;
     std::filesystem::remove(r.log, ec);
     double factor = step.emulated() ? m_o.timeout_multiplier.for_arch(r.arch) : 1.0;
-    auto cmd = detail::step_command(step, m_o.emulators, factor, &m_toolchain[i]);
-    r.toolchain_mismatches = m_toolchain[i];
+    m_root[i] = {}; // a retry plans again
+    auto cmd = detail::step_command(step, m_o.emulators, factor, &m_root[i]);
+    r = blank(i); // now with what the root plan really accelerates
     SpawnOptions so;
     so.stdout_log = so.stderr_log = r.log;
     so.grace = m_o.grace;

@@ -18,15 +18,20 @@ inline constexpr std::uint64_t k_root_default_pids = 4096;
 /// A step's "limits" for the process module, with k_root_default_pids for root.
 [[nodiscard]] ResourceLimits spawn_limits(const StepLimits& limits);
 
+/// What the root plan of a root step decided, as the report records it.
+struct RootOutcome {
+    std::vector<std::string> accelerated;      ///< host tools that serve it (RootPlan's)
+    std::vector<ToolchainMismatch> mismatches; ///< tools whose root and host sources differ
+};
+
 /// The Command that runs `step` in its emulation mode, with EMURUN_ARCH, EMURUN_EMULATED and
 /// EMURUN_TIMEOUT_MULTIPLIER (`timeout_factor` for an emulated step, 1 for a native one) in
 /// its environment. Errors: unknown arch, no emulator, missing libraries (exec mode), no emurun
 /// executable (sandbox mode).
-/// For a root step, `toolchain` (when given) receives the tools whose root and host sources
-/// differ (the root plan's mismatches, as the report records them).
+/// For a root step, `root` (when given) receives what its plan accelerates and the tools
+/// whose root and host sources differ.
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
-                             double timeout_factor,
-                             std::vector<ToolchainMismatch>* toolchain = nullptr);
+                             double timeout_factor, RootOutcome* root = nullptr);
 
 /// Which QEMU an emulated step runs under: the emulator the search finds (exec, sandbox) or the
 /// host's handler (host), its version, and its CPU model (the step's `cpu`, else QEMU_CPU of

@@ -122,7 +122,7 @@ std::vector<ToolchainMismatch> report_mismatches(const std::vector<ToolMismatch>
 }
 
 Result<Command> root_command(const Step& step, const Arch* arch, double timeout_factor, Command cmd,
-                             std::vector<ToolchainMismatch>* toolchain) {
+                             RootOutcome* outcome) {
     auto exe = find_emurun_exe(SandboxSpec{});
     if (!exe) {
         return std::unexpected(exe.error());
@@ -146,8 +146,8 @@ Result<Command> root_command(const Step& step, const Arch* arch, double timeout_
     if (!plan) {
         return std::unexpected(plan.error());
     }
-    if (toolchain != nullptr) {
-        *toolchain = report_mismatches(plan->mismatches);
+    if (outcome != nullptr) {
+        *outcome = RootOutcome{plan->accelerated, report_mismatches(plan->mismatches)};
     }
     cmd.argv = EMURUN_TRY(root_argv(*exe, spec, step.argv));
     cmd.cwd.reset();
@@ -157,7 +157,7 @@ Result<Command> root_command(const Step& step, const Arch* arch, double timeout_
 } // namespace
 
 Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
-                             double timeout_factor, std::vector<ToolchainMismatch>* toolchain) {
+                             double timeout_factor, RootOutcome* root) {
     Command cmd;
     cmd.argv = step.argv;
     cmd.env = step_environment(step, timeout_factor);
@@ -175,7 +175,7 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
     case Emulation::automatic:
         return undecided_auto_command(step, arch, emulators, std::move(cmd));
     case Emulation::root:
-        return root_command(step, arch, timeout_factor, std::move(cmd), toolchain);
+        return root_command(step, arch, timeout_factor, std::move(cmd), root);
     case Emulation::native:
     case Emulation::host:
         break;

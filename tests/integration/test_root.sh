@@ -383,8 +383,25 @@ print([s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv
         "$T/pipe/report.json" "$1" "$2"
 }
 expect_eq "report: the shell group's acceleration" "toolchain,shell" "$(field vars acceleration)"
-expect_eq "report: the default acceleration" "toolchain" "$(field accelerated acceleration)"
 expect_eq "report: an emulated step has no acceleration" "None" "$(field no-root acceleration)"
+# What really ran natively: the shell group's tools always (no identity rule for them); the
+# compilers only where the identity rule holds or a mismatch is allowed.
+expect_eq "report: the shell group ran natively" True "$(field vars accelerated)"
+expect_contains "report: which host tools (dash)" "$(field vars accelerated_tools)" "'dash'"
+expect_contains "report: allowed: the host's gcc ran" "$(field allowed accelerated_tools)" "'gcc-12'"
+expect_eq "report: allowed: accelerated" True "$(field allowed accelerated)"
+if [ "$root_gcc" != "$host_gcc" ]; then
+    expect_eq "report: every tool kept emulated: not accelerated" False \
+        "$(field accelerated accelerated)"
+    expect_eq "report: every tool kept emulated: no host tool listed" "[]" \
+        "$(field accelerated accelerated_tools)"
+    expect_eq "report: every tool kept emulated: no acceleration" None \
+        "$(field accelerated acceleration)"
+else
+    expect_eq "report: the same revisions: accelerated" True "$(field accelerated accelerated)"
+    expect_eq "report: the default acceleration" "toolchain" "$(field accelerated acceleration)"
+fi
+expect_eq "report: allowed: the default acceleration" "toolchain" "$(field allowed acceleration)"
 mismatch() {
     python3 -c 'import json, sys
 s = [s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv[2]][0]

@@ -1,5 +1,6 @@
 // The root module's pure parts: acceleration lists, subordinate id ranges, the host mirror,
 // the cache key, a root's arch, the runner's argument vector, pipeline steps in a root.
+#include "fake_command_runner.hpp"
 #include "known_arch.hpp"
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
@@ -108,6 +109,49 @@ TEST_CASE("root: the shell group binds host tools the root has, never uname or o
         CHECK(t.host.parent_path() == "/usr/bin");
     }
     fs::remove_all(d);
+}
+
+TEST_CASE("root: a step's report says which host tools really ran, not only what it asked" *
+          test::may_skip()) {
+    if (::access("/usr/bin/dash", X_OK) != 0) {
+        EMURUN_SKIP("the host has no /usr/bin/dash");
+    }
+    if (runs_natively(*test::known_arch("aarch64"))) {
+        EMURUN_SKIP("aarch64 is this machine's own arch: an arm64 root is refused here");
+    }
+    const fs::path d = fs::temp_directory_path() / ("emurun-told-" + std::to_string(::getpid()));
+    write(d / "var/lib/dpkg/arch", "arm64\n");
+    write(d / "usr/bin/dash", "target program"); // no sed: "sed" has nothing to serve
+    fs::create_directories(d / "bin");
+    fs::create_symlink("../usr/bin/dash", d / "bin/sh");
+    const test::ScopedEnv exe("EMURUN_EXE", "/bin/true"); // the fake runner starts nothing
+    const std::string root = R"(, "arch": "arm64", "emulation": "root", "root": ")" + d.string();
+    const Pipeline p = test::pipeline_of(R"([{"name": "sh", "argv": ["true"])" + root +
+                                         R"(", "accelerate": "sh"}, {"name": "sed", "argv": )"
+                                         R"(["true"])" +
+                                         root + R"(", "accelerate": "sed"}])");
+    test::FakeCommandRunner fake;
+    auto r = Runner(p, test::runner_options("root-told")).run(fake);
+    fs::remove_all(d);
+    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message()));
+    const StepResult& sh = r->steps.at(0);
+    if (sh.status != StepStatus::passed && sh.message.find("emulator") != std::string::npos) {
+        EMURUN_SKIP("no qemu-aarch64 here: " + sh.message);
+    }
+    REQUIRE_MESSAGE(sh.status == StepStatus::passed, sh.message);
+    CHECK(sh.accelerated);
+    CHECK(sh.acceleration == std::optional<std::string>("sh"));
+    CHECK(sh.accelerated_tools == std::vector<std::string>{"dash"});
+    const StepResult& sed = r->steps.at(1); // asked, but nothing could serve it
+    CHECK_FALSE(sed.accelerated);
+    CHECK_FALSE(sed.acceleration.has_value());
+    CHECK(sed.accelerated_tools.empty());
+    const auto j = r->to_json()["steps"][1];
+    CHECK(j["accelerated"] == false);
+    CHECK(j["accelerated_tools"].empty());
+    auto back = Report::parse(r->to_json().dump(), "r.json");
+    REQUIRE(back.has_value());
+    CHECK(back->steps.at(0).accelerated_tools == std::vector<std::string>{"dash"});
 }
 
 TEST_CASE("root: subordinate id ranges") {
