@@ -119,7 +119,8 @@ check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
                   std::span<const std::filesystem::path> outputs);
 
 /// Before a run: an error naming the step when a step's "accelerate" list names a tool or
-/// group the root module does not know (parse_acceleration).
+/// group the root module does not know (parse_acceleration) or that it refuses
+/// (check_acceleration: binutils without gcc).
 [[nodiscard]] EMURUN_EXPORT Result<void> check_root_steps(const Pipeline& pipeline);
 
 /// What `--matrix auto` asks of a CI matrix.

@@ -190,6 +190,46 @@ bool wants_compiler(const std::vector<std::string>& names) {
     });
 }
 
+/// The asked-for binutils ("ld", "as", ...) and the compiler drivers that must be accelerated
+/// with them but are not asked for: gcc, and g++ where the root has it (`root_has_gxx`). An
+/// emulated gcc or g++ hands ld and ar its LTO plugin, a library of the root's arch, which the
+/// host's x86-64 binutils cannot load: every link through it would fail.
+Result<void> check_binutils_company(const std::vector<std::string>& names, bool root_has_gxx) {
+    std::vector<std::string> binutils;
+    for (const auto& n : names) {
+        if (!is_shell_tool(n) && toolchain_group(n) == "binutils" &&
+            std::ranges::find(binutils, n) == binutils.end()) {
+            binutils.push_back(n);
+        }
+    }
+    std::vector<std::string> missing;
+    for (const char* driver : {"gcc", "g++"}) {
+        if (std::ranges::find(names, driver) == names.end() &&
+            (std::string_view(driver) == "gcc" || root_has_gxx)) {
+            missing.emplace_back(driver);
+        }
+    }
+    if (binutils.empty() || missing.empty()) {
+        return {};
+    }
+    std::string asked, without;
+    for (const auto& b : binutils) {
+        asked += (asked.empty() ? "" : ",") + b;
+    }
+    for (const auto& m : missing) {
+        without += (without.empty() ? "" : " and ") + m;
+    }
+    return fail("accelerate " + asked,
+                "the binutils are accelerated only together with the compilers that run them, "
+                "and " +
+                    without +
+                    " would stay emulated: an emulated gcc or g++ hands ld and ar its LTO "
+                    "plugin, a library of the root's arch, which the host's x86-64 binutils "
+                    "cannot load (every link would fail)",
+                "accelerate " + without + " too (option accelerate), e.g. gcc,g++," + asked +
+                    ", or the default list; or leave the binutils emulated");
+}
+
 /// Bind host /usr/bin/TRIPLET-X over the root's where both exist.
 void add_tool(RootPlan& plan, const std::string& file, std::set<std::string>& seen) {
     const fs::path host = fs::path("/usr/bin") / (plan.arch->triplet + "-" + file);
@@ -324,6 +364,10 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
             return std::unexpected(missing_cross(*plan.arch, plan.gcc_major, driver));
         }
     }
+    std::error_code ec;
+    const bool root_has_gxx = fs::exists(
+        fs::symlink_status(plan.dir / "usr/bin" / (t + "-g++"), ec)); // the driver's link
+    EMURUN_TRY(check_binutils_company(names, root_has_gxx));
     if (auto r = check_toolchain(spec, plan, names); !r) {
         return r;
     }
@@ -409,6 +453,13 @@ Result<Acceleration> parse_acceleration(std::string_view text) {
     return acc;
 }
 
+Result<void> check_acceleration(const Acceleration& acc) {
+    if (acc.mode == Acceleration::Mode::listed) {
+        return check_binutils_company(wanted_tools(acc), false); // g++: known with the root
+    }
+    return {};
+}
+
 Result<const Arch*> root_arch(const fs::path& dir) {
     std::error_code ec;
     if (!fs::exists(dir, ec)) {
@@ -483,6 +534,7 @@ Result<const Arch*> checked_arch(const RootSpec& spec, const fs::path& dir) {
 } // namespace
 
 Result<RootPlan> plan_root(const RootSpec& spec) {
+    EMURUN_TRY(check_acceleration(spec.accelerate));
     RootPlan plan;
     plan.dir = EMURUN_TRY(root_dir(spec.dir));
     plan.arch = EMURUN_TRY(checked_arch(spec, plan.dir));

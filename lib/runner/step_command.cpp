@@ -207,13 +207,19 @@ namespace emurun {
 
 Result<void> check_root_steps(const Pipeline& pipeline) {
     for (const auto& step : pipeline.steps) {
-        if (!step.accelerate || step.accelerate_tools.empty()) {
+        if (!step.accelerate) { // an allowance from the defaults has nothing to allow here
             continue;
         }
-        if (auto acc = parse_acceleration(step.accelerate_tools); !acc) {
-            return std::unexpected(
-                Error{"step \"" + step.name + "\": accelerate \"" + step.accelerate_tools + "\"",
-                      acc.error().why, acc.error().hint});
+        const std::string what = "step \"" + step.name + "\": accelerate \"" +
+                                 (step.accelerate_tools.empty() ? "true" : step.accelerate_tools) +
+                                 "\"";
+        auto acc = parse_acceleration(step.accelerate_tools);
+        if (!acc) {
+            return std::unexpected(Error{what, acc.error().why, acc.error().hint});
+        }
+        acc->allow_revision_mismatch = step.allow_revision_mismatch;
+        if (auto checked = check_acceleration(*acc); !checked) {
+            return std::unexpected(Error{what, checked.error().why, checked.error().hint});
         }
     }
     return {};

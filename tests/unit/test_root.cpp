@@ -154,6 +154,66 @@ TEST_CASE("root: a step's report says which host tools really ran, not only what
     CHECK(back->steps.at(0).accelerated_tools == std::vector<std::string>{"dash"});
 }
 
+TEST_CASE("root: the binutils are accelerated only with the compilers that run them") {
+    const auto why = [](const std::string& list) {
+        auto r = check_acceleration(*parse_acceleration(list));
+        return r ? std::string("accepted") : r.error().message();
+    };
+    CHECK(why("ld").find("accelerate ld: the binutils are accelerated only together with the "
+                         "compilers that run them, and gcc would stay emulated") == 0);
+    CHECK(why("ld").find("LTO plugin") != std::string::npos);
+    CHECK(why("as,ar").find("accelerate gcc too") != std::string::npos);
+    CHECK(why("shell,ld.bfd").find("accelerate ld.bfd:") == 0);
+    for (const char* fine :
+         {"gcc,ld", "cc,as", "gcc,g++,as,ld", "toolchain", "", "shell", "g++", "none"}) {
+        CHECK_MESSAGE(why(fine) == "accepted", fine);
+    }
+    auto p = Pipeline::parse(R"({"name": "n", "steps": [{"name": "link", "argv": ["make"],
+        "arch": "arm64", "emulation": "root", "root": "r", "accelerate": "ld"}]})",
+                             "p.json", "/w");
+    REQUIRE(p.has_value());
+    auto refused = check_root_steps(*p);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().what == "step \"link\": accelerate \"ld\"");
+    CHECK(refused.error().why.find("gcc would stay emulated") != std::string::npos);
+    // plan_root refuses it before looking at the root.
+    RootSpec spec;
+    spec.dir = "/nonexistent-root";
+    spec.accelerate = *parse_acceleration("ld");
+    auto plan = plan_root(spec);
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().what == "accelerate ld");
+}
+
+TEST_CASE("root: gcc and ld accelerated in a root with g++: g++ is needed too" * test::may_skip()) {
+    const Arch* arm = test::known_arch("aarch64");
+    const std::string t = arm->triplet;
+    if (runs_natively(*arm) || ::access(("/usr/bin/" + t + "-gcc-12").c_str(), X_OK) != 0 ||
+        !fs::is_directory("/usr/lib/gcc-cross/" + t + "/12")) {
+        EMURUN_SKIP("no host cross gcc-12 for aarch64 (apt-get install gcc-aarch64-linux-gnu)");
+    }
+    const fs::path d = fs::temp_directory_path() / ("emurun-gxx-" + std::to_string(::getpid()));
+    write(d / "var/lib/dpkg/arch", "arm64\n");
+    write(d / "bin/sh", "target program");
+    write(d / ("usr/bin/" + t + "-gcc-12"), "target program");
+    fs::create_symlink(t + "-gcc-12", d / ("usr/bin/" + t + "-gcc"));
+    RootSpec spec;
+    spec.dir = d;
+    spec.accelerate = *parse_acceleration("gcc,ld");
+    auto without_gxx = plan_root(spec); // a root without g++: gcc is company enough
+    if (!without_gxx && without_gxx.error().what.find("emulator") != std::string::npos) {
+        fs::remove_all(d);
+        EMURUN_SKIP("no qemu-aarch64 here: " + without_gxx.error().message());
+    }
+    CHECK_MESSAGE(without_gxx.has_value(), (without_gxx ? "" : without_gxx.error().message()));
+    fs::create_symlink(t + "-g++-12", d / ("usr/bin/" + t + "-g++"));
+    auto with_gxx = plan_root(spec);
+    fs::remove_all(d);
+    REQUIRE_FALSE(with_gxx.has_value());
+    CHECK(with_gxx.error().why.find("g++ would stay emulated") != std::string::npos);
+    CHECK(with_gxx.error().hint.find("e.g. gcc,g++,ld") != std::string::npos);
+}
+
 TEST_CASE("root: subordinate id ranges") {
     const std::string text = "alice:100000:65536\n1001:200000:1000\nbob:300000:65536\n";
     auto a = process::find_subid_range(text, "alice", 1000, "/etc/subuid", 65535);
