@@ -46,11 +46,11 @@ struct Acceleration {
 /// Parse "none", "" / "default" / "all", or a comma-separated list. Error: an unknown tool.
 [[nodiscard]] EMURUN_EXPORT Result<Acceleration> parse_acceleration(std::string_view text);
 
-/// The request itself, before any root is looked at: refused is a list naming binutils (as,
-/// ld, ar, ...) without gcc: the binutils are accelerated only together with the compiler drivers that run
-/// them (an emulated gcc or g++ hands ld and ar its LTO plugin, a library of the root's arch,
-/// which the host's x86-64 binutils cannot load); plan_root also refuses them without g++ where
-/// the root has g++. plan_root calls it first.
+/// The request itself, before any root is looked at: refused is a list naming binutils (as, ld,
+/// ar, ...) without gcc: the binutils are accelerated only together with the compiler drivers
+/// that run them (an emulated gcc or g++ hands ld and ar its LTO plugin, a library of the
+/// root's arch, which the host's x86-64 binutils cannot load); plan_root also refuses them
+/// without g++ where the root has g++. plan_root calls it first.
 [[nodiscard]] EMURUN_EXPORT Result<void> check_acceleration(const Acceleration& acc);
 
 /// The acceleration as a report records it: "none", "toolchain" (the default: compilers and

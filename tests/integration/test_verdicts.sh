@@ -102,6 +102,14 @@ part_dashdash() {
     else
         skip_part "no qemu-aarch64-static (apt-get install qemu-user-static)"
     fi
+    # Requests refused before the root is looked at (no emulator needed).
+    rc=0; out=$("$EMURUN" root run --allow-revision-mismatch "$T/r" -- true 2>&1) || rc=$?
+    expect_contains "--allow-revision-mismatch without --accelerate: said, not silently ignored" \
+        "$out" "warning: --allow-revision-mismatch without --accelerate allows nothing"
+    rc=0; out=$("$EMURUN" root run "$T/r" --accelerate=ld -- true 2>&1) || rc=$?
+    expect_eq "--accelerate=ld (binutils without gcc): refused" 125 "$rc"
+    expect_contains "...saying gcc must come along" "$out" "gcc would stay emulated"
+    expect_contains "...in the CLI's spelling" "$out" "accelerate gcc too (--accelerate)"
     rc=0; out=$("$EMURUN" root run "$T/r" make --cwd /x -- true 2>&1) || rc=$?
     expect_eq "an option after the command began: usage error" 2 "$rc"
     expect_contains "...saying where it belongs" "$out" "put it before DIR"

@@ -141,7 +141,7 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
     sub->add_flag("--allow-revision-mismatch", a->allow_revision_mismatch,
                   "Accelerate a compiler or binutils even when the host's cross package was "
                   "built from another Debian revision of the source than the root's (its code "
-                  "may differ; said on stderr)");
+                  "may differ; said on stderr); only with --accelerate");
     sub->add_option("dir", a->dir, "The root")->required();
     sub->add_option("command", a->rest, "CMD ARGS... (after --)");
     sub->positionals_at_end();
@@ -159,6 +159,11 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
                                     "emurun root run DIR -- CMD ARGS"});
             }
             const RootSpec spec = make_spec(*a);
+            if (spec.accelerate.allow_revision_mismatch &&
+                spec.accelerate.mode == Acceleration::Mode::none) {
+                spdlog::warn("--allow-revision-mismatch without --accelerate allows nothing: "
+                             "every tool runs emulated (ignored)");
+            }
             // A tool kept emulated, or accelerated despite a differing source: said always.
             for (const auto& m : unwrap(plan_root(spec)).mismatches) {
                 spdlog::warn("{}", cli_spelling(m.text()));
