@@ -112,13 +112,22 @@ part_dashdash() {
     expect_contains "...in the CLI's spelling" "$out" "accelerate gcc too (--accelerate)"
     rc=0; out=$("$EMURUN" root run "$T/r" make --cwd /x -- true 2>&1) || rc=$?
     expect_eq "an option after the command began: usage error" 2 "$rc"
-    expect_contains "...saying where it belongs" "$out" "put it before DIR"
+    # The option quoted whole, with its value, and the two command lines it may have meant.
+    expect_contains "...quoting it with its value" "$out" "'--cwd /x' comes after the command (make)"
+    expect_contains "...saying where it belongs" "$out" \
+        "put it before the command: emurun root run $T/r --cwd /x make -- true;"
+    expect_contains "...or the command's own" "$out" \
+        "start the command after '--': emurun root run $T/r -- make --cwd /x -- true"
     rc=0; out=$("$EMURUN" exec /bin/true --cpu max -- x 2>&1) || rc=$?
     expect_eq "exec PROG --cpu max -- x: usage error" 2 "$rc"
-    expect_contains "...saying where it belongs" "$out" "--cpu comes after the command"
-    rc=0; out=$("$EMURUN" sandbox true --arch aarch64 -- x 2>&1) || rc=$?
-    expect_eq "sandbox CMD --arch A -- x: usage error" 2 "$rc"
-    expect_contains "...saying where it belongs" "$out" "--arch comes after the command (true)"
+    expect_contains "...saying where it belongs" "$out" "'--cpu max' comes after the command"
+    expect_contains "...exactly" "$out" "put it before the command: emurun exec --cpu max /bin/true -- x;"
+    rc=0; out=$("$EMURUN" sandbox true --arch=aarch64 -- x 2>&1) || rc=$?
+    expect_eq "sandbox CMD --arch=A -- x: usage error" 2 "$rc"
+    expect_contains "...saying where it belongs" "$out" "'--arch=aarch64' comes after the command (true)"
+    expect_contains "...exactly" "$out" "emurun sandbox --arch=aarch64 true -- x;"
+    rc=0; out=$("$EMURUN" sandbox true --env 'A=a b' -- x 2>&1) || rc=$?
+    expect_contains "a value with a space is quoted" "$out" "emurun sandbox --env 'A=a b' true -- x;"
     # Without a later --, the words after the command are the command's, as before.
     rc=0; out=$("$EMURUN" exec -- /bin/echo --cpu max -- x 2>&1) || rc=$?
     expect_eq "exec -- CMD --cpu -- x: the command's words" "--cpu max -- x" "$out"

@@ -7,6 +7,8 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 namespace emurun::cli {
 namespace {
@@ -62,18 +64,56 @@ const CLI::Option* find_option(CLI::App& sub, const std::string& word, bool& own
     return nullptr;
 }
 
-[[noreturn]] void misplaced(const Target& t, const std::string& option,
-                            const std::string& command) {
-    throw Failure(
-        Error{
-            "emurun " + t.name,
-            option + " comes after the command (" + command +
-                ") and before '--': emurun reads its own options only before the command",
-            "put it before " + std::string(t.fixed > 0 ? "DIR" : "the command") + " (emurun " +
-                t.name + " " + option + (t.fixed > 0 ? " DIR" : "") +
-                " -- CMD ...); if it is the command's own, start the command after '--' (emurun " +
-                t.name + (t.fixed > 0 ? " DIR" : "") + " -- " + command + " " + option + " ...)"},
-        k_exit_usage);
+/// `word` as a shell reads it back: quoted when it holds anything but plain characters.
+std::string shell_word(const std::string& word) {
+    const bool plain = !word.empty() && std::ranges::all_of(word, [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+               std::string_view("_./=:,+@%-").find(c) != std::string_view::npos;
+    });
+    if (plain) {
+        return word;
+    }
+    std::string out = "'";
+    for (const char c : word) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+std::string command_line(const std::vector<std::string>& words) {
+    std::string out = "emurun";
+    for (const auto& w : words) {
+        out += " " + shell_word(w);
+    }
+    return out;
+}
+
+/// The option args[at, at + count) found after the command, which starts at args[command]:
+/// refused, quoting it whole (with its value) and giving the two command lines it may have
+/// meant, the option moved before the command or the command's own after a '--'.
+[[noreturn]] void misplaced(const Target& t, const std::vector<std::string>& args, std::size_t at,
+                            std::size_t count, std::size_t command) {
+    const auto first = args.begin() + static_cast<long>(at);
+    const std::vector<std::string> option(first, first + static_cast<long>(count));
+    std::vector<std::string> moved(args.begin(), args.begin() + static_cast<long>(command));
+    moved.insert(moved.end(), option.begin(), option.end());
+    for (std::size_t i = command; i < args.size(); ++i) {
+        if (i < at || i >= at + count) {
+            moved.push_back(args[i]);
+        }
+    }
+    std::vector<std::string> own(args.begin(), args.begin() + static_cast<long>(command));
+    own.emplace_back("--");
+    own.insert(own.end(), args.begin() + static_cast<long>(command), args.end());
+    std::string quoted = command_line(option).substr(7); // without "emurun "
+    throw Failure(Error{"emurun " + t.name,
+                        "'" + quoted + "' comes after the command (" + args[command] +
+                            ") and before '--': emurun reads its own options only before the "
+                            "command",
+                        "put it before the command: " + command_line(moved) +
+                            "; if it is the command's own, start the command after '--': " +
+                            command_line(own)},
+                  k_exit_usage);
 }
 
 } // namespace
@@ -90,19 +130,23 @@ std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std:
     }
     std::vector<std::string> options;
     std::vector<std::string> positionals;
+    std::size_t command = 0; // where the command starts in args
     for (std::size_t i = t.start; i < end; ++i) {
         bool own = false;
         const CLI::Option* opt = find_option(*t.sub, args[i], own);
         const bool after_command = positionals.size() > t.fixed;
         if (opt == nullptr || (after_command && (!own || opt == t.sub->get_help_ptr()))) {
+            command = positionals.size() == t.fixed ? i : command;
             positionals.push_back(args[i]); // after the command only its own are emurun's
             continue;
         }
-        if (positionals.size() > t.fixed) {
-            misplaced(t, args[i], positionals[t.fixed]);
+        const bool valued =
+            opt->get_expected_max() > 0 && args[i].find('=') == std::string::npos && i + 1 < end;
+        if (after_command) {
+            misplaced(t, args, i, valued ? 2 : 1, command);
         }
         options.push_back(args[i]);
-        if (opt->get_expected_max() > 0 && args[i].find('=') == std::string::npos && i + 1 < end) {
+        if (valued) {
             options.push_back(args[++i]);
         }
     }
