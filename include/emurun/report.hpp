@@ -240,6 +240,10 @@ struct Report {
     /// What the steps' factors against the baseline divide (FlagRules::basis of the run): the
     /// table's and Markdown's "x baseline" column and the baseline flag use it.
     FactorBasis factor_basis = FactorBasis::wall;
+    /// The factor over which the run flagged a step or test against its baseline
+    /// (FlagRules::baseline_factor, `--threshold`): a baseline joined later (join_baseline,
+    /// `report show --baseline`) flags with it unless told another. 10 in older reports.
+    double threshold = 10;
     /// A run of the native baseline (Pipeline::native): the other runs' baseline, never merged
     /// with them as one more arch. False in reports written before emurun recorded it.
     bool native_baseline = false;

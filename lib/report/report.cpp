@@ -534,6 +534,13 @@ Result<void> header_from(const Json& j, const Place& at, Report& r) {
         return at.key("factor_basis").fail("expected \"wall\" or \"cpu\", got \"" + basis + "\"");
     }
     r.factor_basis = *b;
+    auto threshold =
+        EMURUN_TRY(util::get_number(j.value("threshold", Json(10)), at.key("threshold")));
+    if (!(threshold > 0 && threshold <= 1e9)) { // check_rules' range: NaN fails too
+        return at.key("threshold")
+            .fail("expected a number > 0 (and at most 1e9), got " + std::to_string(threshold));
+    }
+    r.threshold = threshold;
     auto native = EMURUN_TRY(
         util::get_bool(j.value("native_baseline", Json(false)), at.key("native_baseline")));
     r.native_baseline = native;
@@ -673,6 +680,7 @@ nlohmann::json Report::to_json() const {
         {"shard", {{"index", shard_index}, {"count", shard_count}}},
         {"job_limit", job_limit ? Json(*job_limit) : Json(nullptr)},
         {"factor_basis", to_string(factor_basis)},
+        {"threshold", threshold},
         {"interrupted_by", interrupted_by ? Json(*interrupted_by) : Json(nullptr)},
         {"artifacts",
          artifacts ? Json{{"id", artifacts->id}, {"packed", artifacts->packed}} : Json(nullptr)},

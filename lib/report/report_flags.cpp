@@ -217,6 +217,7 @@ Result<void> join_baseline(Report& report, const Report& baseline, const std::st
                            const FlagRules& rules) {
     EMURUN_TRY(check_baseline(baseline, baseline_name));
     report.factor_basis = rules.basis;
+    report.threshold = rules.baseline_factor;
     const auto from_baseline = [](const Flag& f) {
         return f.rule == "baseline" || f.rule == "slow" || f.rule == "emulation_only_failure" ||
                f.rule == "native_only_failure";
@@ -242,6 +243,7 @@ Result<void> join_baseline(Report& report, const Report& baseline, const std::st
 void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,
                  const Report* previous) {
     report.factor_basis = rules.basis;
+    report.threshold = rules.baseline_factor;
     for (auto& step : report.steps) {
         flag_step(step, rules, baseline, previous);
     }
@@ -385,6 +387,13 @@ Result<void> add_report(Report& out, const Report& r) {
                         std::string(to_string(r.factor_basis)) +
                         "): their columns and baseline flags would not compare",
                     "run every job with the same --factor-basis");
+    }
+    if (r.threshold != out.threshold) {
+        return fail("merge reports",
+                    "their baseline flags were set over different factors (" +
+                        printf_string("%gx and %gx", out.threshold, r.threshold) +
+                        "): the merged report could not say which one its flags mean",
+                    "run every job with the same threshold (option baseline_factor)");
     }
     out.started = std::min(out.started, r.started);
     out.wall = std::max(out.wall, r.wall); // shards run side by side

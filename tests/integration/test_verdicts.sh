@@ -62,6 +62,8 @@ def rep(emulation, wall, tests):
 emu = rep("exec", 30, [{"name": "t", "classname": "c", "time": 2, "status": "passed", "message": ""}])
 nat = rep("native", 2, [{"name": "t", "classname": "c", "time": 0.1, "status": "passed", "message": ""}])
 json.dump(emu, open(t + "/emulated.json", "w"))
+emu["threshold"] = 20 # a run with --threshold 20 records it
+json.dump(emu, open(t + "/emulated-20.json", "w"))
 json.dump(nat, open(t + "/native.json", "w"))
 EOF
 }
@@ -83,6 +85,15 @@ part_baseline() {
     out=$("$EMURUN" report show --baseline "$T/emulated.json" "$T/emulated.json" 2>&1) || rc=$?
     expect_eq "an emulated report is no baseline: 125" 125 "$rc"
     expect_contains "...said why" "$out" "none of its steps ran natively"
+    # The run's own --threshold (recorded in its report) is the joined baseline's; a flag wins.
+    out=$("$EMURUN" report show --baseline "$T/native.json" "$T/emulated-20.json")
+    expect_contains "threshold 20: the factor" "$out" "15.0x"
+    case $out in *"flag baseline"*) not_ok "threshold 20 recorded by the run: 15x flagged: $out" ;;
+        *) ok "threshold 20 recorded by the run: 15x not flagged" ;; esac
+    out=$("$EMURUN" report show --threshold 12 --baseline "$T/native.json" "$T/emulated-20.json")
+    expect_contains "--threshold 12 overrides the run's" "$out" "15.0x the native baseline's wall time (2.0s), over 12x"
+    out=$("$EMURUN" report show --format json --baseline "$T/native.json" "$T/emulated-20.json")
+    expect_contains "json: the threshold kept" "$out" '"threshold": 20'
 }
 
 part_dashdash() {

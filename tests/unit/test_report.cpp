@@ -454,6 +454,47 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     CHECK(Report::from_json(old, "r.json").value().steps[0].toolchain_mismatches.empty());
 }
 
+TEST_CASE("report: the run's threshold is recorded, and a baseline joined later flags with it") {
+    StepResult emulated = step("test", 30);
+    emulated.emulation = emurun::Emulation::exec;
+    const Report baseline = report_of({step("test", 2)}); // 15x
+    emurun::FlagRules rules;
+    rules.baseline_factor = 20;
+    Report run = report_of({emulated});
+    emurun::apply_flags(run, rules, nullptr, nullptr); // a run with --threshold 20, no baseline
+    CHECK(run.threshold == 20);
+    auto back = Report::parse(run.to_json().dump(), "r.json");
+    REQUIRE(back.has_value());
+    CHECK(back->threshold == 20);
+    CHECK(run.to_json()["threshold"] == 20);
+    // Joined with the rules the run recorded: as if the baseline had been given at run time.
+    Report at_run_time = report_of({emulated});
+    emurun::apply_flags(at_run_time, rules, &baseline, nullptr);
+    emurun::FlagRules recorded;
+    recorded.baseline_factor = back->threshold;
+    Report joined = *back;
+    REQUIRE(emurun::join_baseline(joined, baseline, "native.json", recorded).has_value());
+    CHECK(joined == at_run_time);
+    CHECK(rules_of(joined.steps[0]).empty()); // 15x is under 20x
+    // Older reports say nothing: the default. A nonsense one is refused with its place.
+    auto j = run.to_json();
+    j.erase("threshold");
+    CHECK(Report::from_json(j, "old.json")->threshold == 10);
+    j["threshold"] = -1;
+    auto bad = Report::from_json(j, "bad.json");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("bad.json: threshold: expected a number > 0") == 0);
+    // Shards flagged over different factors do not merge into one report.
+    Report other = run;
+    other.threshold = 10;
+    other.shard_index = 2;
+    run.shard_count = other.shard_count = 2;
+    const std::vector<Report> shards{run, other};
+    auto merged = emurun::merge_reports(shards);
+    REQUIRE_FALSE(merged.has_value());
+    CHECK(merged.error().why.find("different factors (20x and 10x)") != std::string::npos);
+}
+
 TEST_CASE("report: a native baseline joined after the run gives the run-time factors and flags") {
     StepResult emulated = step("test", 30);
     emulated.emulation = emurun::Emulation::exec;

@@ -35,8 +35,8 @@ _emurun_words() { # the words for "CMD [SUB]"
         "root create") echo "--arch --suite --include --mirror --pin-toolchain" ;;
         "root install") echo "--arch --env" ;;
         "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate --allow-revision-mismatch" ;;
-        "report show") echo "--format --json --factor-basis --baseline --log-dir" ;;
-        "report compare") echo "--json --baseline" ;;
+        "report show") echo "--format --json --factor-basis --baseline --threshold --log-dir" ;;
+        "report compare") echo "--json --baseline --threshold" ;;
         "report merge") echo "--output --junit --log-dir" ;;
     esac
 }

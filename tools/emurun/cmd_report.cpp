@@ -9,6 +9,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace emurun::cli {
 namespace {
@@ -17,6 +18,7 @@ struct ReportArgs {
     std::string format = "table";
     std::vector<std::string> files;
     std::string before, after, output, junit, factor_basis, log_dir, baseline;
+    std::optional<double> threshold; ///< --threshold: else the report's own (its run's)
     bool json = false;
 };
 
@@ -33,6 +35,8 @@ void join(Report& r, const ReportArgs& a) {
     const Report baseline = unwrap(Report::load(a.baseline));
     FlagRules rules;
     rules.basis = factor_basis_from(a.factor_basis).value_or(r.factor_basis);
+    rules.baseline_factor = a.threshold.value_or(r.threshold); // the run's, as it flagged
+    unwrap(check_rules(rules));
     unwrap(join_baseline(r, baseline, a.baseline, rules));
 }
 
@@ -111,6 +115,13 @@ void add_report(CLI::App& root, Action& action) {
     s->add_option("--baseline", a->baseline,
                   "A native run's report (emurun run --native) made in another job: factors and "
                   "baseline flags computed against it now");
+    const auto threshold = [a](CLI::App* app) {
+        app->add_option_function<double>(
+            "--threshold", [a](const double& v) { a->threshold = v; },
+            "With --baseline: the factor that flags (default: the one the run used, its "
+            "--threshold)");
+    };
+    threshold(s);
     s->callback([&action, a] { action = [a] { return show(*a); }; });
     auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
     c->add_option("before", a->before, "Older report")->required();
@@ -120,6 +131,7 @@ void add_report(CLI::App& root, Action& action) {
                 "after_status}], total}");
     c->add_option("--baseline", a->baseline,
                   "A native run's report: both reports' factors against it (x baseline lines)");
+    threshold(c);
     c->callback([&action, a] { action = [a] { return compare(*a); }; });
     auto* m = sub->add_subcommand("merge", "Join shard reports into one (exit 1 if a step failed)");
     m->add_option("reports", a->files, "Shard reports")->required();
