@@ -327,10 +327,19 @@ EMURUN_EXPORT void flag_tests(StepResult& result, const FlagRules& rules,
 /// emulated and native runs happened in separate jobs. Each step's baseline figures and
 /// baseline-derived flags (the step's "baseline", its tests' "slow", "emulation_only_failure",
 /// "native_only_failure") are replaced by those against `baseline`, with flag_step's rules;
-/// the run's other flags stay. Error: check_baseline's (the baseline ran nothing natively).
-[[nodiscard]] EMURUN_EXPORT Result<void> join_baseline(Report& report, const Report& baseline,
-                                                       const std::string& baseline_name,
-                                                       const FlagRules& rules);
+/// the run's other flags stay. Returns baseline_misses (some steps got no factor: the caller
+/// says so). Errors: check_baseline's (the baseline ran nothing natively); no emulated step of
+/// the report matches a step of the baseline (another pipeline's run: nothing would be joined,
+/// and the factors the run recorded would be wiped), named with both pipelines.
+[[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
+join_baseline(Report& report, const Report& baseline, const std::string& baseline_name,
+              const FlagRules& rules);
+
+/// The steps of `report` that ran emulated (reused ones aside) and find no step of the same
+/// template or name in `baseline` (Report::find_like): they get no factor and no baseline flag.
+/// All of them when `baseline` is a run of another pipeline.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::string> baseline_misses(const Report& report,
+                                                                     const Report& baseline);
 
 /// Apply rules (a)-(c) to every step and (d) to the finished run.
 EMURUN_EXPORT void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 namespace emurun {
 namespace {
@@ -213,9 +214,49 @@ std::optional<Flag> job_limit_flag(double projected, double limit, const FlagRul
                               format_seconds(limit).c_str(), 100 * rules.job_limit_share)};
 }
 
-Result<void> join_baseline(Report& report, const Report& baseline, const std::string& baseline_name,
-                           const FlagRules& rules) {
+namespace {
+
+bool joinable(const StepResult& s) {
+    return ran(s) && s.status != StepStatus::reused && s.emulation != Emulation::native;
+}
+
+/// "a, b, c" or "a, b, c and 4 more".
+std::string some_names(const std::vector<std::string>& names) {
+    constexpr std::size_t k_shown = 3;
+    std::string out;
+    for (std::size_t i = 0; i < names.size() && i < k_shown; ++i) {
+        out += (i == 0 ? "" : ", ") + names[i];
+    }
+    return names.size() > k_shown ? out + " and " + std::to_string(names.size() - k_shown) + " more"
+                                  : out;
+}
+
+} // namespace
+
+std::vector<std::string> baseline_misses(const Report& report, const Report& baseline) {
+    std::vector<std::string> out;
+    for (const auto& s : report.steps) {
+        if (joinable(s) && baseline.find_like(s) == nullptr) {
+            out.push_back(s.name);
+        }
+    }
+    return out;
+}
+
+Result<std::vector<std::string>> join_baseline(Report& report, const Report& baseline,
+                                               const std::string& baseline_name,
+                                               const FlagRules& rules) {
     EMURUN_TRY(check_baseline(baseline, baseline_name));
+    auto misses = baseline_misses(report, baseline);
+    const auto joinable_steps = std::ranges::count_if(report.steps, joinable);
+    if (!misses.empty() && std::cmp_equal(misses.size(), joinable_steps)) {
+        return fail("baseline " + baseline_name,
+                    "none of the report's emulated steps (" + some_names(misses) +
+                        ") has a step of the same template or name in it: it is a run of \"" +
+                        baseline.pipeline + "\", the report one of \"" + report.pipeline +
+                        "\" (joining it would only wipe the factors)",
+                    "join the native run of the same pipeline (emurun run PIPELINE --native)");
+    }
     report.factor_basis = rules.basis;
     report.threshold = rules.baseline_factor;
     const auto from_baseline = [](const Flag& f) {
@@ -237,7 +278,7 @@ Result<void> join_baseline(Report& report, const Report& baseline, const std::st
         flag_baseline(step, rules, measured(like));
         flag_tests(step, rules, like);
     }
-    return {};
+    return misses;
 }
 
 void apply_flags(Report& report, const FlagRules& rules, const Report* baseline,

@@ -65,6 +65,8 @@ json.dump(emu, open(t + "/emulated.json", "w"))
 emu["threshold"] = 20 # a run with --threshold 20 records it
 json.dump(emu, open(t + "/emulated-20.json", "w"))
 json.dump(nat, open(t + "/native.json", "w"))
+nat["pipeline"] = "other"; nat["steps"][0]["name"] = "unit"
+json.dump(nat, open(t + "/other-native.json", "w"))
 EOF
 }
 
@@ -94,6 +96,12 @@ part_baseline() {
     expect_contains "--threshold 12 overrides the run's" "$out" "15.0x the native baseline's wall time (2.0s), over 12x"
     out=$("$EMURUN" report show --format json --baseline "$T/native.json" "$T/emulated-20.json")
     expect_contains "json: the threshold kept" "$out" '"threshold": 20'
+    # The native run of another pipeline matches no step: refused, not joined into no factors.
+    rc=0; out=$("$EMURUN" report show --baseline "$T/other-native.json" "$T/emulated.json" 2>&1) || rc=$?
+    expect_eq "a baseline of another pipeline: refused" 125 "$rc"
+    expect_contains "...naming the steps and both pipelines" "$out" \
+        "none of the report's emulated steps (test) has a step of the same template or name in it: it is a run of \"other\", the report one of \"p\""
+    expect_contains "...with the way out" "$out" "emurun run PIPELINE --native"
 }
 
 part_dashdash() {

@@ -495,6 +495,35 @@ TEST_CASE("report: the run's threshold is recorded, and a baseline joined later 
     CHECK(merged.error().why.find("different factors (20x and 10x)") != std::string::npos);
 }
 
+TEST_CASE("report: a baseline of another pipeline is refused, not joined into empty factors") {
+    StepResult emulated = step("test", 30);
+    emulated.emulation = emurun::Emulation::exec;
+    StepResult other_step = step("lint", 10);
+    other_step.emulation = emurun::Emulation::exec;
+    Report run = report_of({emulated, other_step, step("native-only", 1)});
+    emurun::apply_flags(run, {}, nullptr, nullptr);
+    run.steps[0].baseline_wall = 2; // what the run recorded against its own baseline
+    Report foreign = report_of({step("unit", 2)});
+    foreign.pipeline = "other";
+    CHECK(emurun::baseline_misses(run, foreign) == std::vector<std::string>{"test", "lint"});
+    Report joined = run;
+    auto refused = emurun::join_baseline(joined, foreign, "other.json", {});
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().what == "baseline other.json");
+    CHECK(refused.error().why.find("none of the report's emulated steps (test, lint) has a step "
+                                   "of the same template or name in it: it is a run of \"other\", "
+                                   "the report one of \"demo\"") == 0);
+    CHECK(refused.error().hint.find("--native") != std::string::npos);
+    CHECK(joined == run); // nothing wiped
+    // Some steps matched: joined, and the others named for a warning.
+    const Report partial = report_of({step("test", 2)});
+    auto misses = emurun::join_baseline(joined, partial, "native.json", {});
+    REQUIRE(misses.has_value());
+    CHECK(*misses == std::vector<std::string>{"lint"});
+    CHECK(joined.steps[0].baseline_wall == 2.0);
+    CHECK(emurun::baseline_misses(run, partial) == std::vector<std::string>{"lint"});
+}
+
 TEST_CASE("report: a native baseline joined after the run gives the run-time factors and flags") {
     StepResult emulated = step("test", 30);
     emulated.emulation = emurun::Emulation::exec;

@@ -2,6 +2,8 @@
 
 #include "cli.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <sstream>
 #include <string_view>
@@ -56,6 +58,24 @@ std::map<std::string, std::string> parse_env_assignments(const std::vector<std::
 
 std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& items) {
     return {items.begin(), items.end()};
+}
+
+void warn_baseline_misses(const std::vector<std::string>& steps, const std::string& baseline) {
+    if (steps.empty()) {
+        return;
+    }
+    std::string names;
+    for (std::size_t i = 0; i < steps.size() && i < 5; ++i) {
+        names += (i == 0 ? "" : ", ") + steps[i];
+    }
+    if (steps.size() > 5) {
+        names += " and " + std::to_string(steps.size() - 5) + " more";
+    }
+    spdlog::warn("baseline {}: no step of the same template or name for {} emulated step{} ({}): "
+                 "no factor and no baseline flag for {} (give the native run of the same "
+                 "pipeline: emurun run PIPELINE --native)",
+                 baseline, steps.size(), steps.size() == 1 ? "" : "s", names,
+                 steps.size() == 1 ? "it" : "them");
 }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {

@@ -17,4 +17,8 @@ std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& item
 /// Split "a,b,c" (and repeated options) into items, dropping empty ones.
 std::vector<std::string> split_list(const std::vector<std::string>& items);
 
+/// A warning naming the emulated steps the --baseline report `baseline` has no step for
+/// (baseline_misses): they got no factor. Nothing when there are none.
+void warn_baseline_misses(const std::vector<std::string>& steps, const std::string& baseline);
+
 } // namespace emurun::cli

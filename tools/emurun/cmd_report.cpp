@@ -1,5 +1,6 @@
 // emurun report show|compare|merge: read reports, print or join them.
 #include "cli.hpp"
+#include "cli_common.hpp"
 #include "cli_output.hpp"
 
 #include <emurun/json.hpp>
@@ -37,7 +38,7 @@ void join(Report& r, const ReportArgs& a) {
     rules.basis = factor_basis_from(a.factor_basis).value_or(r.factor_basis);
     rules.baseline_factor = a.threshold.value_or(r.threshold); // the run's, as it flagged
     unwrap(check_rules(rules));
-    unwrap(join_baseline(r, baseline, a.baseline, rules));
+    warn_baseline_misses(unwrap(join_baseline(r, baseline, a.baseline, rules)), a.baseline);
 }
 
 int show(const ReportArgs& a) {

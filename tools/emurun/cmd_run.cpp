@@ -465,6 +465,9 @@ int run_pipeline(const RunArgs& a) {
     if (tty) {
         printer->err().write("\r\033[K");
     }
+    if (o.baseline) {
+        warn_baseline_misses(baseline_misses(report, *o.baseline), a.baseline);
+    }
     if (report.interrupted_by) { // said even with run -q: it is no per-step line
         warn_interrupted(report);
     }
