@@ -261,6 +261,11 @@ struct RootCreated {
 /// empty; mmdebstrap missing (apt-get install mmdebstrap); no mirror reachable; id maps.
 [[nodiscard]] EMURUN_EXPORT Result<RootCreated> create_root(const RootCreateSpec& spec);
 
+/// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted the last create_root or
+/// install_in_root of this process (its error then says "interrupted by ..."), else 0: a
+/// command line exits 128 + it, as a shell does.
+[[nodiscard]] EMURUN_EXPORT int root_interrupted_by();
+
 /// apt-get update (when the lists are missing) and apt-get install -y PKGS inside the root.
 [[nodiscard]] EMURUN_EXPORT Result<void> install_in_root(const RootSpec& spec,
                                                          const std::vector<std::string>& packages);

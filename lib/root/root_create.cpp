@@ -203,7 +203,10 @@ std::vector<std::string> logged(std::vector<std::string> argv, const fs::path& l
 /// later one (a package, a full disk) would only fail again after as long.
 constexpr std::chrono::seconds k_retry_window{180};
 
+int g_interrupted_by = 0; // the signal of the last create or install's interruption
+
 Error interrupted(const std::string& what, int sig) {
+    g_interrupted_by = sig;
     return Error{what,
                  std::string("interrupted by ") + (sig == SIGINT    ? "SIGINT"
                                                    : sig == SIGTERM ? "SIGTERM"
@@ -560,7 +563,12 @@ Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, cons
 
 } // namespace
 
+int root_interrupted_by() {
+    return g_interrupted_by;
+}
+
 Result<RootCreated> create_root(const RootCreateSpec& spec) {
+    g_interrupted_by = 0;
     if (auto r = check_create_spec(spec); !r) {
         return std::unexpected(r.error());
     }
@@ -589,6 +597,7 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
 }
 
 Result<void> install_in_root(const RootSpec& spec, const std::vector<std::string>& packages) {
+    g_interrupted_by = 0;
     if (packages.empty()) {
         return fail("emurun root install", "no package named", "emurun root install DIR PKG...");
     }
@@ -613,6 +622,10 @@ Result<void> install_in_root(const RootSpec& spec, const std::vector<std::string
     auto st = exec_in_root(s, install);
     if (!st) {
         return std::unexpected(st.error());
+    }
+    if (process::interrupted_by() != 0) {
+        return std::unexpected(
+            interrupted(join(install, " ") + " in " + spec.dir.string(), process::interrupted_by()));
     }
     if (!st->success()) {
         return fail(join(install, " ") + " in " + spec.dir.string(), st->describe(),

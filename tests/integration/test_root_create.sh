@@ -5,7 +5,7 @@
 # printed), then a second create of the same spec only unpacks the cached tarball. The root is
 # an arm64 Debian root with the build essentials. Interrupting a create (SIGTERM to emurun, or
 # Ctrl-C to its process group) while mmdebstrap runs or while it unpacks leaves no root behind
-# and says so, but keeps the packages downloaded so far; a create killed outright leaves no half
+# and says so (exit 130 or 143: 128 + the signal), but keeps the packages downloaded so far; a create killed outright leaves no half
 # root; a target file system too small is refused up front. zlib's source
 # is fetched here too, so the suites after it do not download anything.
 . "$(dirname "$0")/lib/common.sh"
@@ -47,6 +47,9 @@ wait_unpacking() {
     done
 }
 
+# code_of SIGNAL: what an interrupted create exits with, as `run` and a shell do (128 + N).
+code_of() { case $1 in INT) echo 130 ;; TERM) echo 143 ;; HUP) echo 129 ;; esac; }
+
 # interrupt SIGNAL KILL_TARGET: start a create, wait until it is unpacking, send SIGNAL.
 interrupt() {
     local sig=$1 target=$2 dir=$T/int-$1 pid rc=0 i
@@ -56,7 +59,7 @@ interrupt() {
     wait_unpacking "$dir"
     if [ "$target" = group ]; then kill -"$sig" -- -"$pid"; else kill -"$sig" "$pid"; fi
     wait "$pid" || rc=$?
-    expect_eq "create interrupted by SIG$sig ($target): exit 125" 125 "$rc"
+    expect_eq "create interrupted by SIG$sig ($target): exit 128 + the signal" "$(code_of "$sig")" "$rc"
     expect_contains "create interrupted by SIG$sig: says so" "$(cat "$T/int-$sig.log")" \
         "interrupted by SIG$sig"
     [ ! -e "$dir" ] && ok "create interrupted by SIG$sig: nothing left behind" ||
@@ -122,7 +125,7 @@ cold_interrupt() { # SIG TARGET
     if [ "$target" = group ]; then kill -"$sig" -- -"$pid"; else kill -"$sig" "$pid"; fi
     wait "$pid" || rc=$?
     local secs=$(($(date +%s) - start))
-    expect_eq "SIG$sig in mmdebstrap ($target): exit 125" 125 "$rc"
+    expect_eq "SIG$sig in mmdebstrap ($target): exit 128 + the signal" "$(code_of "$sig")" "$rc"
     [ "$secs" -le 30 ] && ok "SIG$sig in mmdebstrap: stopped in ${secs} s" ||
         not_ok "SIG$sig in mmdebstrap: took ${secs} s to stop"
     expect_contains "SIG$sig in mmdebstrap: says so" "$(cat "$T/cold-$sig.log")" \

@@ -4,8 +4,9 @@
 #include <emurun/root.hpp>
 
 #include <iostream>
-
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <spdlog/spdlog.h>
 
 namespace emurun::cli {
@@ -67,6 +68,19 @@ RootSpec make_spec(const RootArgs& a) {
     return spec;
 }
 
+/// A create's or install's result; interrupted, exit 128 + the signal (130, 143, 129) as `run`.
+template <class T> T unwrap_interruptible(Result<T> r) {
+    if (!r) {
+        const int sig = root_interrupted_by();
+        throw Failure(r.error(), sig != 0 ? 128 + sig : k_exit_failure);
+    }
+    if constexpr (std::is_void_v<T>) {
+        return;
+    } else {
+        return std::move(*r);
+    }
+}
+
 int run_create(const RootArgs& a) {
     RootCreateSpec spec;
     spec.arch = unwrap(find_arch(a.arch));
@@ -77,7 +91,7 @@ int run_create(const RootArgs& a) {
         spec.mirror = a.mirror;
     }
     spec.pin_toolchain = a.pin_toolchain;
-    const RootCreated made = unwrap(create_root(spec));
+    const RootCreated made = unwrap_interruptible(create_root(spec));
     for (const auto& [source, version] : made.pinned) {
         spdlog::warn("the root's {} packages are pinned to {}, the host cross toolchain's "
                      "revision: they lack the fixes of later revisions (bookworm's gcc-12 "
@@ -118,7 +132,7 @@ void add_install(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
     sub->add_option("packages", a->rest, "PKG...")->required();
     sub->callback([&action, a] {
         action = [a] {
-            unwrap(install_in_root(make_spec(*a), a->rest));
+            unwrap_interruptible(install_in_root(make_spec(*a), a->rest));
             return 0;
         };
     });
