@@ -59,9 +59,10 @@ struct ToolchainMismatch {
     std::string host_source;  ///< "gcc-12 12.2.0-14"; "" when not installed
     bool accelerated = false; ///< true: accelerated anyway (allow_revision_mismatch)
     std::string message;      ///< the whole sentence: which tool, both versions, why
-    /// The probe corpus' verdict: "" (it did not run), "identical", or what differed ("stack.c
-    /// (dpkg-buildflags): ... sections .text differ ...") or why it could not run
-    std::string probe;
+    /// The probe corpus' verdict: nullopt when it did not run for this tool (it runs for gcc, or
+    /// g++ without gcc), "identical", or what differed ("stack.c (dpkg-buildflags): ...
+    /// sections .text differ ...") or why it could not run. JSON: null, or the string.
+    std::optional<std::string> probe;
     friend bool operator==(const ToolchainMismatch&, const ToolchainMismatch&) = default;
 };
 

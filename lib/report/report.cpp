@@ -79,7 +79,7 @@ Json mismatches_json(const std::vector<ToolchainMismatch>& list) {
                        {"host_source", m.host_source},
                        {"accelerated", m.accelerated},
                        {"message", m.message},
-                       {"probe", m.probe}});
+                       {"probe", m.probe ? Json(*m.probe) : Json(nullptr)}});
     }
     return out;
 }
@@ -103,10 +103,14 @@ Result<std::vector<ToolchainMismatch>> mismatches_from(const Json& j, const Plac
         for (auto [key, into] :
              {std::pair{"tool", &m.tool}, std::pair{"root_package", &m.root_package},
               std::pair{"root_source", &m.root_source}, std::pair{"host_package", &m.host_package},
-              std::pair{"host_source", &m.host_source}, std::pair{"message", &m.message},
-              std::pair{"probe", &m.probe}}) {
+              std::pair{"host_source", &m.host_source}, std::pair{"message", &m.message}}) {
             auto v = EMURUN_TRY(util::get_string(list[i].value(key, Json("")), e.key(key)));
             *into = v;
+        }
+        const Json probe = list[i].value("probe", Json(nullptr));
+        if (!probe.is_null()) { // "" in reports of older versions: it did not run
+            auto v = EMURUN_TRY(util::get_string(probe, e.key("probe")));
+            m.probe = v.empty() ? std::nullopt : std::optional<std::string>(v);
         }
         m.accelerated = EMURUN_TRY(
             util::get_bool(list[i].value("accelerated", Json(false)), e.key("accelerated")));

@@ -114,7 +114,9 @@ std::vector<ToolchainMismatch> report_mismatches(const std::vector<ToolMismatch>
         const auto source = [](const ToolSource& s) {
             return s.source.empty() ? std::string{} : s.source + " " + s.version;
         };
-        const std::string probe = !m.probe ? "" : m.probe->identical ? "identical" : m.probe->why;
+        const std::optional<std::string> probe =
+            !m.probe ? std::nullopt
+                     : std::optional<std::string>(m.probe->identical ? "identical" : m.probe->why);
         out.push_back(ToolchainMismatch{id.tool, id.root.package, source(id.root), id.host.package,
                                         source(id.host), m.accelerated, m.text(), probe});
     }

@@ -452,6 +452,13 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     auto old = j; // a report written before emurun recorded them
     old["steps"][0].erase("toolchain_mismatches");
     CHECK(Report::from_json(old, "r.json").value().steps[0].toolchain_mismatches.empty());
+    // A tool the probe did not run for (g++ beside gcc): null, not "".
+    r.steps[0].toolchain_mismatches[0].probe.reset();
+    CHECK(r.to_json()["steps"][0]["toolchain_mismatches"][0]["probe"].is_null());
+    CHECK(Report::from_json(r.to_json(), "r.json").value() == r);
+    auto older = r.to_json();
+    older["steps"][0]["toolchain_mismatches"][0]["probe"] = "";
+    CHECK_FALSE(Report::from_json(older, "r.json").value().steps[0].toolchain_mismatches[0].probe);
 }
 
 TEST_CASE("report: the run's threshold is recorded, and a baseline joined later flags with it") {
