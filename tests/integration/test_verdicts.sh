@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick
-# ctest-parts: inspect build_tree baseline dashdash sysroot_errors
+# ctest-parts: inspect build_tree baseline dashdash sysroot_errors sysroot_enospc
 # Verdicts that must be right (issue 26): inspect calls a shared object without an interpreter a
 # shared library; the build tree's bin/ runs the docs' examples (emurun sysroot finds
 # emurun-sysroot); a native baseline joined after the run (report show|compare --baseline);
@@ -205,5 +205,37 @@ part_sysroot_errors() {
     done
 }
 
-run_parts inspect build_tree baseline dashdash sysroot_errors
+# A full disk while unpacking into --dir is this machine's failure (5), as a full disk while
+# downloading is: a fake archive (apt-get) and a fake dpkg -x that finds no space.
+part_sysroot_enospc() {
+    mkdir -p "$T/fake-enospc"
+    cat >"$T/fake-enospc/apt-get" <<'EOF'
+#!/bin/bash
+lists="" archives=""
+for a in "$@"; do
+    case $a in Dir::State::Lists=*) lists=${a#*=} ;; Dir::Cache::Archives=*) archives=${a#*=} ;; esac
+done
+case " $* " in
+*" update "*) mkdir -p "$lists"; : >"$lists/127.0.0.1:9_debian_dists_bookworm_main_binary-arm64_Packages" ;;
+*" -s install "*) echo "Inst libfull (1.0-1 Debian:12 [arm64])" ;;
+*" --download-only "*) mkdir -p "$archives"; : >"$archives/libfull_1.0-1_arm64.deb" ;;
+esac
+exit 0
+EOF
+    cat >"$T/fake-enospc/dpkg" <<'EOF'
+#!/bin/bash
+[ "$1" = -x ] || exec /usr/bin/dpkg "$@"
+echo "dpkg-deb: error: failed to write: No space left on device" >&2
+exit 2
+EOF
+    chmod +x "$T/fake-enospc/apt-get" "$T/fake-enospc/dpkg"
+    local out rc=0
+    out=$(PATH="$T/fake-enospc:$PATH" "$EMURUN_SOURCE_DIR/tools/emurun-sysroot" fetch --arch arm64 \
+        --mirror http://127.0.0.1:9/debian --suite bookworm --cache "$T/apt-enospc" \
+        --dir "$T/sr-enospc" libfull 2>&1) || rc=$?
+    expect_eq "fetch, no space left unpacking: exit 5 (this machine)" 5 "$rc"
+    expect_contains "...said so" "$out" "no space left on device in $T/sr-enospc (unpacking libfull)"
+}
+
+run_parts inspect build_tree baseline dashdash sysroot_errors sysroot_enospc
 finish
