@@ -5,7 +5,10 @@
 # a subcommand's --help is completed; bash's compgen really offers them; man renders the pages
 # without warnings; zsh loads its completion. Parts: bash, man (needs man), zsh (needs zsh); a
 # part whose tool is missing is reported as skipped.
-# ctest-parts: bash man zsh
+# The page says what the code does (part facts): its EXIT STATUS has every code emurun-sysroot
+# exits with (emurun passes them on) and 130/143/129 with root create among their commands,
+# inspect's "shared library", and root run's mismatch warnings printed by default.
+# ctest-parts: bash man zsh facts
 . "$(dirname "$0")/lib/common.sh"
 
 src=$EMURUN_SOURCE_DIR
@@ -91,5 +94,28 @@ part_zsh() {
     done
 }
 
-run_parts bash man zsh
+part_facts() {
+    local status code codes
+    # Each code emurun-sysroot exits with (its "Exit codes:" comment; emurun passes them on, its
+    # usage error 2 aside) and 128 + SIGINT/SIGTERM/SIGHUP of an interrupted run or create.
+    codes=$(sed -n '/^# Exit codes:/,/^[^#]/p' "$src/tools/emurun-sysroot" | grep -oE '(^|[ ,]) ?[0-9]+ ' |
+        grep -oE '[0-9]+' | grep -vx 2 | sort -un)
+    [ -n "$codes" ] || { not_ok "no 'Exit codes:' comment in tools/emurun-sysroot"; return; }
+    status=$(sed -n '/^\.SH "EXIT STATUS"/,/^\.SH /p' "$mantext")
+    for code in $codes 130 143 129; do
+        grep -qE "^\\\\fB([0-9]+\\\\fP, \\\\fB)*$code\\\\fP" <<<"$status" && ok "emurun(1) EXIT STATUS has $code" ||
+            not_ok "emurun(1) EXIT STATUS lacks $code"
+    done
+    expect_contains "emurun(1): sysroot's 5 said" "$(sed -n '/^\\fB5\\fP/,/^\.RE/p' <<<"$status")" "sysroot"
+    expect_contains "emurun(1): an interrupted root create's 130" \
+        "$(sed -n '/^\\fB130\\fP/,/^\.RE/p' <<<"$status" | tr '\n' ' ')" "root create"
+    expect_contains "emurun(1): inspect's shared library" "$(sed -n '/^\.SS "inspect/,/^\.SS /p' "$mantext")" \
+        "shared library"
+    case $(sed -n '/^\.SS "root/,/^\.SS /p' "$mantext" | tr '\n' ' ') in
+    *"are printed with"*) not_ok "emurun(1) says root run's notes need -v (its warnings are printed by default)" ;;
+    *) ok "emurun(1): root run's warnings by default" ;;
+    esac
+}
+
+run_parts bash man zsh facts
 finish
