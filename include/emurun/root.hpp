@@ -256,9 +256,11 @@ struct RootCreated {
 };
 
 /// Create the root: from the spec-keyed tarball in the cache when there (an untar), else
-/// mmdebstrap --mode=root inside emurun's namespaces (retried once: a mirror may be mid-sync),
-/// writing the tarball first. A failure removes what it made (dir, temp files). Errors: dir not
-/// empty; mmdebstrap missing (apt-get install mmdebstrap); no mirror reachable; id maps.
+/// mmdebstrap --mode=root inside emurun's namespaces (retried once when it failed early: a
+/// mirror may be mid-sync), writing the tarball first. A failure removes what it made (dir,
+/// temp files). Errors: dir not empty; mmdebstrap missing (apt-get install mmdebstrap); no
+/// mirror reachable; id maps; a suite the mirror lacks or packages apt cannot install (found
+/// as soon as apt has the mirror's index, before any package is installed; not retried).
 [[nodiscard]] EMURUN_EXPORT Result<RootCreated> create_root(const RootCreateSpec& spec);
 
 /// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted the last create_root or

@@ -127,6 +127,15 @@ std::string tolerant_update(const std::string& suite) {
 
 using Pins = std::vector<std::pair<std::string, std::string>>;
 
+/// `word` as the hooks' shell reads it back: in single quotes.
+std::string sh_quote(const std::string& word) {
+    std::string out = "'";
+    for (const char c : word) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
 /// The hooks that pin the root's toolchain sources (apt preferences, kept in the root) and,
 /// after the install, check that every package of those sources has the pinned version: a pin
 /// of a version the mirror lacks is ignored by apt, so the create fails instead.
@@ -151,6 +160,29 @@ std::vector<std::string> pin_hooks(const Pins& pins) {
     return hooks;
 }
 
+/// The setup hook that checks the request against the archive's indexes as soon as apt-get
+/// update has fetched them, before the minutes of emulated dpkg: every package asked for can
+/// be installed (a simulated apt-get install: apt's errors name a misspelt one). Its refusal is
+/// an "E: emurun: include: ..." line (request_failure).
+std::string preflight_hook(const std::vector<std::string>& packages, const std::string& suite,
+                           const std::string& arch) {
+    std::string names;
+    for (const auto& p : packages) {
+        if (!p.starts_with("/") && !p.starts_with("./") && !p.ends_with(".deb")) {
+            names += " " + sh_quote(p); // local .deb files are mmdebstrap's own business
+        }
+    }
+    std::string script =
+        "--setup-hook=export APT_CONFIG=\"$MMDEBSTRAP_APT_CONFIG\"; "
+        "out=$(apt-get install --simulate -q" +
+        names +
+        " 2>&1) || { printf '%s\\n' \"$out\" >&2; echo \"E: emurun: include: apt cannot install "
+        "the packages asked for from " +
+        suite + " for " + arch +
+        ": $(printf '%s\\n' \"$out\" | grep '^E:' | head -n3 | tr '\\n' ' ')\" >&2; exit 1; }";
+    return script;
+}
+
 std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::string& mirror,
                                          const fs::path& debs, const fs::path& out,
                                          const Pins& pins) {
@@ -172,6 +204,7 @@ std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::
     for (auto& h : pin_hooks(pins)) {
         a.push_back(std::move(h));
     }
+    a.push_back(preflight_hook(packages_of(spec), spec.suite, spec.arch->debian));
     a.push_back(spec.suite);
     a.push_back(out.string());
     for (auto& s : sources(mirror, spec.suite)) {
@@ -256,6 +289,7 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     Result<ExitStatus> st;
     int sig = 0;
     std::string resources;
+    std::optional<Error> refused; // the request itself: not retried
     for (int attempt = 1; attempt <= 2; ++attempt) {
         const auto start = std::chrono::steady_clock::now();
         st = run_mapped(entry, logged(mmdebstrap_argv(spec, mirror, debs, out, pins), log), tmp);
@@ -269,8 +303,10 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
             break;
         }
         fs::remove(out, ec);
-        resources = resource_failure_line(util::read_file(log).value_or(std::string{}));
-        if (sig != 0 || !st || attempt == 2 || !resources.empty() ||
+        const std::string text = util::read_file(log).value_or(std::string{});
+        resources = resource_failure_line(text);
+        refused = request_failure(text, spec.suite);
+        if (sig != 0 || !st || attempt == 2 || !resources.empty() || refused ||
             std::chrono::steady_clock::now() - start > k_retry_window) {
             break;
         }
@@ -293,6 +329,10 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
                     "this machine ran out of resources, not the mirror: " + resources +
                         " (whole output: " + log.string() + ")",
                     "free memory, processes (a pids limit?) or disk space, then run it again");
+    }
+    if (refused) {
+        return fail("create the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+                    refused->why + " (whole output: " + log.string() + ")", refused->hint);
     }
     return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
                 st->describe() + " (its messages are above; all of them in " + log.string() + ")",
@@ -442,6 +482,29 @@ std::string root_detail::resource_failure_line(std::string_view log) {
         pos = nl + 1;
     }
     return {};
+}
+
+std::optional<Error> root_detail::request_failure(std::string_view log, const std::string& suite) {
+    const std::string missing_suite = " " + suite + " Release' does not have a Release file";
+    std::size_t pos = 0;
+    while (pos < log.size()) {
+        std::size_t nl = log.find('\n', pos);
+        nl = nl == std::string_view::npos ? log.size() : nl;
+        const std::string_view line = log.substr(pos, nl - pos);
+        pos = nl + 1;
+        if (line.starts_with("E: emurun: include: ")) {
+            return Error{"", std::string(line.substr(20)),
+                         "check the names of the packages asked for (option include): apt-cache "
+                         "search WORD lists what there is"};
+        }
+        if (line.starts_with("E: The repository '") && line.find(missing_suite) != line.npos) {
+            return Error{"", "the mirror has no suite " + suite + " (" + std::string(line.substr(3)) +
+                                 ")",
+                         "name a suite the mirror has, e.g. bookworm, trixie or sid (option "
+                         "suite), or check the mirror's URL (option mirror)"};
+        }
+    }
+    return std::nullopt;
 }
 
 std::vector<fs::path> root_detail::stale_create_dirs(const fs::path& tmp,

@@ -81,6 +81,13 @@ namespace emurun::root_detail {
 /// a failure is reported as what it is and not retried as a mirror mid-sync. Empty: none.
 [[nodiscard]] std::string resource_failure_line(std::string_view log);
 
+/// What a failed create's log says is wrong with the request itself, so that no retry could
+/// help (why and what to do): the suite is not on the mirror (apt: "The repository 'URI SUITE
+/// Release' does not have a Release file"), or a package asked for cannot be installed (the
+/// "E: emurun: include: ..." line of create's own hook). nullopt: none of these (a mirror
+/// mid-sync, say).
+[[nodiscard]] std::optional<Error> request_failure(std::string_view log, const std::string& suite);
+
 /// The create-PID directories under `tmp` left by creates whose process is gone (`alive`
 /// says whether a pid runs), e.g. one SIGKILLed: a later create removes them.
 [[nodiscard]] std::vector<std::filesystem::path>

@@ -152,6 +152,27 @@ cold_interrupt INT group
 expect_contains "a create after an interrupted one syncs the kept packages in" \
     "$(cat "$T/cold-INT.log")" "sync-in $T/cold-INT/emurun/debs/arm64"
 
+# Requests that cannot work fail at once, each saying why and none retried as a mirror mid-sync:
+# a suite the mirror does not have (apt's Release 404) and a package apt cannot find — found
+# once apt has the index, before minutes of emulated dpkg. A cache of their own: no cached tarball answers them.
+refused_create() { # NAME TEXT ARGS...: root create ARGS must fail within 180 s saying TEXT
+    local name=$1 want=$2 rc=0 start secs
+    shift 2
+    start=$(date +%s)
+    XDG_CACHE_HOME=$T/req-cache "$EMURUN" root create --arch aarch64 "$@" "$T/req-$name" \
+        >"$T/req-$name.log" 2>&1 || rc=$?
+    secs=$(($(date +%s) - start))
+    expect_eq "$name: refused (125)" 125 "$rc"
+    expect_contains "$name: says why" "$(cat "$T/req-$name.log")" "$want"
+    grep -q "retrying" "$T/req-$name.log" && not_ok "$name: retried as if the mirror were mid-sync" ||
+        ok "$name: not retried"
+    [ "$secs" -le 180 ] && ok "$name: refused in ${secs} s" || not_ok "$name: refused only after ${secs} s"
+    [ ! -e "$T/req-$name" ] && ok "$name: no directory left" || not_ok "$name: left $T/req-$name"
+}
+refused_create suite "the mirror has no suite nosuch" --suite nosuch
+refused_create include "Unable to locate package emurun-no-such-package" \
+    --include emurun-no-such-package
+
 zlib_source
 ok "zlib's source is in the cache"
 finish

@@ -908,6 +908,37 @@ TEST_CASE("root: create keeps mmdebstrap's known noise out, and tells resource f
             .empty());
 }
 
+TEST_CASE("root: a create's log tells a request that cannot work from a mirror mid-sync") {
+    using root_detail::request_failure;
+    // apt-get update of a suite the mirror does not have (bookworm's apt 2.6)
+    const auto suite = request_failure(
+        "Err:1 http://deb.debian.org/debian nosuch Release\n  404  Not Found [IP: 1.2.3.4 80]\n"
+        "E: The repository 'http://deb.debian.org/debian nosuch Release' does not have a Release "
+        "file.\nE: The repository 'http://deb.debian.org/debian-security nosuch-security "
+        "Release' does not have a Release file.\n",
+        "nosuch");
+    REQUIRE(suite.has_value());
+    CHECK(suite->why.starts_with("the mirror has no suite nosuch (The repository "
+                                 "'http://deb.debian.org/debian nosuch Release'"));
+    CHECK(suite->hint.find("(option suite)") != std::string::npos);
+    // Only the security suite missing is no such refusal (sid has none; a mirror mid-sync).
+    CHECK_FALSE(request_failure("E: The repository 'http://deb.debian.org/debian-security "
+                                "bookworm-security Release' does not have a Release file.\n",
+                                "bookworm"));
+    const auto include = request_failure(
+        "I: running --setup-hook\nE: Unable to locate package nosuchpkg\nE: emurun: include: apt "
+        "cannot install the packages asked for from bookworm for arm64: E: Unable to locate "
+        "package nosuchpkg \n",
+        "bookworm");
+    REQUIRE(include.has_value());
+    CHECK(include->why.starts_with("apt cannot install the packages asked for from bookworm for "
+                                   "arm64: E: Unable to locate package nosuchpkg"));
+    CHECK(include->hint.find("(option include)") != std::string::npos);
+    CHECK_FALSE(request_failure("E: Failed to fetch http://deb.debian.org/debian/dists/bookworm/"
+                                "main/binary-arm64/Packages.xz  Hash Sum mismatch\n",
+                                "bookworm"));
+}
+
 TEST_CASE("root: a later create finds the temp dirs of creates that are gone") {
     const fs::path tmp = fs::temp_directory_path() / ("emurun-stale-" + std::to_string(::getpid()));
     fs::remove_all(tmp);
