@@ -218,9 +218,11 @@ struct RootCreateSpec {
     EmulatorSearch emulators;
     /// Pin the root's compiler and binutils packages to the sources and revisions the host's
     /// cross toolchain was built from (toolchain_pins), so that acceleration serves them; the
-    /// create fails when the mirror does not have those revisions. The root then lacks the
-    /// fixes of later revisions (bookworm: gcc-12 12.2.0-14 without 12.2.0-14+deb12u1's fix of
-    /// CVE-2023-4039, -fstack-protector on aarch64).
+    /// create fails as soon as apt has the mirror's index when the mirror does not have those
+    /// revisions (apt would ignore the pin), naming the ones it has; the installed versions are
+    /// checked again after the install. The root then lacks the fixes of later revisions
+    /// (bookworm: gcc-12 12.2.0-14 without 12.2.0-14+deb12u1's fix of CVE-2023-4039,
+    /// -fstack-protector on aarch64).
     bool pin_toolchain = false;
 };
 

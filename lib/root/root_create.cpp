@@ -137,8 +137,9 @@ std::string sh_quote(const std::string& word) {
 }
 
 /// The hooks that pin the root's toolchain sources (apt preferences, kept in the root) and,
-/// after the install, check that every package of those sources has the pinned version: a pin
-/// of a version the mirror lacks is ignored by apt, so the create fails instead.
+/// after the install, check that every package of those sources has the pinned version (a pin
+/// of a version the mirror lacks is ignored by apt: preflight_hook refuses it before, this
+/// makes sure). Their refusals are "E: emurun: pin: ..." lines (request_failure).
 std::vector<std::string> pin_hooks(const Pins& pins) {
     if (pins.empty()) {
         return {};
@@ -147,25 +148,29 @@ std::vector<std::string> pin_hooks(const Pins& pins) {
         "--setup-hook=mkdir -p \"$1\"/etc/apt/preferences.d && printf '%s' '" +
         toolchain_preferences(pins) + "' > \"$1\"/etc/apt/preferences.d/emurun-toolchain"};
     for (const auto& [source, version] : pins) {
-        hooks.push_back("--customize-hook=bad=$(chroot \"$1\" dpkg-query -W -f '${source:Package} "
-                        "${source:Version} ${Package}\\n' | awk -v s=" +
-                        source + " -v v=" + version +
-                        " '$1 == s && $2 != v { print $3 \" \" $2; exit }'); [ -z \"$bad\" ] || "
-                        "{ echo \"E: emurun: the mirror has no " +
-                        source + " " + version +
-                        " (the revision the host cross toolchain is built from); the root got "
-                        "$bad; use a mirror that has it (snapshot.debian.org), or create the root "
-                        "without pinning\" >&2; exit 1; }");
+        hooks.push_back(
+            "--customize-hook=set -u; installed=$(chroot \"$1\" dpkg-query -W -f "
+            "'${source:Package} ${source:Version} ${Package}\\n') || { echo 'E: emurun: pin: "
+            "the root'\\''s packages could not be listed to check the pin' >&2; exit 1; }; "
+            "bad=$(printf '%s\\n' \"$installed\" | awk -v s=" +
+            sh_quote(source) + " -v v=" + sh_quote(version) +
+            " '$1 == s && $2 != v { print $3 \" \" $2; exit }'); [ -z \"$bad\" ] || { echo "
+            "\"E: emurun: pin: the root got $bad, not " +
+            source + " " + version +
+            " (the revision the host's cross toolchain is built from): apt ignores a pin to a "
+            "version the mirror does not have\" >&2; exit 1; }");
     }
     return hooks;
 }
 
 /// The setup hook that checks the request against the archive's indexes as soon as apt-get
 /// update has fetched them, before the minutes of emulated dpkg: every package asked for can
-/// be installed (a simulated apt-get install: apt's errors name a misspelt one). Its refusal is
-/// an "E: emurun: include: ..." line (request_failure).
+/// be installed (a simulated apt-get install: apt's errors name a misspelt one), and every
+/// pinned source version is in the archive (apt would ignore a pin to a version it does not
+/// have and install another one). Its refusals are "E: emurun: include: ..." and "E: emurun:
+/// pin: ..." lines (request_failure); a pin that holds back newer revisions is said ("W:").
 std::string preflight_hook(const std::vector<std::string>& packages, const std::string& suite,
-                           const std::string& arch) {
+                           const std::string& arch, const Pins& pins) {
     std::string names;
     for (const auto& p : packages) {
         if (!p.starts_with("/") && !p.starts_with("./") && !p.ends_with(".deb")) {
@@ -180,6 +185,19 @@ std::string preflight_hook(const std::vector<std::string>& packages, const std::
         "the packages asked for from " +
         suite + " for " + arch +
         ": $(printf '%s\\n' \"$out\" | grep '^E:' | head -n3 | tr '\\n' ' ')\" >&2; exit 1; }";
+    for (const auto& [source, version] : pins) {
+        script +=
+            "; have=$(apt-cache madison " + sh_quote(source) +
+            " | awk -F'|' '{ gsub(/ /, \"\", $2); print $2 }' | sort -u | paste -sd ' '); "
+            "case \" $have \" in *\" " +
+            version + " \"*) [ \"$have\" = " + sh_quote(version) +
+            " ] || echo \"W: emurun: pinning " + source + " to " + version +
+            " leaves out what the archive also has ($have): the root lacks the fixes of "
+            "later revisions\" >&2 ;; *) echo \"E: emurun: pin: " +
+            suite + " has no " + source + " " + version + " for " + arch +
+            ", the revision the host's cross toolchain is built from (it has: ${have:-none}); "
+            "apt would ignore the pin and install another revision\" >&2; exit 1 ;; esac";
+    }
     return script;
 }
 
@@ -204,7 +222,7 @@ std::vector<std::string> mmdebstrap_argv(const RootCreateSpec& spec, const std::
     for (auto& h : pin_hooks(pins)) {
         a.push_back(std::move(h));
     }
-    a.push_back(preflight_hook(packages_of(spec), spec.suite, spec.arch->debian));
+    a.push_back(preflight_hook(packages_of(spec), spec.suite, spec.arch->debian, pins));
     a.push_back(spec.suite);
     a.push_back(out.string());
     for (auto& s : sources(mirror, spec.suite)) {
@@ -497,11 +515,18 @@ std::optional<Error> root_detail::request_failure(std::string_view log, const st
                          "check the names of the packages asked for (option include): apt-cache "
                          "search WORD lists what there is"};
         }
+        if (line.starts_with("E: emurun: pin: ")) {
+            return Error{"", std::string(line.substr(16)),
+                         "use a mirror that still has that revision, e.g. a snapshot.debian.org "
+                         "date (option mirror), or create the root without pinning (option "
+                         "pin_toolchain): the identity rule then keeps the compilers emulated "
+                         "unless a revision mismatch is allowed"};
+        }
         if (line.starts_with("E: The repository '") && line.find(missing_suite) != line.npos) {
-            return Error{"", "the mirror has no suite " + suite + " (" + std::string(line.substr(3)) +
-                                 ")",
-                         "name a suite the mirror has, e.g. bookworm, trixie or sid (option "
-                         "suite), or check the mirror's URL (option mirror)"};
+            return Error{
+                "", "the mirror has no suite " + suite + " (" + std::string(line.substr(3)) + ")",
+                "name a suite the mirror has, e.g. bookworm, trixie or sid (option "
+                "suite), or check the mirror's URL (option mirror)"};
         }
     }
     return std::nullopt;
@@ -687,8 +712,8 @@ Result<void> install_in_root(const RootSpec& spec, const std::vector<std::string
         return std::unexpected(st.error());
     }
     if (process::interrupted_by() != 0) {
-        return std::unexpected(
-            interrupted(join(install, " ") + " in " + spec.dir.string(), process::interrupted_by()));
+        return std::unexpected(interrupted(join(install, " ") + " in " + spec.dir.string(),
+                                           process::interrupted_by()));
     }
     if (!st->success()) {
         return fail(join(install, " ") + " in " + spec.dir.string(), st->describe(),

@@ -83,9 +83,9 @@ namespace emurun::root_detail {
 
 /// What a failed create's log says is wrong with the request itself, so that no retry could
 /// help (why and what to do): the suite is not on the mirror (apt: "The repository 'URI SUITE
-/// Release' does not have a Release file"), or a package asked for cannot be installed (the
-/// "E: emurun: include: ..." line of create's own hook). nullopt: none of these (a mirror
-/// mid-sync, say).
+/// Release' does not have a Release file"), a package asked for cannot be installed, or the
+/// toolchain cannot be pinned (the "E: emurun: include: ..." and "E: emurun: pin: ..." lines of
+/// create's own hooks). nullopt: none of these (a mirror mid-sync, say).
 [[nodiscard]] std::optional<Error> request_failure(std::string_view log, const std::string& suite);
 
 /// The create-PID directories under `tmp` left by creates whose process is gone (`alive`

@@ -934,6 +934,13 @@ TEST_CASE("root: a create's log tells a request that cannot work from a mirror m
     CHECK(include->why.starts_with("apt cannot install the packages asked for from bookworm for "
                                    "arm64: E: Unable to locate package nosuchpkg"));
     CHECK(include->hint.find("(option include)") != std::string::npos);
+    const auto pin = request_failure("E: emurun: pin: bookworm has no gcc-12 12.2.0-14 for arm64, "
+                                     "the revision the host's cross toolchain is built from (it "
+                                     "has: 12.2.0-14+deb12u1 )\n",
+                                     "bookworm");
+    REQUIRE(pin.has_value());
+    CHECK(pin->why.starts_with("bookworm has no gcc-12 12.2.0-14 for arm64"));
+    CHECK(pin->hint.find("(option pin_toolchain)") != std::string::npos);
     CHECK_FALSE(request_failure("E: Failed to fetch http://deb.debian.org/debian/dists/bookworm/"
                                 "main/binary-arm64/Packages.xz  Hash Sum mismatch\n",
                                 "bookworm"));

@@ -5,9 +5,9 @@
 
 #include <iostream>
 #include <memory>
+#include <spdlog/spdlog.h>
 #include <type_traits>
 #include <utility>
-#include <spdlog/spdlog.h>
 
 namespace emurun::cli {
 namespace {
@@ -94,9 +94,12 @@ int run_create(const RootArgs& a) {
     const RootCreated made = unwrap_interruptible(create_root(spec));
     for (const auto& [source, version] : made.pinned) {
         spdlog::warn("the root's {} packages are pinned to {}, the host cross toolchain's "
-                     "revision: they lack the fixes of later revisions (bookworm's gcc-12 "
-                     "12.2.0-14+deb12u1 fixes CVE-2023-4039, -fstack-protector on aarch64)",
-                     source, version);
+                     "revision: they lack the fixes of any later revision{}",
+                     source, version,
+                     source == "gcc-12" && version == "12.2.0-14"
+                         ? " (bookworm's 12.2.0-14+deb12u1 fixes CVE-2023-4039: "
+                           "-fstack-protector on aarch64)"
+                         : "");
     }
     std::cerr << "emurun: created the " << spec.arch->debian << " " << spec.suite << " root "
               << a.dir << (made.from_cache ? " from the cached " : " (cached as ")
