@@ -61,6 +61,16 @@ assert names == ["build[aarch64]", "test[aarch64]", "build[s390x]", "test[s390x]
 assert all(x["status"] == "passed" for x in r["steps"])
 PY
 show=$(cat recipe5.out)
+# The page's output of `emurun report show all.json` is what it prints, numbers and padding
+# aside: the same rows, columns, flags and flag lines (a native test of a few ms is under the
+# 50 ms of timer noise: however slow emulated, it gets no baseline flag).
+norm() { sed -E 's/[0-9]+(\.[0-9]+)?( ?(ms|s|x|MiB|KiB|GiB|B))?/N/g; s/ +/ /g; s/ $//'; }
+page_out=$(awk '/^## One pipeline for every arch/ { f = 1 }
+    f && /^\$ emurun report show all.json/ { g = 1; next } g && /^```/ { exit } g { print }' \
+    "$EMURUN_SOURCE_DIR/docs/guides/pipelines.md")
+[ -n "$page_out" ] || not_ok "docs/guides/pipelines.md's arches section shows no report show output"
+expect_eq "the page's report show output is what it prints (numbers aside)" \
+    "$(norm <<<"$page_out")" "$(norm <recipe5.out)"
 expect_contains "table: a column per arch" "$show" "per arch (wall, x baseline wall):"
 header=$(grep -A1 '^per arch' recipe5.out | tail -n1 | tr -s ' ')
 expect_eq "table header" "step aarch64 s390x" "$header"
