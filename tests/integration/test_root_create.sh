@@ -36,6 +36,13 @@ secs=$(($(date +%s) - start))
 expect_contains "second create is from the cache" "$out" "from the cached"
 [ "$secs" -lt 120 ] && ok "second create took ${secs} s" || not_ok "second create took ${secs} s"
 rm -rf "$T/second"
+# --json: one document on stdout saying what was made and from where.
+XDG_CACHE_HOME=$ROOT_CACHE "$EMURUN" root create --arch aarch64 --include "$ROOT_INCLUDE" --json \
+    "$T/second" >"$T/second.json" 2>/dev/null || true
+expect_eq "root create --json: dir, arches, suite, from the cache, nothing pinned" \
+    "$T/second aarch64 arm64 bookworm True []" \
+    "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["dir"], d["arch"], d["debian_arch"], d["suite"], d["from_cache"], d["pinned"])' "$T/second.json" 2>&1)"
+rm -rf "$T/second"
 
 # wait_unpacking DIR: until a create into DIR has begun to unpack (at most 20 s): it unpacks
 # into a hidden sibling and renames that to DIR when complete.

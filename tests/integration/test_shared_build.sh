@@ -15,7 +15,7 @@ cmake --build "$b" --target emurun_cli --parallel 2 >"$T/build.log" 2>&1 ||
 
 lib=$(ls "$b"/lib/libemurun.so.* 2>/dev/null | head -n1)
 [ -n "$lib" ] && ok "libemurun.so built" || not_ok "libemurun.so built"
-expect_contains "CLI links the shared library" "$(ldd "$b/bin/emurun")" "libemurun.so"
+expect_contains "CLI links the shared library" "$(ldd "$b/bin/emurun-cli")" "libemurun.so"
 syms=$(nm -D -C --defined-only "$lib")
 expect_contains "public API exported" "$syms" "emurun::find_arch("
 expect_contains "public API exported (elf)" "$syms" "emurun::read_elf("

@@ -10,6 +10,7 @@
 
 mkdir -p "$T/bin" "$T/path" "$T/empty"
 cp "$EMURUN" "$T/bin/emurun"
+cp "$(dirname "$EMURUN")/emurun-cli" "$T/bin/emurun-cli" # the launcher hands every command to it
 cat >"$T/bin/emurun-sysroot" <<'SH'
 #!/bin/sh
 printf 'beside:'; printf '[%s]' "$@"; echo; exit 3
@@ -81,6 +82,7 @@ expect_contains "source: it says what is missing, with an example" "$out" \
 # its message comes through.
 mkdir -p "$T/bin2"
 cp "$EMURUN" "$T/bin2/emurun"
+cp "$(dirname "$EMURUN")/emurun-cli" "$T/bin2/emurun-cli"
 cat >"$T/bin2/emurun-sysroot" <<'SH'
 #!/bin/sh
 echo "emurun-sysroot: error: refused" >&2; exit 2

@@ -1,7 +1,10 @@
 #include "cli.hpp"
 #include "cli_common.hpp"
 
+#include <emurun/json.hpp>
 #include <emurun/root.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <memory>
@@ -25,6 +28,7 @@ struct RootArgs {
     std::string accelerate = "none";
     bool allow_revision_mismatch = false;
     bool pin_toolchain = false;
+    bool json = false;
     std::vector<std::string> rest; ///< run: the command; install: the packages
 };
 
@@ -104,6 +108,20 @@ int run_create(const RootArgs& a) {
     std::cerr << "emurun: created the " << spec.arch->debian << " " << spec.suite << " root "
               << a.dir << (made.from_cache ? " from the cached " : " (cached as ")
               << made.tarball.string() << (made.from_cache ? "" : ")") << "\n";
+    if (a.json) {
+        nlohmann::json pinned = nlohmann::json::array();
+        for (const auto& [source, version] : made.pinned) {
+            pinned.push_back({{"source", source}, {"version", version}});
+        }
+        std::cout << json_text({{"dir", std::filesystem::absolute(a.dir).string()},
+                                {"arch", spec.arch->name},
+                                {"debian_arch", spec.arch->debian},
+                                {"suite", spec.suite},
+                                {"tarball", made.tarball.string()},
+                                {"from_cache", made.from_cache},
+                                {"pinned", pinned}})
+                  << '\n';
+    }
     return 0;
 }
 
@@ -125,6 +143,9 @@ void add_create(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs
                   "is built from (so --accelerate serves them; older revisions lack later "
                   "security fixes); fails when the mirror does not have them");
     sub->add_option("dir", a->dir, "The new root's directory")->required();
+    sub->add_flag("--json", a->json,
+                  "Machine-readable on stdout: {dir, arch, debian_arch, suite, tarball, "
+                  "from_cache, pinned: [{source, version}]}");
     sub->callback([&action, a] { action = [a] { return run_create(*a); }; });
 }
 
