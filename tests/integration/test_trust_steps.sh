@@ -134,7 +134,21 @@ part_limits_fork_bomb() {
     [ -n "$h" ] || { skip_part "no pids cgroup controller to bound the test with"; return; }
     local outer=$h/emurun-trust-limits-$$
     mkdir "$outer" || { skip_part "cannot make a cgroup in $h"; return; }
-    cleanup_cgroup() { rmdir "$outer" 2>/dev/null || true; }
+    # Whatever is left in the bounding cgroup is killed, sweep after sweep while it forks, then
+    # the cgroups go: an emurun killed by the outer timeout (SIGKILL) cannot stop its steps, and a
+    # fork bomb left behind would load the machine for every later test.
+    cleanup_cgroup() {
+        local i p n
+        for i in $(seq 1 100); do
+            n=0
+            for p in $(find "$outer" -name cgroup.procs -exec cat {} + 2>/dev/null); do
+                kill -KILL "$p" 2>/dev/null && n=$((n + 1))
+            done
+            [ "$n" = 0 ] && break
+            sleep 0.1
+        done
+        find "$outer" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    }
     echo 4600 > "$outer/pids.max"
     cat > bomb.json <<'JSON'
 {"name": "bomb", "steps": [

@@ -32,7 +32,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "sysroot fetch") echo "--arch --dir --mirror --suite --cache --refresh" ;;
         "sysroot source") echo "--dir --mirror --suite --cache --refresh" ;;
         "sysroot build-dep") echo "--arch --dir --mirror --suite --cache --refresh --profiles" ;;
-        "root create") echo "--arch --suite --include --mirror --pin-toolchain" ;;
+        "root create") echo "--arch --suite --include --mirror --pin-toolchain --json" ;;
         "root install") echo "--arch --env" ;;
         "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate --allow-revision-mismatch" ;;
         "report show") echo "--format --json --factor-basis --baseline --threshold --log-dir" ;;
