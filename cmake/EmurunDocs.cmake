@@ -24,7 +24,7 @@ add_custom_command(
   COMMAND ${CMAKE_COMMAND} -E make_directory ${_emurun_doc_dir}
   COMMAND ${CMAKE_COMMAND} -DINPUT=${PROJECT_SOURCE_DIR}/binfmt/arches.json
           -DOUTPUT=${_emurun_doc_dir}/arches.md -P ${PROJECT_SOURCE_DIR}/cmake/ArchDoc.cmake
-  DEPENDS ${PROJECT_SOURCE_DIR}/binfmt/arches.json ${PROJECT_SOURCE_DIR}/cmake/ArchDoc.cmake
+  DEPENDS ${PROJECT_SOURCE_DIR}/binfmt/arches.json ${PROJECT_SOURCE_DIR}/cmake/ArchDoc.cmake ${PROJECT_SOURCE_DIR}/cmake/ArchJson.cmake
   COMMENT "Generating docs/reference/arches.md from binfmt/arches.json" VERBATIM)
 list(APPEND _emurun_docs ${_emurun_doc_dir}/arches.md)
 add_custom_target(emurun_docs ALL DEPENDS ${_emurun_docs})
