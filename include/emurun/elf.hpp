@@ -34,15 +34,22 @@ struct ElfInfo {
     std::vector<std::string> rpath;         ///< DT_RPATH split at ':'
     std::optional<std::string> soname;      ///< DT_SONAME
 
+    std::uint64_t flags_1 = 0; ///< DT_FLAGS_1 (DF_1_PIE = 0x08000000)
+
     /// Statically linked: no PT_INTERP (static-pie has PT_DYNAMIC but no interpreter).
     [[nodiscard]] bool is_static() const { return !interpreter.has_value(); }
-    /// A shared library: DYN without an interpreter that names libraries it needs or a soname
-    /// (a static-pie is DYN without an interpreter too, but needs nothing and names no soname).
+    /// A shared library: DYN without an interpreter that names libraries it needs or a soname,
+    /// or that has a dynamic section but is no PIE (a static-pie is DYN without an interpreter
+    /// too, but needs nothing, names no soname and carries DF_1_PIE; a -nostdlib shared object
+    /// may need and name nothing).
     [[nodiscard]] bool is_shared_library() const {
-        return type == 3 && !interpreter && (!needed.empty() || soname.has_value());
+        constexpr std::uint64_t k_df_1_pie = 0x08000000;
+        return type == 3 && !interpreter &&
+               (!needed.empty() || soname.has_value() ||
+                (has_dynamic && (flags_1 & k_df_1_pie) == 0));
     }
     /// How the file links, as `emurun inspect` says it: "static", "dynamic" (an interpreter
-    /// loads it) or "shared library".
+    /// loads it), "shared library", "object file" (REL: not linked yet) or "core dump".
     [[nodiscard]] EMURUN_EXPORT std::string_view linkage() const;
     /// "big" or "little".
     [[nodiscard]] std::string_view endianness() const { return elf_data == 2 ? "big" : "little"; }

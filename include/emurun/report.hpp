@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace emurun {
@@ -300,6 +301,13 @@ struct FlagRules {
 [[nodiscard]] EMURUN_EXPORT Result<void> check_baseline(const Report& baseline,
                                                         const std::string& name);
 
+/// What to say when `baseline` (read from `name`) is a run of another pipeline than `pipeline`
+/// (a native pipeline of its own, as the demo's, or a mistake): its steps are matched by
+/// template, then name, so they had better run the same tests natively. nullopt when the names
+/// agree or either is unknown.
+[[nodiscard]] EMURUN_EXPORT std::optional<std::string>
+other_pipeline_note(const Report& baseline, const std::string& name, std::string_view pipeline);
+
 /// Error unless every threshold is a finite number in its range: baseline_factor > 0,
 /// regression margins >= 0, 0 < job_limit_share <= 1 (NaN and -1 would silence a rule).
 [[nodiscard]] EMURUN_EXPORT Result<void> check_rules(const FlagRules& rules);
@@ -329,9 +337,10 @@ EMURUN_EXPORT void flag_tests(StepResult& result, const FlagRules& rules,
 /// baseline-derived flags (the step's "baseline", its tests' "slow", "emulation_only_failure",
 /// "native_only_failure") are replaced by those against `baseline`, with flag_step's rules;
 /// the run's other flags stay. Returns baseline_misses (some steps got no factor: the caller
-/// says so). Errors: check_baseline's (the baseline ran nothing natively); no emulated step of
-/// the report matches a step of the baseline (another pipeline's run: nothing would be joined,
-/// and the factors the run recorded would be wiped), named with both pipelines.
+/// says so, as a run with a baseline does; other_pipeline_note too). Errors: check_baseline's
+/// (the baseline ran nothing natively); no emulated step of
+/// the report matches a step of the baseline (joining would only wipe the factors the run
+/// recorded; a run with such a baseline has none to wipe and warns instead).
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<std::string>>
 join_baseline(Report& report, const Report& baseline, const std::string& baseline_name,
               const FlagRules& rules);

@@ -46,11 +46,12 @@ struct Acceleration {
 /// Parse "none", "" / "default" / "all", or a comma-separated list. Error: an unknown tool.
 [[nodiscard]] EMURUN_EXPORT Result<Acceleration> parse_acceleration(std::string_view text);
 
-/// The request itself, before any root is looked at: refused is a list naming binutils (as, ld,
-/// ar, ...) without gcc: the binutils are accelerated only together with the compiler drivers
-/// that run them (an emulated gcc or g++ hands ld and ar its LTO plugin, a library of the
-/// root's arch, which the host's x86-64 binutils cannot load); plan_root also refuses them
-/// without g++ where the root has g++. plan_root calls it first.
+/// The request itself, before any root is looked at. Compilers and binutils go together both
+/// ways, because each compiler hands ld and ar an LTO plugin of its own arch: refused is a list
+/// naming binutils (as, ld, ar, ...) without gcc (an emulated gcc's plugin cannot load into the
+/// host's x86-64 binutils; plan_root also refuses them without g++ where the root has g++), and
+/// a list naming gcc or g++ without ld, ar, nm and ranlib (the host's cross gcc's x86-64 plugin
+/// cannot load into the emulated binutils: every link would fail). plan_root calls it first.
 [[nodiscard]] EMURUN_EXPORT Result<void> check_acceleration(const Acceleration& acc);
 
 /// The acceleration as a report records it: "none", "toolchain" (the default: compilers and
@@ -138,8 +139,9 @@ struct ToolMismatch {
     bool accelerated = false; ///< true: allow_revision_mismatch, accelerated anyway
     /// Asked-for tools kept emulated with it although their own sources match: the binutils
     /// with an emulated gcc or g++ (that gcc hands ld and ar its LTO plugin, a library of the
-    /// root's arch, which the host's x86-64 ld and ar cannot load)
-    bool binutils_follow = false;
+    /// root's arch, which the host's x86-64 ld and ar cannot load), and gcc and g++ with
+    /// emulated binutils (the host's cross gcc's plugin is an x86-64 library)
+    bool company_follows = false;
     /// The probe's verdict when it ran for this tool (gcc): a difference refuses acceleration
     /// like a differing source; with allow_revision_mismatch it is recorded only
     std::optional<ProbeVerdict> probe = std::nullopt;

@@ -242,6 +242,9 @@ void decide_arch(std::span<const unsigned char> image, ElfInfo& info) {
 } // namespace
 
 std::string_view ElfInfo::linkage() const {
+    if (type == 1 || type == 4) {
+        return type == 1 ? "object file" : "core dump";
+    }
     if (is_shared_library()) {
         return "shared library";
     }

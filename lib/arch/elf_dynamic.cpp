@@ -16,6 +16,7 @@ constexpr std::uint64_t k_dt_strsz = 10;
 constexpr std::uint64_t k_dt_soname = 14;
 constexpr std::uint64_t k_dt_rpath = 15;
 constexpr std::uint64_t k_dt_runpath = 29;
+constexpr std::uint64_t k_dt_flags_1 = 0x6ffffffb;
 constexpr std::uint32_t k_sht_strtab = 3;
 
 // A dynamic entry whose value is an offset into the string table.
@@ -29,6 +30,7 @@ struct DynEntries {
     std::vector<StringRef> strings;
     std::optional<std::uint64_t> strtab;
     std::optional<std::uint64_t> strsz;
+    std::uint64_t flags_1 = 0;
 };
 
 const char* tag_name(std::uint64_t tag) {
@@ -61,6 +63,8 @@ Result<DynEntries> read_entries(const Image& img, const Segment& dyn) {
             out.strtab = val;
         } else if (tag == k_dt_strsz) {
             out.strsz = val;
+        } else if (tag == k_dt_flags_1) {
+            out.flags_1 = val;
         }
     }
     return malformed("dynamic section (program header " + std::to_string(dyn.index) +
@@ -162,6 +166,7 @@ void store(ElfInfo& out, std::uint64_t tag, std::string value) {
 Result<void> read_dynamic(const Image& img, const Segment& dyn, const std::vector<Segment>& loads,
                           const SectionTable& sections, ElfInfo& out) {
     auto entries = EMURUN_TRY(read_entries(img, dyn));
+    out.flags_1 = entries.flags_1;
     if (entries.strings.empty()) {
         return {};
     }

@@ -12,12 +12,14 @@
 
 #include "util/file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
@@ -141,6 +143,86 @@ void remove_cgroup(const fs::path& dir, bool v2) {
     }
 }
 
+/// When process `pid` started, in seconds since the epoch: the boot time (/proc/stat btime)
+/// plus its start in clock ticks after boot (field 22 of /proc/PID/stat).
+std::optional<long long> process_start(pid_t pid) {
+    const auto stat = util::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+    const auto boot = util::read_file("/proc/stat", 1 << 16);
+    const auto paren = stat ? stat->rfind(')') : std::string::npos;
+    const auto btime = boot ? boot->find("\nbtime ") : std::string::npos;
+    if (paren == std::string::npos || btime == std::string::npos) {
+        return std::nullopt;
+    }
+    const auto fields = words(stat->substr(paren + 1)); // state is field 3: index 0 here
+    if (fields.size() < 20) {
+        return std::nullopt;
+    }
+    const long long ticks = std::atoll(fields[19].c_str()); // field 22
+    return std::atoll(boot->c_str() + btime + 7) + ticks / std::max(1L, ::sysconf(_SC_CLK_TCK));
+}
+
+/// Whether "emurun-<pid>" in a parent cgroup is another emurun's that died without removing
+/// it (SIGKILLed): no process `pid`, or one that started after the directory last changed (its
+/// pid reused). A live owner's is kept, as is anything not named emurun-<digits>.
+bool stale_run_dir(const fs::path& dir) {
+    const std::string name = dir.filename().string();
+    const std::string digits = name.substr(std::min<std::size_t>(name.size(), 7));
+    if (!name.starts_with("emurun-") || digits.empty() ||
+        digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) {
+        return false;
+    }
+    const auto pid = static_cast<pid_t>(std::atol(digits.c_str()));
+    if (pid == ::getpid()) {
+        return false;
+    }
+    if (::kill(pid, 0) != 0 && errno == ESRCH) {
+        return true;
+    }
+    struct stat dir_st {};
+    const auto started = process_start(pid);
+    return ::stat(dir.c_str(), &dir_st) == 0 && started && *started > dir_st.st_mtim.tv_sec + 1;
+}
+
+/// A dead emurun's cgroup tree: every process in it killed (round after round while a fork
+/// bomb adds more), then the step cgroups and the run's own removed.
+void remove_stale_tree(const fs::path& run, bool v2) {
+    std::error_code ec;
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(run, ec)) {
+        if (e.is_directory(ec)) {
+            dirs.push_back(e.path());
+        }
+    }
+    dirs.push_back(run);
+    for (const auto& dir : dirs) {
+        if (!(v2 && write_text(dir / "cgroup.kill", "1"))) {
+            for (int round = 0; round < 100; ++round) {
+                auto pids = util::read_file(dir / "cgroup.procs", 16 << 20);
+                const auto listed = pids ? words(*pids) : std::vector<std::string>{};
+                for (const auto& pid : listed) {
+                    ::kill(static_cast<pid_t>(std::atoll(pid.c_str())), SIGKILL);
+                }
+                if (listed.empty()) {
+                    break;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+        }
+        remove_cgroup(dir, v2);
+    }
+}
+
+/// Every stale "emurun-<pid>" below `parent` removed with what still runs in it: an emurun
+/// that was SIGKILLed could not stop its steps, and they would run on unbounded by anyone.
+void sweep_stale(const fs::path& parent, bool v2) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+        if (e.is_directory(ec) && stale_run_dir(e.path())) {
+            remove_stale_tree(e.path(), v2);
+        }
+    }
+}
+
 std::string join(const std::vector<std::string>& parts) {
     std::string out;
     for (const auto& p : parts) {
@@ -165,6 +247,7 @@ void LimitsHome::probe() {
             }
         }
         const auto enabled = read_words(own / "cgroup.subtree_control");
+        sweep_stale(own, true);
         const fs::path run = own / name;
         if (!enabled.empty() && (::mkdir(run.c_str(), 0755) == 0 || errno == EEXIST)) {
             for (const auto& c : enabled) {
@@ -177,7 +260,9 @@ void LimitsHome::probe() {
         }
     }
     if (!m_v2_controllers.contains("pids") && mounts.v1_pids && own_pids) {
-        const fs::path run = *mounts.v1_pids / fs::path(*own_pids).relative_path() / name;
+        const fs::path parent = *mounts.v1_pids / fs::path(*own_pids).relative_path();
+        sweep_stale(parent, false);
+        const fs::path run = parent / name;
         if (::mkdir(run.c_str(), 0755) == 0 || errno == EEXIST) {
             m_v1_pids = run;
         }

@@ -96,24 +96,32 @@ Result<std::vector<ToolchainMismatch>> mismatches_from(const Json& j, const Plac
     }
     for (std::size_t i = 0; i < list.size(); ++i) {
         const Place e = list_at.index(i);
-        if (!list[i].is_object()) {
-            return e.fail("expected an object, got " + util::describe(list[i]));
-        }
+        EMURUN_TRY(util::check_object(list[i], e,
+                                      {"tool", "root_package", "root_source", "host_package",
+                                       "host_source", "accelerated", "message", "probe"}));
         ToolchainMismatch m;
         for (auto [key, into] :
              {std::pair{"tool", &m.tool}, std::pair{"root_package", &m.root_package},
               std::pair{"root_source", &m.root_source}, std::pair{"host_package", &m.host_package},
               std::pair{"host_source", &m.host_source}, std::pair{"message", &m.message}}) {
-            auto v = EMURUN_TRY(util::get_string(list[i].value(key, Json("")), e.key(key)));
+            if (!list[i].contains(key)) {
+                return e.key(key).fail("missing", "use the report as emurun wrote it");
+            }
+            auto v = EMURUN_TRY(util::get_string(list[i][key], e.key(key)));
             *into = v;
+        }
+        if (m.tool != "gcc" && m.tool != "g++" && m.tool != "cpp" && m.tool != "binutils") {
+            return e.key("tool").fail("expected gcc, g++, cpp or binutils, got \"" + m.tool + "\"");
         }
         const Json probe = list[i].value("probe", Json(nullptr));
         if (!probe.is_null()) { // "" in reports of older versions: it did not run
             auto v = EMURUN_TRY(util::get_string(probe, e.key("probe")));
             m.probe = v.empty() ? std::nullopt : std::optional<std::string>(v);
         }
-        m.accelerated = EMURUN_TRY(
-            util::get_bool(list[i].value("accelerated", Json(false)), e.key("accelerated")));
+        if (!list[i].contains("accelerated")) {
+            return e.key("accelerated").fail("missing", "use the report as emurun wrote it");
+        }
+        m.accelerated = EMURUN_TRY(util::get_bool(list[i]["accelerated"], e.key("accelerated")));
         out.push_back(std::move(m));
     }
     return out;
@@ -387,10 +395,21 @@ Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
     }
     if (j.contains("acceleration") && !j["acceleration"].is_null()) {
         s.acceleration = EMURUN_TRY(util::get_string(j["acceleration"], at.key("acceleration")));
+        if (s.acceleration->empty()) {
+            return at.key("acceleration")
+                .fail("is empty", "null when the step asked for no acceleration, else "
+                                  "\"toolchain\" or the tools listed");
+        }
     }
     if (j.contains("accelerated_tools")) { // absent in reports of older versions
         s.accelerated_tools =
             EMURUN_TRY(util::get_string_list(j["accelerated_tools"], at.key("accelerated_tools")));
+        if (s.accelerated && s.accelerated_tools.empty()) {
+            return at.key("accelerated")
+                .fail("is true but accelerated_tools is empty (accelerated: some host tool ran "
+                      "in the root's place)",
+                      "use the report as emurun wrote it");
+        }
     }
     return {};
 }

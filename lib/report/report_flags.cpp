@@ -135,20 +135,20 @@ Result<void> check_rules(const FlagRules& rules) {
         const char* name;
         double value;
         bool ok;
-        const char* range;
+        const char* range; ///< with its bounds: "a number > 0 and <= 1e9"
         const char* hint;
     };
     const Rule checks[] = {
         {"baseline factor", rules.baseline_factor, in(rules.baseline_factor, 0, true, 1e9),
-         "a number > 0", "option baseline_factor"},
+         "a number > 0 and <= 1e9", "option baseline_factor"},
         {"regression share", rules.regression_relative,
-         in(rules.regression_relative, 0, false, 1e9), "a number >= 0", ""},
+         in(rules.regression_relative, 0, false, 1e9), "a number >= 0 and <= 1e9", ""},
         {"regression seconds", rules.regression_absolute,
-         in(rules.regression_absolute, 0, false, 1e12), "a number >= 0", ""},
+         in(rules.regression_absolute, 0, false, 1e12), "a number >= 0 and <= 1e12", ""},
         {"job limit share", rules.job_limit_share, in(rules.job_limit_share, 0, true, 1),
          "a fraction in (0, 1]", "option job_limit_share"},
         {"test minimum baseline", rules.test_min_baseline,
-         in(rules.test_min_baseline, 0, false, 1e12), "a number >= 0", ""},
+         in(rules.test_min_baseline, 0, false, 1e12), "a number >= 0 and <= 1e12", ""},
     };
     for (const auto& c : checks) {
         if (!c.ok) {
@@ -199,6 +199,17 @@ Result<void> check_baseline(const Report& baseline, const std::string& name) {
     return {};
 }
 
+std::optional<std::string> other_pipeline_note(const Report& baseline, const std::string& name,
+                                               std::string_view pipeline) {
+    if (pipeline.empty() || baseline.pipeline.empty() || baseline.pipeline == pipeline) {
+        return std::nullopt;
+    }
+    return "baseline " + name + " is a run of the pipeline \"" + baseline.pipeline +
+           "\", this one of \"" + std::string(pipeline) +
+           "\": its steps are matched to this run's by template, then name (make sure steps of "
+           "the same name run the same tests natively, or give the native run of this pipeline)";
+}
+
 double projected_total(double elapsed, double remaining, int jobs) {
     return elapsed + std::max(remaining, 0.0) / std::max(jobs, 1);
 }
@@ -218,17 +229,6 @@ namespace {
 
 bool joinable(const StepResult& s) {
     return ran(s) && s.status != StepStatus::reused && s.emulation != Emulation::native;
-}
-
-/// "a, b, c" or "a, b, c and 4 more".
-std::string some_names(const std::vector<std::string>& names) {
-    constexpr std::size_t k_shown = 3;
-    std::string out;
-    for (std::size_t i = 0; i < names.size() && i < k_shown; ++i) {
-        out += (i == 0 ? "" : ", ") + names[i];
-    }
-    return names.size() > k_shown ? out + " and " + std::to_string(names.size() - k_shown) + " more"
-                                  : out;
 }
 
 } // namespace
@@ -251,11 +251,9 @@ Result<std::vector<std::string>> join_baseline(Report& report, const Report& bas
     const auto joinable_steps = std::ranges::count_if(report.steps, joinable);
     if (!misses.empty() && std::cmp_equal(misses.size(), joinable_steps)) {
         return fail("baseline " + baseline_name,
-                    "none of the report's emulated steps (" + some_names(misses) +
-                        ") has a step of the same template or name in it: it is a run of \"" +
-                        baseline.pipeline + "\", the report one of \"" + report.pipeline +
-                        "\" (joining it would only wipe the factors)",
-                    "join the native run of the same pipeline (emurun run PIPELINE --native)");
+                    "none of the report's emulated steps has a step of the same template or name "
+                    "in it (joining it would only wipe the factors the run recorded)",
+                    "give the native run of the same version of the pipeline");
     }
     report.factor_basis = rules.basis;
     report.threshold = rules.baseline_factor;

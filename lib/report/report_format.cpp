@@ -451,9 +451,13 @@ std::string compare_table(const Report& before, const Report& after) {
             text += "x baseline: " + printable(s.name) + ": " + (fb ? number(*fb, "%.1fx") : "-") +
                     " -> " + (fa ? number(*fa, "%.1fx") : "-") + "\n";
         }
-        for (const auto& f : s.flags) {
-            if (f.rule == "baseline") {
-                text += "flag baseline: " + printable(s.name) + ": " + printable(f.message) + "\n";
+        // Each report's own flag against the baseline, said whose it is.
+        for (const auto& [step, whose] : {std::pair{b, "before"}, std::pair{&s, "after"}}) {
+            for (const auto& f : step != nullptr ? step->flags : std::vector<Flag>{}) {
+                if (f.rule == "baseline") {
+                    text += std::string("flag baseline (") + whose + "): " + printable(s.name) +
+                            ": " + printable(f.message) + "\n";
+                }
             }
         }
     }

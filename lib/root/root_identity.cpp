@@ -202,6 +202,16 @@ std::string probe_part(const std::optional<ProbeVerdict>& probe) {
     return "; the probe corpus (the root's hardening flags) compiled both ways: " + probe->why;
 }
 
+/// Why the tools asked for with `tool` stay emulated with it.
+std::string company_text(const std::string& tool) {
+    if (tool == "binutils") {
+        return " and the compilers with them (the host's cross compiler hands ld and ar its LTO "
+               "plugin, an x86-64 library the emulated binutils cannot load)";
+    }
+    return " and the binutils with it (the emulated compiler's LTO plugin, a library of the "
+           "root's arch, cannot load into the host's ld or ar)";
+}
+
 } // namespace
 
 std::string ToolMismatch::text() const {
@@ -214,10 +224,7 @@ std::string ToolMismatch::text() const {
                (identity.same() ? "its objects differ" : "the sources differ") +
                " (a revision mismatch allowed): " + why;
     }
-    return identity.tool + " kept emulated" +
-           (binutils_follow ? " and the binutils with it (the emulated compiler's LTO plugin, a "
-                              "library of the root's arch, cannot load into the host's ld or ar)"
-                            : "") +
+    return identity.tool + " kept emulated" + (company_follows ? company_text(identity.tool) : "") +
            ": " + why +
            "; to accelerate it anyway, allow the revision mismatch (option "
            "allow_revision_mismatch)";

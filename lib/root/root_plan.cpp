@@ -6,6 +6,7 @@
 #include <emurun/elf.hpp>
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <set>
 #include <sys/stat.h>
@@ -230,6 +231,52 @@ Result<void> check_binutils_company(const std::vector<std::string>& names, bool 
                     ", or the default list; or leave the binutils emulated");
 }
 
+/// The binutils an accelerated gcc or g++ hands its LTO plugin (collect2 runs ld with
+/// `-plugin`, gcc-ar/gcc-nm/gcc-ranlib run ar, nm and ranlib with `--plugin`): the host's cross
+/// compiler's plugin is an x86-64 library the root's emulated binutils cannot load.
+constexpr std::array<std::string_view, 4> k_plugin_binutils{"ld", "ar", "nm", "ranlib"};
+
+bool wants_binutil(const std::vector<std::string>& names, std::string_view tool) {
+    return std::ranges::any_of(names, [&](const std::string& n) {
+        return n == tool || (tool == "ld" && (n == "ld.bfd" || n == "ld.gold"));
+    });
+}
+
+/// The other direction of check_binutils_company: gcc or g++ asked for without the binutils
+/// that load their LTO plugin. Every link would fail.
+Result<void> check_compiler_company(const std::vector<std::string>& names) {
+    std::string compilers, missing;
+    for (const char* driver : {"gcc", "g++"}) {
+        if (std::ranges::find(names, driver) != names.end()) {
+            compilers += (compilers.empty() ? "" : ",") + std::string(driver);
+        }
+    }
+    for (const auto tool : k_plugin_binutils) {
+        if (!wants_binutil(names, tool)) {
+            missing += (missing.empty() ? "" : ",") + std::string(tool);
+        }
+    }
+    if (compilers.empty() || missing.empty()) {
+        return {};
+    }
+    return fail("accelerate " + compilers,
+                "the compilers are accelerated only together with the binutils that load their "
+                "LTO plugin (ld, ar, nm, ranlib), and " +
+                    missing +
+                    " would stay emulated: the host's cross compiler hands them its plugin, an "
+                    "x86-64 library the root's emulated binutils cannot load (every link would "
+                    "fail)",
+                "accelerate " + missing + " too (option accelerate), e.g. " + compilers +
+                    ",ld,ar,nm,ranlib, or the default list (toolchain); or leave the compilers "
+                    "emulated");
+}
+
+/// Compilers and binutils go together, both ways.
+Result<void> check_company(const std::vector<std::string>& names, bool root_has_gxx) {
+    EMURUN_TRY(check_binutils_company(names, root_has_gxx));
+    return check_compiler_company(names);
+}
+
 /// Bind host /usr/bin/TRIPLET-X over the root's where both exist.
 void add_tool(RootPlan& plan, const std::string& file, std::set<std::string>& seen) {
     const fs::path host = fs::path("/usr/bin") / (plan.arch->triplet + "-" + file);
@@ -250,21 +297,28 @@ void add_host_tool(RootPlan& plan, const std::string& file, std::set<std::string
     }
 }
 
-/// Drop the `refused` groups from `names`; an emulated gcc or g++ hands ld and ar its LTO
-/// plugin (a library of the root's arch) that the host's binutils cannot load, so they stay
-/// emulated with the compiler (said on the compiler's mismatch).
+/// Drop the `refused` groups from `names`. Compilers and binutils stay emulated together (the
+/// LTO plugin each compiler hands ld and ar is a library of its own arch): a refused gcc or g++
+/// takes the asked-for binutils with it, refused binutils take gcc and g++ (said on the
+/// refused tool's mismatch).
 void drop_refused(RootPlan& plan, std::vector<std::string>& names, std::set<std::string> refused) {
+    const auto asked = [&names](bool compilers) {
+        return std::ranges::any_of(names, [&](const std::string& n) {
+            const std::string g = is_shell_tool(n) ? "" : toolchain_group(n);
+            return compilers ? g == "gcc" || g == "g++" : g == "binutils";
+        });
+    };
     const bool compiler_refused = refused.contains("gcc") || refused.contains("g++");
-    const bool binutils_asked = std::ranges::any_of(names, [](const std::string& n) {
-        return !is_shell_tool(n) && toolchain_group(n) == "binutils";
-    });
-    if (compiler_refused && binutils_asked) {
-        refused.insert("binutils");
-        auto it = std::ranges::find_if(plan.mismatches, [](const ToolMismatch& m) {
-            return !m.accelerated && (m.identity.tool == "gcc" || m.identity.tool == "g++");
+    const bool follow =
+        compiler_refused ? asked(false) : refused.contains("binutils") && asked(true);
+    if (follow) {
+        refused.insert({"gcc", "g++", "binutils"});
+        auto it = std::ranges::find_if(plan.mismatches, [&](const ToolMismatch& m) {
+            return !m.accelerated && (compiler_refused ? m.identity.tool != "binutils"
+                                                       : m.identity.tool == "binutils");
         });
         if (it != plan.mismatches.end()) {
-            it->binutils_follow = true;
+            it->company_follows = true;
         }
     }
     std::erase_if(names, [&](const std::string& n) {
@@ -290,6 +344,12 @@ void check_identity(const RootSpec& spec, RootPlan& plan, const Statuses& st,
         if (id.same()) {
             continue;
         }
+        if (id.root.source.empty()) { // the root has no such package: nothing to accelerate
+            std::erase_if(names, [&](const std::string& n) {
+                return !is_shell_tool(n) && toolchain_group(n) == id.tool;
+            });
+            continue;
+        }
         if (!allow) {
             refused.insert(id.tool);
         }
@@ -303,13 +363,15 @@ void check_identity(const RootSpec& spec, RootPlan& plan, const Statuses& st,
 /// the binutils with them) emulated unless a revision mismatch is allowed.
 void check_probe(const RootSpec& spec, RootPlan& plan, const Statuses& st,
                  std::vector<std::string>& names) {
-    if (!spec.accelerate.probe || plan.gcc_major.empty() || !wants_compiler(names)) {
-        return;
+    const bool gcc = std::ranges::find(names, "gcc") != names.end();
+    const bool gxx = std::ranges::find(names, "g++") != names.end();
+    if (!spec.accelerate.probe || plan.gcc_major.empty() || !(gcc || gxx)) {
+        return; // cpp alone: the corpus compiles with gcc and g++, which stay emulated
     }
     const ProbeVerdict v = probe_toolchain(spec, plan, st.root, st.host);
     plan.probe = v;
     const bool allow = spec.accelerate.allow_revision_mismatch;
-    const std::string tool = std::ranges::find(names, "gcc") != names.end() ? "gcc" : "g++";
+    const std::string tool = gcc ? "gcc" : "g++";
     auto it = std::ranges::find_if(plan.mismatches, [&](const ToolMismatch& m) {
         return m.accelerated && m.identity.tool == tool;
     });
@@ -320,7 +382,7 @@ void check_probe(const RootSpec& spec, RootPlan& plan, const Statuses& st,
         plan.mismatches.push_back(ToolMismatch{std::move(id.front()), allow, false, v});
     }
     if (!v.identical && !allow) {
-        drop_refused(plan, names, {"gcc", "g++"});
+        drop_refused(plan, names, {"gcc", "g++", "cpp"});
     }
 }
 
@@ -367,7 +429,7 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
     std::error_code ec;
     const bool root_has_gxx = fs::exists(
         fs::symlink_status(plan.dir / "usr/bin" / (t + "-g++"), ec)); // the driver's link
-    EMURUN_TRY(check_binutils_company(names, root_has_gxx));
+    EMURUN_TRY(check_company(names, root_has_gxx));
     if (auto r = check_toolchain(spec, plan, names); !r) {
         return r;
     }
@@ -455,7 +517,7 @@ Result<Acceleration> parse_acceleration(std::string_view text) {
 
 Result<void> check_acceleration(const Acceleration& acc) {
     if (acc.mode == Acceleration::Mode::listed) {
-        return check_binutils_company(wanted_tools(acc), false); // g++: known with the root
+        return check_company(wanted_tools(acc), false); // g++: known with the root
     }
     return {};
 }

@@ -36,11 +36,12 @@ Json inspection_json(const Inspection& in) {
     const ElfInfo& e = in.elf;
     Json j{{"file", in.file.string()},
            {"arch", e.arch ? Json(e.arch->name) : Json(nullptr)},
+           {"machine_arch", e.machine_arch ? Json(e.machine_arch->name) : Json(nullptr)},
            {"class", e.elf_class == 2 ? 64 : 32},
            {"endianness", e.endianness()},
            {"machine", e.machine},
            {"type", e.type_name()},
-           {"static", e.is_static() && !e.is_shared_library()},
+           {"static", e.linkage() == "static"},
            {"linkage", e.linkage()},
            {"runpath", e.runpath},
            {"rpath", e.rpath}};

@@ -250,6 +250,16 @@ part_small() {
     expect_refusal "--threshold nan" "flag rule baseline factor" "$EMURUN" run p.json --threshold nan
     expect_refusal "--threshold -1 names its flag" "got -1 (--threshold, e.g. 10)" \
         "$EMURUN" run p.json --threshold -1
+    expect_refusal "--threshold 2e9 gives the bound" "expected a number > 0 and <= 1e9, got 2e+09" \
+        "$EMURUN" run p.json --threshold 2e9
+    local rc=0
+    "$EMURUN" run p.json --threshold '' >out.txt 2>err.txt || rc=$?
+    expect_eq "--threshold '': a usage error" 2 "$rc"
+    expect_contains "...saying the value is empty, not that it is 0" "$(cat err.txt)" \
+        "--threshold: an empty value, not a number"
+    rc=0; "$EMURUN" report show --threshold 5 p.json >out.txt 2>err.txt || rc=$?
+    expect_eq "report show --threshold without --baseline: a usage error, not ignored" 2 "$rc"
+    expect_contains "...naming what it needs" "$(cat err.txt)" "--baseline"
     expect_refusal "--job-limit-share 0 names its flag and unit" \
         "flag rule job limit share: expected a fraction in (0, 1], got 0 (--job-limit-share, in percent" \
         "$EMURUN" run p.json --job-limit-share 0

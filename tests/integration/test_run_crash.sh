@@ -154,7 +154,7 @@ assert len(f) == 1 and f[0].get("type") == "emulator_crash", [x.attrib for x in 
 PY
     expect_contains "retry: the table shows the flag" "$(cat "$T/retry.out")" "flag flaky: flaky"
     expect_contains "retry: emurun says it retries" "$(cat "$T/retry.err")" \
-        "emurun: flaky emulator_crash in"
+        "emurun: flaky emulator_crash (signal 6) in"
     expect_contains "retry: ... which attempt" "$(cat "$T/retry.err")" "retrying: attempt 2 of 3"
     local validate=$EMURUN_BUILD_DIR/tests/validate_json schema=$EMURUN_SOURCE_DIR/cmake/schema
     if [ -x "$validate" ]; then

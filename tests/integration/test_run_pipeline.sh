@@ -121,4 +121,11 @@ r = json.load(open("merged.json"))
 names = [x["name"] for x in r["steps"]]
 assert sorted(names) == sorted(["build", "out", "slow", "bad<&>", "after"]), names
 PY
+# A step that failed: its finished line says how it ended and where its log is.
+printf '{"name": "f", "steps": [{"name": "three", "argv": ["sh", "-c", "exit 3"]}, {"name": "killed", "argv": ["sh", "-c", "kill -9 $$"]}]}\n' >f.json
+rc=0; "$EMURUN" run f.json --report f-report.json --log-dir f-logs >/dev/null 2>f.err || rc=$?
+expect_eq "a failed step fails the run" 1 "$rc"
+expect_contains "the exit code on its line" "$(cat f.err)" "emurun: three failed (exit 3) in "
+expect_contains "the signal on its line" "$(cat f.err)" "emurun: killed failed (signal 9) in "
+expect_contains "and where its log is" "$(cat f.err)" "emurun: three: its log is f-logs/three.log"
 finish

@@ -4,7 +4,7 @@
 # pids limit while the run goes on (limits); a guest's real-time signal is reported as the
 # guest's, and one QEMU cannot deliver ends with the step's timeout (item 11).
 # ctest-tier: quick
-# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd trust_review5_garbled limits_fork_bomb limits_memory trust11_rt_signals
+# ctest-parts: trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd trust_review5_garbled limits_fork_bomb limits_memory trust11_rt_signals limits_stale_cgroups
 . "$(dirname "$0")/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 needed to read the reports"
 cd "$T"
@@ -245,5 +245,37 @@ assert s["rt64"]["status"] == "timed_out", s["rt64"]
 PY
 }
 
-run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd trust_review5_garbled limits_fork_bomb limits_memory trust11_rt_signals
+# An emurun that was SIGKILLed leaves its cgroups, and its steps run on in them. The next
+# emurun started in the same cgroup removes them: it kills what runs in a dead emurun's
+# "emurun-<pid>" (no such process, or one started after the directory) and removes the
+# directories; a live emurun's is left alone.
+part_limits_stale_cgroups() {
+    [ "$(id -u)" = 0 ] || { skip_part "steps get cgroups by default only as root"; return; }
+    local h outer dead live_sleep dead_sleep
+    h=$(pids_hierarchy)
+    [ -n "$h" ] || { skip_part "no pids cgroup controller here"; return; }
+    outer=$h/emurun-trust-stale-$$
+    mkdir "$outer" || { skip_part "cannot make a cgroup in $h"; return; }
+    sh -c 'exit 0' & dead=$!; wait "$dead" # a pid that no longer runs
+    mkdir -p "$outer/emurun-$dead/step-1" "$outer/emurun-$$/step-1"
+    sleep 300 & dead_sleep=$!
+    sleep 300 & live_sleep=$!
+    echo "$dead_sleep" >"$outer/emurun-$dead/step-1/cgroup.procs"
+    echo "$live_sleep" >"$outer/emurun-$$/step-1/cgroup.procs" # $$ runs, and started before
+    echo '{"name": "s", "steps": [{"name": "t", "argv": ["true"]}]}' >stale.json
+    local rc=0
+    (echo "$BASHPID" >"$outer/cgroup.procs" && exec "$EMURUN" run stale.json -q --report rs.json \
+        >out-stale.txt 2>err-stale.txt) || rc=$?
+    expect_eq "the run passes" 0 "$rc"
+    sleep 0.2
+    if kill -0 "$dead_sleep" 2>/dev/null; then not_ok "a dead emurun's step still runs"; else ok "a dead emurun's step was killed"; fi
+    [ -d "$outer/emurun-$dead" ] && not_ok "a dead emurun's cgroup is still there" || ok "...and its cgroups removed"
+    kill -0 "$live_sleep" 2>/dev/null && ok "a live emurun's step runs on" || not_ok "a live emurun's step was killed"
+    [ -d "$outer/emurun-$$/step-1" ] && ok "...in its cgroup" || not_ok "a live emurun's cgroup was removed"
+    kill "$live_sleep" "$dead_sleep" 2>/dev/null || true
+    wait "$live_sleep" "$dead_sleep" 2>/dev/null || true
+    find "$outer" -depth -type d -exec rmdir {} + 2>/dev/null || true
+}
+
+run_parts trust5_proc_fd trust5_forged_exec_failure trust5_stolen_fd trust_review5_garbled limits_fork_bomb limits_memory trust11_rt_signals limits_stale_cgroups
 finish

@@ -27,16 +27,22 @@ case_() {
 case_ "exe" "emurun" "unknown command 'exe': did you mean 'emurun exec'?"
 case_ "" "emurun" "which command? one of inspect, exec"
 case_ "--jsno doctor" "emurun doctor" "unknown option '--jsno': did you mean '--json'?"
-case_ "--color bogus doctor" "emurun doctor" "bogus not in {auto,always,never}"
+case_ "--color bogus doctor" "emurun" "bogus not in {auto,always,never}" # emurun's own option
 case_ "frobnicate" "emurun" "unknown command 'frobnicate'"
+# A stray word before a command is the word's fault, not the command's.
+case_ "foo run p.json" "emurun" "unknown command 'foo'"
+case_ "run --color bogus p.json" "emurun" "bogus not in {auto,always,never}"
+case_ "root creat --arch aarch64 r" "emurun root" "did you mean 'emurun root create'?"
+# An option whose value would be the '--' that starts the command.
+case_ "sandbox --arch -- true" "emurun sandbox" "the option --arch has no value: the '--' after it starts the command"
 
-case_ "inspect" "emurun inspect" "files is required"
+case_ "inspect" "emurun inspect" "missing the argument FILES"
 case_ "inspect --jsno /bin/true" "emurun inspect" "unknown option '--jsno': did you mean '--json'?"
 case_ "inspect --sysrot /x /bin/true" "emurun inspect" "did you mean '--sysroot'?"
 case_ "inspect --frobnicate /bin/true" "emurun inspect" "unknown option '--frobnicate'"
-case_ "inspect /bin/true --sysroot" "emurun inspect" "--sysroot: 1 required TEXT missing"
+case_ "inspect /bin/true --sysroot" "emurun inspect" "the option --sysroot needs a value"
 
-case_ "exec" "emurun exec" "is required"
+case_ "exec" "emurun exec" "missing the argument"
 case_ "exec --sysrot /x /bin/true" "emurun exec" "did you mean '--sysroot'?"
 case_ "exec --arhc aarch64 /bin/true" "emurun exec" "did you mean '--arch'?"
 case_ "exec --qemu-dri /x /bin/true" "emurun exec" "did you mean '--qemu-dir'?"
@@ -48,7 +54,7 @@ case_ "binfmt regster" "emurun binfmt" "did you mean 'emurun binfmt register'?"
 case_ "binfmt status --jsno" "emurun binfmt status" "did you mean '--json'?"
 case_ "binfmt verify --frobnicate" "emurun binfmt verify" "unknown option '--frobnicate'"
 
-case_ "sandbox" "emurun sandbox" "is required"
+case_ "sandbox" "emurun sandbox" "missing the"
 case_ "sandbox --arhc aarch64 -- true" "emurun sandbox" "did you mean '--arch'?"
 case_ "sandbox --arch aarch64 --sysrot /x -- true" "emurun sandbox" "did you mean '--sysroot'?"
 case_ "sandbox --arch aarch64 --evn K=V -- true" "emurun sandbox" "did you mean '--env'?"
@@ -58,15 +64,15 @@ case_ "shim" "emurun shim" "which command? one of add"
 case_ "shim ad" "emurun shim" "did you mean 'emurun shim add'?"
 case_ "shim lsit" "emurun shim" "did you mean 'emurun shim list'?"
 case_ "shim list --jsno" "emurun shim list" "did you mean '--json'?"
-case_ "shim add" "emurun shim add" "is required"
+case_ "shim add" "emurun shim add" "missing the"
 
 case_ "sysroot" "emurun sysroot" "which command? one of check"
 case_ "sysroot fech aarch64" "emurun sysroot" "did you mean 'emurun sysroot fetch'?"
 case_ "sysroot chekc" "emurun sysroot" "did you mean 'emurun sysroot check'?"
-case_ "sysroot check" "emurun sysroot check" "is required"
+case_ "sysroot check" "emurun sysroot check" "missing the"
 case_ "sysroot check --sysrot /x" "emurun sysroot check" "did you mean '--sysroot'?"
 
-case_ "run" "emurun run" "pipeline is required"
+case_ "run" "emurun run" "missing the argument PIPELINE"
 case_ "run --jbos 2 p.json" "emurun run" "did you mean '--jobs'?"
 case_ "run --jobs x p.json" "emurun run" "Could not convert: --jobs = x"
 case_ "run --reprot r.json p.json" "emurun run" "did you mean '--report'?"
@@ -74,11 +80,11 @@ case_ "run --frobnicate p.json" "emurun run" "unknown option '--frobnicate'"
 
 case_ "report" "emurun report" "which command? one of show, compare, merge"
 case_ "report shwo r.json" "emurun report" "did you mean 'emurun report show'?"
-case_ "report show" "emurun report show" "reports is required"
+case_ "report show" "emurun report show" "missing the argument REPORTS"
 case_ "report show --format yaml r.json" "emurun report show" "yaml not in"
-case_ "report compare r.json" "emurun report compare" "after is required"
+case_ "report compare r.json" "emurun report compare" "missing the argument AFTER"
 
-case_ "calibrate" "emurun calibrate" "--arch is required"
+case_ "calibrate" "emurun calibrate" "missing the option --arch"
 case_ "calibrate --arhc aarch64" "emurun calibrate" "did you mean '--arch'?"
 case_ "calibrate --arch aarch64 --jsno" "emurun calibrate" "did you mean '--json'?"
 case_ "calibrate --arch aarch64 --outptu x" "emurun calibrate" "did you mean '--output'?"
@@ -86,7 +92,7 @@ case_ "calibrate --arch aarch64 --frobnicate" "emurun calibrate" "unknown option
 
 case_ "root" "emurun root" "which command? one of create, install, run"
 case_ "root crate" "emurun root" "did you mean 'emurun root create'?"
-case_ "root create /tmp/r" "emurun root create" "--arch is required"
+case_ "root create /tmp/r" "emurun root create" "missing the option --arch"
 case_ "root create --arhc aarch64 /tmp/r" "emurun root create" "did you mean '--arch'?"
 case_ "root run --accelerat /tmp/r -- true" "emurun root run" "did you mean '--accelerate'?"
 
@@ -95,4 +101,11 @@ case_ "doctor --no-prob" "emurun doctor" "did you mean '--no-probe'?"
 case_ "doctor --frobnicate" "emurun doctor" "unknown option '--frobnicate'"
 case_ "doctor extra" "emurun doctor" "not expected: extra"
 case_ "doctor --mount" "emurun doctor" "--mount"
+
+# `emurun help [COMMAND...]` is `emurun [COMMAND...] --help`.
+out=$("$EMURUN" help) && expect_contains "emurun help: the commands" "$out" "Subcommands:"
+out=$("$EMURUN" help report show) && expect_contains "emurun help report show: its options" "$out" "--baseline"
+rc=0; "$EMURUN" help frob >/dev/null 2>err.txt || rc=$?
+expect_eq "emurun help frob: a usage error" 2 "$rc"
+expect_contains "...naming the word" "$(cat err.txt)" "unknown command 'frob'"
 finish

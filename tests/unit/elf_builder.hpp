@@ -29,7 +29,8 @@ struct ElfSpec {
     std::string soname;
     std::string runpath;
     std::string rpath;
-    bool sections = false; // add a section header table: [0] null, [1] .dynstr
+    std::uint64_t flags_1 = 0; // DT_FLAGS_1 when not 0
+    bool sections = false;     // add a section header table: [0] null, [1] .dynstr
 };
 
 /// The image and where its parts are, so that tests can corrupt them.
@@ -159,6 +160,9 @@ inline BuiltElf build_elf(const ElfSpec& s) {
         add_string(15, s.rpath);
     }
     b.dynstr_size = v.size() - b.dynstr_off;
+    if (s.flags_1 != 0) {
+        entries.emplace_back(0x6ffffffb, s.flags_1);
+    }
     entries.emplace_back(5, b.base + b.dynstr_off);
     entries.emplace_back(10, b.dynstr_size);
     entries.emplace_back(0, 0);

@@ -33,6 +33,12 @@ std::string parse_error(const std::vector<unsigned char>& bytes) {
     return r ? std::string{} : r.error().message();
 }
 
+emurun::ElfInfo read_built(const BuiltElf& b) {
+    auto r = parse_elf(b.bytes);
+    REQUIRE_MESSAGE(r.has_value(), why(r));
+    return *r;
+}
+
 std::vector<unsigned char> bytes_of(std::string_view s) {
     return {s.begin(), s.end()};
 }
@@ -152,6 +158,38 @@ TEST_CASE("elf: static-pie has PT_DYNAMIC but no interpreter" * emurun::test::ma
     CHECK(r->has_dynamic);
     CHECK(r->is_static());
     CHECK(r->needed.empty());
+    CHECK(r->linkage() == "static"); // DF_1_PIE
+    // A shared object that needs and names nothing is no static-pie (no DF_1_PIE).
+    const std::string so = "cc -shared -nostdlib -fPIC -o " + (dir / "p.so").string() + " " +
+                           (dir / "p.c").string() + " >/dev/null 2>&1";
+    REQUIRE(std::system(so.c_str()) == 0);
+    auto lib = read_elf(dir / "p.so");
+    REQUIRE_MESSAGE(lib.has_value(), why(lib));
+    CHECK(lib->needed.empty());
+    CHECK(lib->linkage() == "shared library");
+}
+
+TEST_CASE("elf: linkage tells a static-pie, a bare shared object, an object file and a core") {
+    ElfSpec bare;
+    bare.interp.clear();
+    bare.needed.clear();
+    CHECK(read_built(build_elf(bare)).linkage() == "shared library");
+    ElfSpec pie = bare;
+    pie.flags_1 = 0x08000001; // DF_1_PIE | DF_1_NOW
+    auto p = read_built(build_elf(pie));
+    CHECK(p.flags_1 == 0x08000001);
+    CHECK(p.linkage() == "static");
+    ElfSpec object = bare;
+    object.type = 1;
+    object.machine = 183; // EM_AARCH64
+    object.dynamic = false;
+    const auto o = read_built(build_elf(object));
+    CHECK(o.linkage() == "object file");
+    CHECK(o.arch == nullptr); // binfmt_misc runs no ET_REL
+    REQUIRE(o.machine_arch != nullptr);
+    CHECK(o.machine_arch->name == "aarch64");
+    object.type = 4;
+    CHECK(read_built(build_elf(object)).linkage() == "core dump");
 }
 
 TEST_CASE("elf: hand-made images of every class and byte order parse back") {

@@ -204,6 +204,7 @@ TEST_CASE("report: JSON round trip, file round trip and errors") {
     rooted.emulation = emurun::Emulation::root;
     rooted.accelerated = true;
     rooted.acceleration = "toolchain,shell";
+    rooted.accelerated_tools = {"gcc-12", "dash"};
     Report r = report_of({step("a", 2), killed, step("s", 0, StepStatus::skipped), rooted});
     r.job_limit = 3600;
     r.interrupted_by = 2;
@@ -428,6 +429,7 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     rooted.emulation = emurun::Emulation::root;
     rooted.accelerated = true;
     rooted.acceleration = "toolchain";
+    rooted.accelerated_tools = {"as", "ld.bfd"};
     rooted.toolchain_mismatches.push_back({"gcc", "gcc-12", "gcc-12 12.2.0-14+deb12u1",
                                            "gcc-12-aarch64-linux-gnu", "gcc-12 12.2.0-14", false,
                                            "gcc kept emulated: the root's gcc-12 ...",
@@ -449,6 +451,30 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     auto bad = j;
     bad["steps"][0]["toolchain_mismatches"] = "gcc";
     CHECK_FALSE(Report::from_json(bad, "r.json").has_value());
+    // As strict as the schema: no other key, none missing, a known tool; an acceleration is
+    // named; accelerated means some tool ran in the root's place.
+    const auto refused = [](const nlohmann::json& report) {
+        auto parsed = Report::from_json(report, "r.json");
+        return parsed ? std::string("accepted") : parsed.error().message();
+    };
+    auto extra = j;
+    extra["steps"][0]["toolchain_mismatches"][0]["colour"] = "red";
+    CHECK(refused(extra).find("r.json: steps[0].toolchain_mismatches[0].colour: unknown key") == 0);
+    auto missing = j;
+    missing["steps"][0]["toolchain_mismatches"][0].erase("host_source");
+    CHECK(refused(missing).find("toolchain_mismatches[0].host_source: missing") !=
+          std::string::npos);
+    auto tool = j;
+    tool["steps"][0]["toolchain_mismatches"][0]["tool"] = "clang";
+    CHECK(refused(tool).find("tool: expected gcc, g++, cpp or binutils, got \"clang\"") !=
+          std::string::npos);
+    auto unnamed = j;
+    unnamed["steps"][0]["acceleration"] = "";
+    CHECK(refused(unnamed).find("steps[0].acceleration: is empty") != std::string::npos);
+    auto claimed = j;
+    claimed["steps"][0]["accelerated_tools"] = nlohmann::json::array();
+    CHECK(refused(claimed).find("steps[0].accelerated: is true but accelerated_tools is empty") !=
+          std::string::npos);
     auto old = j; // a report written before emurun recorded them
     old["steps"][0].erase("toolchain_mismatches");
     CHECK(Report::from_json(old, "r.json").value().steps[0].toolchain_mismatches.empty());
@@ -517,11 +543,15 @@ TEST_CASE("report: a baseline of another pipeline is refused, not joined into em
     auto refused = emurun::join_baseline(joined, foreign, "other.json", {});
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().what == "baseline other.json");
-    CHECK(refused.error().why.find("none of the report's emulated steps (test, lint) has a step "
-                                   "of the same template or name in it: it is a run of \"other\", "
-                                   "the report one of \"demo\"") == 0);
-    CHECK(refused.error().hint.find("--native") != std::string::npos);
+    CHECK(refused.error().why.find("none of the report's emulated steps has a step") == 0);
     CHECK(joined == run); // nothing wiped
+    // Another pipeline (a native pipeline of its own, or a mistake): said, by a note.
+    CHECK(emurun::other_pipeline_note(foreign, "other.json", "demo") ==
+          "baseline other.json is a run of the pipeline \"other\", this one of \"demo\": its "
+          "steps are matched to this run's by template, then name (make sure steps of the same "
+          "name run the same tests natively, or give the native run of this pipeline)");
+    CHECK_FALSE(emurun::other_pipeline_note(foreign, "other.json", "other"));
+    CHECK_FALSE(emurun::other_pipeline_note(foreign, "other.json", ""));
     // Some steps matched: joined, and the others named for a warning.
     const Report partial = report_of({step("test", 2)});
     auto misses = emurun::join_baseline(joined, partial, "native.json", {});
@@ -578,5 +608,10 @@ TEST_CASE("report: a native baseline joined after the run gives the run-time fac
     REQUIRE(emurun::join_baseline(after, baseline, "native.json", {}).has_value());
     const std::string cmp = emurun::compare_table(before, after);
     CHECK(cmp.find("x baseline: test: 15.0x -> 20.0x") != std::string::npos);
+    // Whose flag each line is (both runs are over the default 10x).
+    CHECK(cmp.find("flag baseline (before): test: 15.0x the native baseline's") !=
+          std::string::npos);
+    CHECK(cmp.find("flag baseline (after): test: 20.0x the native baseline's") !=
+          std::string::npos);
     CHECK(emurun::compare_json(before, after)["steps"][0]["after_factor"] == 20.0);
 }

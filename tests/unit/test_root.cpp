@@ -7,6 +7,7 @@
 #include "scoped_env.hpp"
 #include "skip.hpp"
 #include "util/fd.hpp"
+#include "util/file.hpp"
 #include "util/path.hpp"
 #include "util/temp_dir.hpp"
 
@@ -165,10 +166,21 @@ TEST_CASE("root: the binutils are accelerated only with the compilers that run t
     CHECK(why("ld").find("LTO plugin") != std::string::npos);
     CHECK(why("as,ar").find("accelerate gcc too") != std::string::npos);
     CHECK(why("shell,ld.bfd").find("accelerate ld.bfd:") == 0);
-    for (const char* fine :
-         {"gcc,ld", "cc,as", "gcc,g++,as,ld", "toolchain", "", "shell", "g++", "none"}) {
+    for (const char* fine : {"gcc,ld,ar,nm,ranlib", "cc,c++,as,ld.bfd,ar,nm,ranlib", "toolchain",
+                             "", "shell", "cpp", "cpp,shell", "none"}) {
         CHECK_MESSAGE(why(fine) == "accepted", fine);
     }
+    // The other way: the host's cross compiler hands ld and ar its x86-64 LTO plugin.
+    CHECK(why("gcc,g++") ==
+          "accelerate gcc,g++: the compilers are accelerated only together with the binutils "
+          "that load their LTO plugin (ld, ar, nm, ranlib), and ld,ar,nm,ranlib would stay "
+          "emulated: the host's cross compiler hands them its plugin, an x86-64 library the "
+          "root's emulated binutils cannot load (every link would fail) (accelerate "
+          "ld,ar,nm,ranlib too (option accelerate), e.g. gcc,g++,ld,ar,nm,ranlib, or the default "
+          "list (toolchain); or leave the compilers emulated)");
+    CHECK(why("g++").find("accelerate g++: the compilers are accelerated only") == 0);
+    CHECK(why("gcc,as,ld").find("and ar,nm,ranlib would stay emulated") != std::string::npos);
+    CHECK(why("cc,ld.gold,ar,nm").find("and ranlib would stay emulated") != std::string::npos);
     auto p = Pipeline::parse(R"({"name": "n", "steps": [{"name": "link", "argv": ["make"],
         "arch": "arm64", "emulation": "root", "root": "r", "accelerate": "ld"}]})",
                              "p.json", "/w");
@@ -186,7 +198,8 @@ TEST_CASE("root: the binutils are accelerated only with the compilers that run t
     CHECK(plan.error().what == "accelerate ld");
 }
 
-TEST_CASE("root: gcc and ld accelerated in a root with g++: g++ is needed too" * test::may_skip()) {
+TEST_CASE("root: gcc and the binutils accelerated in a root with g++: g++ is needed too" *
+          test::may_skip()) {
     const Arch* arm = test::known_arch("aarch64");
     const std::string t = arm->triplet;
     if (runs_natively(*arm) || ::access(("/usr/bin/" + t + "-gcc-12").c_str(), X_OK) != 0 ||
@@ -200,7 +213,7 @@ TEST_CASE("root: gcc and ld accelerated in a root with g++: g++ is needed too" *
     fs::create_symlink(t + "-gcc-12", d / ("usr/bin/" + t + "-gcc"));
     RootSpec spec;
     spec.dir = d;
-    spec.accelerate = *parse_acceleration("gcc,ld");
+    spec.accelerate = *parse_acceleration("gcc,ld,ar,nm,ranlib");
     auto without_gxx = plan_root(spec); // a root without g++: gcc is company enough
     if (!without_gxx && without_gxx.error().what.find("emulator") != std::string::npos) {
         fs::remove_all(d);
@@ -213,6 +226,54 @@ TEST_CASE("root: gcc and ld accelerated in a root with g++: g++ is needed too" *
     REQUIRE_FALSE(with_gxx.has_value());
     CHECK(with_gxx.error().why.find("g++ would stay emulated") != std::string::npos);
     CHECK(with_gxx.error().hint.find("e.g. gcc,g++,ld") != std::string::npos);
+}
+
+TEST_CASE("root: binutils of another source keep the compilers emulated with them" *
+          test::may_skip()) {
+    const Arch* arm = test::known_arch("aarch64");
+    const std::string t = arm->triplet;
+    const std::string host = util::read_file("/var/lib/dpkg/status").value_or("");
+    const ToolSource gcc = dpkg_tool_source(host, "gcc-12-" + t, "gcc-12");
+    const ToolSource bin = dpkg_tool_source(host, "binutils-" + t, "binutils");
+    if (runs_natively(*arm) || gcc.version.empty() || bin.version.empty() ||
+        !fs::is_directory("/usr/lib/gcc-cross/" + t + "/12")) {
+        EMURUN_SKIP("no host cross gcc-12 and binutils for aarch64 (apt-get install g++-" + t +
+                    ")");
+    }
+    const fs::path d = fs::temp_directory_path() / ("emurun-binold-" + std::to_string(::getpid()));
+    write(d / "var/lib/dpkg/arch", "arm64\n");
+    write(d / "bin/sh", "target program");
+    for (const char* tool : {"gcc-12", "ld.bfd", "as"}) {
+        write(d / "usr/bin" / (t + "-" + tool), "target program");
+    }
+    fs::create_symlink(t + "-gcc-12", d / ("usr/bin/" + t + "-gcc"));
+    const auto stanza = [](const std::string& pkg, const std::string& src, const std::string& v) {
+        return "Package: " + pkg + "\nStatus: install ok installed\nSource: " + src +
+               "\nVersion: " + v + "\n\n";
+    };
+    write(d / "var/lib/dpkg/status", stanza("gcc-12", "gcc-12", gcc.version) +
+                                         stanza("cpp-12", "gcc-12", gcc.version) +
+                                         stanza("binutils-" + t, "binutils", bin.version + "~old"));
+    RootSpec spec;
+    spec.dir = d;
+    spec.accelerate = *parse_acceleration("toolchain");
+    spec.accelerate.probe = false;
+    auto plan = plan_root(spec);
+    fs::remove_all(d);
+    if (!plan && plan.error().what.find("emulator") != std::string::npos) {
+        EMURUN_SKIP("no qemu-aarch64 here: " + plan.error().message());
+    }
+    REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message()));
+    CHECK(plan->accelerated.empty()); // neither gcc-12 nor ld.bfd nor as bound
+    for (const auto& m : plan->mismatches) {
+        INFO(m.text());
+    }
+    REQUIRE_MESSAGE(plan->mismatches.size() == 1,
+                    (plan->mismatches.size() > 1 ? plan->mismatches[1].text() : ""));
+    CHECK(plan->mismatches[0].identity.tool == "binutils");
+    CHECK(plan->mismatches[0].text().starts_with(
+        "binutils kept emulated and the compilers with them (the host's cross compiler hands ld "
+        "and ar its LTO plugin"));
 }
 
 TEST_CASE("root: subordinate id ranges") {

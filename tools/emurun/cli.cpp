@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace emurun::cli {
 namespace {
@@ -55,17 +56,29 @@ void add_subcommands(CLI::App& app, Action& action, int argc, char** argv) {
     add_doctor(app, action);
 }
 
-/// Every repeatable option takes one value per occurrence (`--sysroot A --sysroot B`). CLI11
-/// lets an option of vector type go on eating the words after it, so `exec --sysroot D PROG
-/// ARG` took PROG as a sysroot and ran ARG, and `sysroot check --sysroot D FILE` checked D.
-void one_value_per_option(CLI::App& app) {
+/// Rules for every option of every subcommand:
+/// - a repeatable option takes one value per occurrence (`--sysroot A --sysroot B`). CLI11
+///   lets an option of vector type go on eating the words after it, so `exec --sysroot D PROG
+///   ARG` took PROG as a sysroot and ran ARG, and `sysroot check --sysroot D FILE` checked D;
+/// - a number is not empty: CLI11 reads `--threshold ''` as 0, and the error then spoke of a 0
+///   nobody gave.
+void option_rules(CLI::App& app) {
+    const CLI::Validator number(
+        [](const std::string& v) {
+            return v.empty() ? std::string("an empty value, not a number") : std::string();
+        },
+        "");
     for (CLI::Option* option : app.get_options()) {
         if (option->nonpositional() && option->get_items_expected_max() > 1) {
             option->allow_extra_args(false);
         }
+        const std::string type = option->get_type_name();
+        if (type.starts_with("FLOAT") || type.starts_with("INT") || type.starts_with("UINT")) {
+            option->check(number);
+        }
     }
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-        one_value_per_option(*sub);
+        option_rules(*sub);
     }
 }
 
@@ -92,6 +105,30 @@ int checked_stdout(int code) {
     const int err = errno != 0 ? errno : EIO;
     std::cerr << "emurun: error: writing standard output: " << std::strerror(err) << '\n';
     return k_exit_failure;
+}
+
+/// `emurun help WORD...` (`given` ends with the --help it became): a usage error when a word
+/// names no command, rather than the help of the last command that matched.
+std::optional<std::string> unknown_help_topic(const CLI::App& app,
+                                              const std::vector<std::string>& given) {
+    if (given.empty() || given.back() != "--help" || given.size() < 2 ||
+        std::ranges::any_of(
+            given, [](const std::string& w) { return w.starts_with("-") && w != "--help"; })) {
+        return std::nullopt;
+    }
+    const CLI::App* at = &app;
+    std::string path = "emurun";
+    for (std::size_t i = 0; i + 1 < given.size(); ++i) {
+        auto subs =
+            at->get_subcommands([&](const CLI::App* s) { return s->get_name() == given[i]; });
+        if (subs.empty()) {
+            return path + ": unknown command '" + given[i] + "' ('" + path +
+                   " --help' lists its usage)";
+        }
+        at = subs.front();
+        path += " " + given[i];
+    }
+    return std::nullopt;
 }
 
 int run_action(const Action& action) {
@@ -144,9 +181,17 @@ int main(int argc, char** argv) {
     add_global_options(app, g);
     Action action;
     add_subcommands(app, action, argc, argv);
-    one_value_per_option(app);
-    const std::vector<std::string> given(argv + std::min(argc, 1), argv + argc);
+    option_rules(app);
+    std::vector<std::string> given(argv + std::min(argc, 1), argv + argc);
+    if (!given.empty() && given.front() == "help") { // `emurun help [COMMAND...]`
+        given.erase(given.begin());
+        given.emplace_back("--help");
+    }
     std::vector<std::string> words = given;
+    if (auto unknown = unknown_help_topic(app, given)) {
+        std::cerr << "emurun: error: " << *unknown << '\n';
+        return k_exit_usage;
+    }
     try {
         // emurun's own options anywhere before `--` (root run, exec, sandbox)
         words = options_before_dashdash(app, std::move(words));

@@ -89,14 +89,18 @@ std::string command_line(const std::vector<std::string>& words) {
 }
 
 /// The option args[at, at + count) found after the command, which starts at args[command]:
-/// refused, quoting it whole (with its value) and giving the two command lines it may have
-/// meant, the option moved before the command or the command's own after a '--'.
+/// refused, naming it whole (with its value) and giving the two command lines it may have
+/// meant, the option moved before the command or the command's own after a '--'. An option
+/// whose value would be the '--' (`--cpu -- x`) is moved with a VALUE to fill in.
 [[noreturn]] void misplaced(const Target& t, const std::vector<std::string>& args, std::size_t at,
-                            std::size_t count, std::size_t command) {
+                            std::size_t count, std::size_t command, bool lacks_value) {
     const auto first = args.begin() + static_cast<long>(at);
-    const std::vector<std::string> option(first, first + static_cast<long>(count));
+    std::vector<std::string> option(first, first + static_cast<long>(count));
     std::vector<std::string> moved(args.begin(), args.begin() + static_cast<long>(command));
     moved.insert(moved.end(), option.begin(), option.end());
+    if (lacks_value) {
+        moved.emplace_back("VALUE");
+    }
     for (std::size_t i = command; i < args.size(); ++i) {
         if (i < at || i >= at + count) {
             moved.push_back(args[i]);
@@ -105,15 +109,17 @@ std::string command_line(const std::vector<std::string>& words) {
     std::vector<std::string> own(args.begin(), args.begin() + static_cast<long>(command));
     own.emplace_back("--");
     own.insert(own.end(), args.begin() + static_cast<long>(command), args.end());
-    std::string quoted = command_line(option).substr(7); // without "emurun "
-    throw Failure(Error{"emurun " + t.name,
-                        "'" + quoted + "' comes after the command (" + args[command] +
-                            ") and before '--': emurun reads its own options only before the "
-                            "command",
-                        "put it before the command: " + command_line(moved) +
-                            "; if it is the command's own, start the command after '--': " +
-                            command_line(own)},
-                  k_exit_usage);
+    const std::string named = command_line(option).substr(7); // without "emurun "
+    throw Failure(
+        Error{
+            "emurun " + t.name,
+            "the option " + named + " comes after the command (" + shell_word(args[command]) +
+                ") and before '--'" + (lacks_value ? ", without its value" : "") +
+                ": emurun reads its own options only before the command",
+            "put it before the command" + std::string(lacks_value ? ", with its value: " : ": ") +
+                command_line(moved) +
+                "; if it is the command's own, start the command after '--': " + command_line(own)},
+        k_exit_usage);
 }
 
 } // namespace
@@ -140,10 +146,20 @@ std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std:
             positionals.push_back(args[i]); // after the command only its own are emurun's
             continue;
         }
-        const bool valued =
-            opt->get_expected_max() > 0 && args[i].find('=') == std::string::npos && i + 1 < end;
+        const bool wants_value =
+            opt->get_expected_max() > 0 && args[i].find('=') == std::string::npos;
+        const bool valued = wants_value && i + 1 < end;
         if (after_command) {
-            misplaced(t, args, i, valued ? 2 : 1, command);
+            misplaced(t, args, i, valued ? 2 : 1, command, wants_value && !valued);
+        }
+        if (wants_value && !valued) { // `sandbox --arch -- CMD`: CLI11 would take the '--'
+            throw Failure(Error{"emurun " + t.name,
+                                "the option " + args[i] +
+                                    " has no value: the '--' after it "
+                                    "starts the command",
+                                "give it a value before '--': " + args[i] + " VALUE; 'emurun " +
+                                    t.name + " --help' lists its usage"},
+                          k_exit_usage);
         }
         options.push_back(args[i]);
         if (valued) {

@@ -3,6 +3,7 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -81,6 +82,19 @@ std::vector<std::string> option_names(const CLI::App* command) {
     return names;
 }
 
+/// The option `name` ("--jobs", "-j") of `command` or, as it falls through, of its parents.
+const CLI::Option* known_option(const CLI::App* command, const std::string& name) {
+    for (; command != nullptr; command = command->get_parent()) {
+        if (const CLI::Option* o = command->get_option_no_throw(name); o != nullptr) {
+            return o;
+        }
+        if (name == "--help" || name == "-h") {
+            return command->get_help_ptr();
+        }
+    }
+    return nullptr;
+}
+
 std::vector<std::string> subcommand_names(const CLI::App* command) {
     std::vector<std::string> names;
     for (const CLI::App* s : command->get_subcommands([](const CLI::App*) { return true; })) {
@@ -105,28 +119,30 @@ std::vector<std::string> unexpected_words(const CLI::ParseError& e, const CLI::A
             }
             pos = sp + 1;
         }
+        // In the order they were given (CLI11 lists them as it met them, last first).
+        const auto given_at = [&args](const std::string& w) { return std::ranges::find(args, w); };
+        std::ranges::stable_sort(
+            words, [&](const auto& x, const auto& y) { return given_at(x) < given_at(y); });
         return words;
     }
-    const auto known = option_names(command);
-    for (const auto& a : args) {
-        if (a == "--") {
-            break;
-        }
-        if (a.starts_with("-") && a.size() > 1 &&
-            std::find(known.begin(), known.end(), a.substr(0, a.find('='))) == known.end()) {
-            words.push_back(a);
-        }
-    }
-    if (!words.empty()) {
-        return words;
-    }
+    // One pass in the order given: unknown options, and the first word that is no option, no
+    // option's value and no command (`root creat --arch A`: creat, then --arch).
     const auto subs = subcommand_names(command);
     const std::string path = command_path(command) + " ";
-    for (const auto& a : args) {
-        if (!a.starts_with("-") && std::find(subs.begin(), subs.end(), a) == subs.end() &&
-            path.find(" " + a + " ") == std::string::npos) {
+    bool stray_seen = false;
+    for (std::size_t i = 0; i < args.size() && args[i] != "--"; ++i) {
+        const std::string& a = args[i];
+        if (a.starts_with("-") && a.size() > 1) {
+            const CLI::Option* known = known_option(command, a.substr(0, a.find('=')));
+            if (known == nullptr) {
+                words.push_back(a);
+            } else if (known->get_expected_max() > 0 && a.find('=') == std::string::npos) {
+                ++i; // its value
+            }
+        } else if (!stray_seen && std::ranges::find(subs, a) == subs.end() &&
+                   path.find(" " + a + " ") == std::string::npos) {
             words.push_back(a);
-            break;
+            stray_seen = true;
         }
     }
     return words;
@@ -153,17 +169,81 @@ std::string suggestion(const CLI::App* command, const std::vector<std::string>& 
     return "";
 }
 
+/// The command a usage error belongs to. CLI11 reports against the deepest subcommand it
+/// chose, so `emurun foo run` and `emurun --color x run` blamed `run`: a word CLI11 did not
+/// take (not an option) belongs to the deepest command named before it in `args`, and a bad option
+/// value
+/// (`--color: x not in …`) to the command that owns the option.
+const CLI::App* blamed_command(const CLI::App* chosen, const std::string& what,
+                               const std::vector<std::string>& words,
+                               const std::vector<std::string>& args) {
+    if (what.starts_with("-") && what.find(':') != std::string::npos) {
+        const std::string name = what.substr(0, what.find(':'));
+        for (const CLI::App* c = chosen; c != nullptr; c = c->get_parent()) {
+            if (c->get_option_no_throw(name) != nullptr) {
+                return c;
+            }
+        }
+    }
+    if (words.empty() || words.front().starts_with("-")) {
+        return chosen; // an unknown option: the chosen command's and its parents' are suggested
+    }
+    const auto word_at = std::ranges::find(args, words.front());
+    if (word_at == args.end()) {
+        return chosen;
+    }
+    std::vector<const CLI::App*> path; // the root first
+    for (const CLI::App* c = chosen; c != nullptr; c = c->get_parent()) {
+        path.insert(path.begin(), c);
+    }
+    const CLI::App* blamed = path.front();
+    auto from = args.begin();
+    for (std::size_t i = 1; i < path.size(); ++i) {
+        const auto at = std::find(from, args.end(), path[i]->get_name());
+        if (at == args.end() || at > word_at) {
+            break;
+        }
+        blamed = path[i];
+        from = at + 1;
+    }
+    return blamed;
+}
+
+/// CLI11's own sentences in emurun's words: "pipeline is required" -> "missing the argument
+/// PIPELINE", "--arch is required" -> "missing the option --arch", "--sysroot: 1 required TEXT
+/// missing" -> "the option --sysroot needs a value".
+std::string plain_words(const std::string& what) {
+    const std::string required = " is required";
+    if (what.ends_with(required) && what.find(' ') == what.size() - required.size()) {
+        std::string name = what.substr(0, what.size() - required.size());
+        if (name.starts_with("-")) {
+            return "missing the option " + name;
+        }
+        std::ranges::transform(name, name.begin(), [](unsigned char c) { return std::toupper(c); });
+        return "missing the argument " + name;
+    }
+    if (const auto colon = what.find(": "); what.starts_with("-") && colon != std::string::npos &&
+                                            what.ends_with(" missing") &&
+                                            what.find(" required ") != std::string::npos) {
+        return "the option " + what.substr(0, colon) + " needs a value";
+    }
+    return what;
+}
+
 } // namespace
 
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args) {
-    const CLI::App* command = chosen_command(app);
-    const std::string path = command_path(command);
+    const CLI::App* chosen = chosen_command(app);
     std::string what = e.what();
     if (const auto nl = what.find('\n'); nl != std::string::npos) {
         what.resize(nl);
     }
-    std::string said = suggestion(command, unexpected_words(e, command, args));
+    const CLI::App* command = blamed_command(chosen, what, unexpected_words(e, chosen, args), args);
+    const std::string path = command_path(command);
+    // A value CLI11 refused (`--color: x not in {...}`) is said as CLI11 says it.
+    const bool bad_value = e.get_name() == "ValidationError" || e.get_name() == "ConversionError";
+    std::string said = bad_value ? "" : suggestion(command, unexpected_words(e, command, args));
     if (said.empty() && what == "A subcommand is required") {
         std::string list;
         for (const auto& n : subcommand_names(command)) {
@@ -171,7 +251,8 @@ std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
         }
         said = "which command? one of " + list;
     }
-    return path + ": " + (said.empty() ? what : said) + " ('" + path + " --help' lists its usage)";
+    return path + ": " + (said.empty() ? plain_words(what) : said) + " ('" + path +
+           " --help' lists its usage)";
 }
 
 } // namespace emurun::cli

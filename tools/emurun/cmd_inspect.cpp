@@ -27,9 +27,12 @@ std::string where(const LibraryLookup& l) {
 
 void print_human(const Inspection& in) {
     const ElfInfo& e = in.elf;
+    // An object file or core dump is no program binfmt_misc runs (arch: none), but e_machine
+    // still names the arch it is for.
+    const Arch* named = e.arch != nullptr ? e.arch : e.machine_arch;
     std::cout << in.file.string() << ": "
-              << (e.arch ? e.arch->name
-                         : "unknown arch (e_machine " + std::to_string(e.machine) + ")")
+              << (named != nullptr ? named->name
+                                   : "unknown arch (e_machine " + std::to_string(e.machine) + ")")
               << ", ELF " << (e.elf_class == 2 ? 64 : 32) << "-bit " << e.endianness() << "-endian "
               << e.type_name() << ", " << e.linkage() << '\n';
     if (e.soname) {

@@ -8,9 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <utility>
+
+#include <spdlog/spdlog.h>
 
 namespace emurun::cli {
 namespace {
@@ -38,6 +42,9 @@ void join(Report& r, const ReportArgs& a) {
     rules.basis = factor_basis_from(a.factor_basis).value_or(r.factor_basis);
     rules.baseline_factor = a.threshold.value_or(r.threshold); // the run's, as it flagged
     unwrap(check_rules(rules));
+    if (auto note = other_pipeline_note(baseline, a.baseline, r.pipeline)) {
+        spdlog::warn("{}", *note);
+    }
     warn_baseline_misses(unwrap(join_baseline(r, baseline, a.baseline, rules)), a.baseline);
 }
 
@@ -63,9 +70,28 @@ int show(const ReportArgs& a) {
     return 0;
 }
 
+/// "native", "emulated" or "mixed": how a report's steps ran.
+std::string run_kind(const Report& r) {
+    const auto native = std::ranges::count_if(
+        r.steps, [](const StepResult& s) { return s.emulation == Emulation::native; });
+    return native == 0 ? "emulated" : std::cmp_equal(native, r.steps.size()) ? "native" : "mixed";
+}
+
+/// Comparing a native run with an emulated one measures emulation, not a change: said.
+void warn_native_vs_emulated(const Report& before, const Report& after, const ReportArgs& a) {
+    const std::string b = run_kind(before), c = run_kind(after);
+    if (b != c && b != "mixed" && c != "mixed" && !before.steps.empty() && !after.steps.empty()) {
+        spdlog::warn("{} is a {} run and {} an {} one: the changes below are emulation's cost, not "
+                     "a regression (for emulation factors: emurun report show --baseline {} {})",
+                     a.before, b, a.after, c, b == "native" ? a.before : a.after,
+                     b == "native" ? a.after : a.before);
+    }
+}
+
 int compare(const ReportArgs& a) {
     Report before = unwrap(Report::load(a.before));
     Report after = unwrap(Report::load(a.after));
+    warn_native_vs_emulated(before, after, a);
     join(before, a);
     join(after, a);
     if (a.json) {
@@ -113,16 +139,19 @@ void add_report(CLI::App& root, Action& action) {
                   "--factor-basis)")
         ->check(CLI::IsMember({"wall", "cpu"}));
     s->add_option("--log-dir", a->log_dir, k_log_dir_help);
-    s->add_option("--baseline", a->baseline,
-                  "A native run's report (emurun run --native) made in another job: factors and "
-                  "baseline flags computed against it now");
-    const auto threshold = [a](CLI::App* app) {
+    auto* show_baseline = s->add_option("--baseline", a->baseline,
+                                        "A native run's report (emurun run --native) made in "
+                                        "another job: factors and baseline flags computed "
+                                        "against it now");
+    // Without --baseline nothing is flagged against a baseline now: refused, not ignored.
+    const auto threshold = [a](CLI::App* app, CLI::Option* baseline) {
         app->add_option_function<double>(
-            "--threshold", [a](const double& v) { a->threshold = v; },
-            "With --baseline: the factor that flags (default: the one the run used, its "
-            "--threshold)");
+               "--threshold", [a](const double& v) { a->threshold = v; },
+               "With --baseline: the factor that flags (default: the one the run used, its "
+               "--threshold)")
+            ->needs(baseline);
     };
-    threshold(s);
+    threshold(s, show_baseline);
     s->callback([&action, a] { action = [a] { return show(*a); }; });
     auto* c = sub->add_subcommand("compare", "Step walls of two reports side by side");
     c->add_option("before", a->before, "Older report")->required();
@@ -130,9 +159,9 @@ void add_report(CLI::App& root, Action& action) {
     c->add_flag("--json", a->json,
                 "Machine-readable: {steps: [{name, before, after, change, before_status, "
                 "after_status}], total}");
-    c->add_option("--baseline", a->baseline,
-                  "A native run's report: both reports' factors against it (x baseline lines)");
-    threshold(c);
+    threshold(c, c->add_option("--baseline", a->baseline,
+                               "A native run's report: both reports' factors against it (x "
+                               "baseline lines)"));
     c->callback([&action, a] { action = [a] { return compare(*a); }; });
     auto* m = sub->add_subcommand("merge", "Join shard reports into one (exit 1 if a step failed)");
     m->add_option("reports", a->files, "Shard reports")->required();

@@ -119,6 +119,19 @@ class OutputPrinter {
     std::set<std::string> m_open_groups;     ///< live groups started and not yet ended
 };
 
+// How a step that did not pass ended, for its finished line: " (exit 3)", " (signal 9)".
+std::string exit_words(const StepResult& step) {
+    if (step.status == StepStatus::passed) {
+        return "";
+    }
+    if (step.signal) {
+        return " (signal " + std::to_string(*step.signal) + ")";
+    }
+    return step.exit_code && *step.exit_code != 0
+               ? " (exit " + std::to_string(*step.exit_code) + ")"
+               : "";
+}
+
 // The progress line, or the lines one event prints on stderr.
 std::string event_text(const RunEvent& e, bool tty) {
     using K = RunEvent::Kind;
@@ -135,9 +148,12 @@ std::string event_text(const RunEvent& e, bool tty) {
     if (e.kind == K::started) {
         text += "emurun: start " + e.step->name + "\n";
     } else if (e.kind == K::finished) {
-        text += "emurun: " + e.step->name + " " + std::string(to_string(e.step->status)) + " in " +
-                format_seconds(e.step->wall) +
+        text += "emurun: " + e.step->name + " " + std::string(to_string(e.step->status)) +
+                exit_words(*e.step) + " in " + format_seconds(e.step->wall) +
                 (e.step->message.empty() ? "" : " (" + e.step->message + ")") + "\n";
+        if (e.step->status != StepStatus::passed && !e.step->log.empty()) {
+            text += "emurun: " + e.step->name + ": its log is " + e.step->log.string() + "\n";
+        }
         for (const auto& f : e.step->flags) {
             text += "emurun: flag " + f.rule + ": " + e.step->name + ": " + f.message + "\n";
         }
@@ -226,6 +242,9 @@ RunnerOptions runner_options(const RunArgs& a, const Pipeline& pipeline) {
     o.baseline = load_report(a.baseline);
     if (o.baseline) {
         unwrap(check_baseline(*o.baseline, a.baseline));
+        if (auto note = other_pipeline_note(*o.baseline, a.baseline, pipeline.name)) {
+            spdlog::warn("{}", *note);
+        }
     }
     o.previous = load_report(a.previous);
     if (!a.job_limit.empty()) {
