@@ -238,16 +238,47 @@ constexpr std::string_view k_create_noise =
     "^mount: .*/sys: permission denied\\.?$|^ +dmesg\\(1\\) may have more information after "
     "failed mount system call\\.?$";
 
+/// mmdebstrap's progress lines ("I: ...") on stderr with where the create stands: the stage
+/// of the six that take time, the time so far and, when a create of this arch took `$2`
+/// seconds before, about how long is left: "I: extracting archives... [stage 3/6, 0:41;
+/// about 2 min left]". The line itself starts as mmdebstrap wrote it.
+constexpr std::string_view k_create_stages =
+    "stage=0; while IFS= read -r l; do case $l in\n"
+    "'I: running apt-get update'*) stage=1 ;; 'I: downloading packages'*) stage=2 ;;\n"
+    "'I: extracting archives'*) stage=3 ;; 'I: installing essential packages'*) stage=4 ;;\n"
+    "'I: installing remaining packages'*) stage=5 ;; 'I: creating tarball'*) stage=6 ;; esac\n"
+    "case $l in 'I: '*) left=''; if [ \"$2\" -gt \"$SECONDS\" ]; then\n"
+    "left=\"; about $(( ($2 - SECONDS + 59) / 60 )) min left\"; fi\n"
+    "printf '%s [stage %d/6, %d:%02d%s]\\n' \"$l\" \"$stage\" $((SECONDS / 60)) $((SECONDS % 60)) "
+    "\"$left\" ;;\n"
+    "*) printf '%s\\n' \"$l\" ;; esac; done";
+
 /// mmdebstrap with its output appended to `log` and shown on stderr, without the lines that
-/// are known to be harmless (harmless_create_noise; they stay in the log); its exit status.
-std::vector<std::string> logged(std::vector<std::string> argv, const fs::path& log) {
-    std::vector<std::string> out{"bash", "-c",
-                                 "set -o pipefail; \"${@:2}\" 2>&1 | tee -a \"$1\" | "
-                                 "{ grep -v --line-buffered -E \"$0\" || true; } >&2",
-                                 std::string(k_create_noise), log.string()};
+/// are known to be harmless (harmless_create_noise; they stay in the log) and with its stages
+/// (k_create_stages; `previous`: seconds a create of this arch took before, 0 if unknown); its
+/// exit status.
+std::vector<std::string> logged(std::vector<std::string> argv, const fs::path& log,
+                                long long previous) {
+    std::vector<std::string> out{
+        "bash",
+        "-c",
+        "set -o pipefail; stages() { " + std::string(k_create_stages) +
+            "; }; \"${@:3}\" 2>&1 | tee -a \"$1\" | "
+            "{ grep -v --line-buffered -E \"$0\" || true; } | stages \"$1\" \"$2\" >&2",
+        std::string(k_create_noise),
+        log.string(),
+        std::to_string(previous)};
     out.insert(out.end(), std::make_move_iterator(argv.begin()),
                std::make_move_iterator(argv.end()));
     return out;
+}
+
+/// The seconds the last create of this arch took (its `create-seconds-ARCH` file beside the
+/// cached roots), for the stages' estimate; 0 when unknown.
+long long previous_seconds(const fs::path& timing) {
+    const auto text = util::read_file(timing, 64);
+    const long long v = text ? std::atoll(text->c_str()) : 0;
+    return v > 0 && v < 24 * 3600 ? v : 0;
 }
 
 /// A failure within this long is apt-get update's (a mirror mid-sync): worth one retry. A
@@ -302,6 +333,8 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         return r;
     }
     const fs::path log = out.parent_path() / (out.stem().string() + ".log"); // NAME.partial
+    const fs::path timing = out.parent_path() / ("create-seconds-" + spec.arch->debian);
+    const auto began = std::chrono::steady_clock::now();
     std::error_code ec;
     fs::remove(log, ec);
     Result<ExitStatus> st;
@@ -310,7 +343,10 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     std::optional<Error> refused; // the request itself: not retried
     for (int attempt = 1; attempt <= 2; ++attempt) {
         const auto start = std::chrono::steady_clock::now();
-        st = run_mapped(entry, logged(mmdebstrap_argv(spec, mirror, debs, out, pins), log), tmp);
+        st = run_mapped(
+            entry,
+            logged(mmdebstrap_argv(spec, mirror, debs, out, pins), log, previous_seconds(timing)),
+            tmp);
         sig = process::interrupted_by();
         const bool done = st && st->success() && sig == 0;
         if (!done) {
@@ -340,6 +376,9 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     }
     if (st->success()) {
         fs::remove(log, ec); // kept only when it explains a failure
+        const auto took = std::chrono::duration_cast<std::chrono::seconds>(
+            std::chrono::steady_clock::now() - began);
+        (void)util::write_file_atomic(timing, std::to_string(took.count()) + "\n");
         return {};
     }
     if (!resources.empty()) {
