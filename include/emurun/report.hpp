@@ -346,8 +346,8 @@ join_baseline(Report& report, const Report& baseline, const std::string& baselin
               const FlagRules& rules);
 
 /// The steps of `report` that ran emulated (reused ones aside) and find no step of the same
-/// template or name in `baseline` (Report::find_like): they get no factor and no baseline flag.
-/// All of them when `baseline` is a run of another pipeline.
+/// template or name in `baseline` (Report::find_like) that ran natively: they get no factor and
+/// no baseline flag (an emulated step of the baseline is no baseline).
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string> baseline_misses(const Report& report,
                                                                      const Report& baseline);
 

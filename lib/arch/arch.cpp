@@ -1,4 +1,5 @@
 #include "arch/arch_table.hpp"
+#include "util/json.hpp"
 
 #include <emurun/arch.hpp>
 
@@ -110,11 +111,16 @@ Result<const Arch*> find_arch(std::string_view name) {
         }
     }
     std::string known;
+    std::vector<std::string> names; // with the aliases (Debian's, GNU's) a user may mean
     for (const auto& a : all_arches()) {
         known += (known.empty() ? "" : ", ") + a.name;
+        names.push_back(a.name);
+        names.insert(names.end(), a.aliases.begin(), a.aliases.end());
     }
+    const auto near = util::closest_match(want, names);
     return fail("architecture '" + std::string(name) + "'", "not known to emurun",
-                "known: " + known);
+                (near ? "did you mean '" + *near + "'? " : std::string()) + "known: " + known +
+                    " (and their Debian and GNU names, e.g. arm64, ppc64el)");
 }
 
 const Arch* arch_for_header(std::span<const unsigned char> header) {

@@ -23,6 +23,14 @@ Result<void> check_runnable(const fs::path& p) {
         return fail(p.string(), "is a directory", "name a program file");
     }
     if (::access(p.c_str(), X_OK) != 0) {
+        const std::string head = util::read_head(p, 4);
+        if (!head.starts_with("\x7f"
+                              "ELF") &&
+            !head.starts_with("#!")) {
+            return fail(p.string(), "not a program: neither an ELF executable nor a #! script",
+                        "name a compiled program (a source file is compiled first, e.g. with "
+                        "aarch64-linux-gnu-gcc)");
+        }
         return fail(p.string(), "not executable", "chmod +x " + p.string());
     }
     return {};
@@ -156,7 +164,7 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
     }
     if (req.arch != nullptr && req.arch != elf->arch) {
         return fail("cannot run " + program->string() + " as " + req.arch->name,
-                    "the file is a " + elf->arch->name + " program",
+                    "the file is a program for " + elf->arch->name,
                     "ask for no arch, or for " + elf->arch->name + " (option arch)");
     }
     if (runs_natively(*elf->arch)) {

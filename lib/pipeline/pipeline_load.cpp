@@ -217,11 +217,11 @@ Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& in
         return {};
     }
     if (!value.is_string()) {
-        return at.fail("expected true, false, a string of tools or an object, got " +
-                           util::describe(value),
-                       "true (the compilers and binutils), false (or \"none\"), a "
-                       "comma-separated list such as \"toolchain,shell\" or \"gcc,g++,as,ld\", "
-                       "or {\"tools\": ..., \"allow_revision_mismatch\": true}");
+        return at.fail(
+            "expected true, false, a string of tools or an object, got " + util::describe(value),
+            "true (the compilers and binutils), false (or \"none\"), a "
+            "comma-separated list such as \"toolchain,shell\" or \"gcc,g++,ld,ar,nm,ranlib\", "
+            "or {\"tools\": ..., \"allow_revision_mismatch\": true}");
     }
     const std::string list = EMURUN_TRY(util::get_string(value, at));
     if (list.empty()) {

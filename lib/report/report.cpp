@@ -388,7 +388,12 @@ Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
     }
     if (j.contains("emulation")) {
         auto mode = EMURUN_TRY(util::get_string(j["emulation"], at.key("emulation")));
-        s.emulation = emulation_from(mode).value_or(Emulation::native);
+        const auto e = emulation_from(mode);
+        if (!e) {
+            return at.key("emulation")
+                .fail("expected native, exec, sandbox, host, auto or root, got \"" + mode + "\"");
+        }
+        s.emulation = *e;
     }
     if (j.contains("accelerated")) {
         s.accelerated = EMURUN_TRY(util::get_bool(j["accelerated"], at.key("accelerated")));
@@ -401,15 +406,16 @@ Result<void> step_enums_from(const Json& j, const Place& at, StepResult& s) {
                                   "\"toolchain\" or the tools listed");
         }
     }
-    if (j.contains("accelerated_tools")) { // absent in reports of older versions
+    if (j.contains("accelerated_tools")) {
         s.accelerated_tools =
             EMURUN_TRY(util::get_string_list(j["accelerated_tools"], at.key("accelerated_tools")));
-        if (s.accelerated && s.accelerated_tools.empty()) {
-            return at.key("accelerated")
-                .fail("is true but accelerated_tools is empty (accelerated: some host tool ran "
-                      "in the root's place)",
-                      "use the report as emurun wrote it");
-        }
+    }
+    if (s.accelerated == s.accelerated_tools.empty()) { // accelerated: some tool ran in its place
+        return at.key("accelerated")
+            .fail(std::string(s.accelerated ? "is true but accelerated_tools is empty or missing"
+                                            : "is false but accelerated_tools names tools") +
+                      " (accelerated: some host tool ran in the root's place)",
+                  "use the report as emurun wrote it");
     }
     return {};
 }

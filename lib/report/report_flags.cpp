@@ -10,6 +10,13 @@
 namespace emurun {
 namespace {
 
+/// The baseline's step for `step` (Report::find_like) when it ran natively: a step of the
+/// baseline that ran emulated is no baseline (its factor would be near 1 and mean nothing).
+const StepResult* native_like(const Report& baseline, const StepResult& step) {
+    const StepResult* like = baseline.find_like(step);
+    return like != nullptr && like->emulation == Emulation::native ? like : nullptr;
+}
+
 std::string printf_string(const char* format, auto... args) {
     char buf[256];
     std::snprintf(buf, sizeof buf, format, args...);
@@ -171,7 +178,7 @@ void flag_step(StepResult& result, const FlagRules& rules, const Report* baselin
                    {"budget", "wall " + format_seconds(result.wall) + " is over the budget " +
                                   format_seconds(*result.budget)});
     }
-    const StepResult* like = baseline ? baseline->find_like(result) : nullptr;
+    const StepResult* like = baseline ? native_like(*baseline, result) : nullptr;
     flag_baseline(result, rules, measured(like));
     flag_tests(result, rules, like);
     if (const StepResult* prev = measured(previous ? previous->find(result.name) : nullptr)) {
@@ -236,7 +243,7 @@ bool joinable(const StepResult& s) {
 std::vector<std::string> baseline_misses(const Report& report, const Report& baseline) {
     std::vector<std::string> out;
     for (const auto& s : report.steps) {
-        if (joinable(s) && baseline.find_like(s) == nullptr) {
+        if (joinable(s) && native_like(baseline, s) == nullptr) {
             out.push_back(s.name);
         }
     }
@@ -250,10 +257,11 @@ Result<std::vector<std::string>> join_baseline(Report& report, const Report& bas
     auto misses = baseline_misses(report, baseline);
     const auto joinable_steps = std::ranges::count_if(report.steps, joinable);
     if (!misses.empty() && std::cmp_equal(misses.size(), joinable_steps)) {
-        return fail("baseline " + baseline_name,
-                    "none of the report's emulated steps has a step of the same template or name "
-                    "in it (joining it would only wipe the factors the run recorded)",
-                    "give the native run of the same version of the pipeline");
+        return fail(
+            "baseline " + baseline_name,
+            "none of the report's emulated steps has a native step of the same template or name "
+            "in it (joining it would only wipe the factors the run recorded)",
+            "give the native run of the same version of the pipeline");
     }
     report.factor_basis = rules.basis;
     report.threshold = rules.baseline_factor;
@@ -272,7 +280,7 @@ Result<std::vector<std::string>> join_baseline(Report& report, const Report& bas
             std::erase_if(t.flags, from_baseline);
             t.baseline_time.reset();
         }
-        const StepResult* like = baseline.find_like(step);
+        const StepResult* like = native_like(baseline, step);
         flag_baseline(step, rules, measured(like));
         flag_tests(step, rules, like);
     }

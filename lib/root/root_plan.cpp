@@ -191,6 +191,19 @@ bool wants_compiler(const std::vector<std::string>& names) {
     });
 }
 
+/// A list both company rules accept that keeps what was asked for: gcc, g++ (dropped where the
+/// root has none), ld, ar, nm, ranlib and the other tools of `asked`.
+std::string company_example(const std::vector<std::string>& asked) {
+    std::string out = "gcc,g++,ld,ar,nm,ranlib";
+    for (const auto& n : asked) {
+        const std::string item = "," + n + ",";
+        if (("," + out + ",").find(item) == std::string::npos) {
+            out += "," + n;
+        }
+    }
+    return out;
+}
+
 /// The asked-for binutils ("ld", "as", ...) and the compiler drivers that must be accelerated
 /// with them but are not asked for: gcc, and g++ where the root has it (`root_has_gxx`). An
 /// emulated gcc or g++ hands ld and ar its LTO plugin, a library of the root's arch, which the
@@ -227,8 +240,10 @@ Result<void> check_binutils_company(const std::vector<std::string>& names, bool 
                     " would stay emulated: an emulated gcc or g++ hands ld and ar its LTO "
                     "plugin, a library of the root's arch, which the host's x86-64 binutils "
                     "cannot load (every link would fail)",
-                "accelerate " + without + " too (option accelerate), e.g. gcc,g++," + asked +
-                    ", or the default list; or leave the binutils emulated");
+                "accelerate " + without + " too (option accelerate), e.g. " +
+                    company_example(binutils) +
+                    ", or the default list (toolchain); or leave "
+                    "the binutils emulated");
 }
 
 /// The binutils an accelerated gcc or g++ hands its LTO plugin (collect2 runs ld with
@@ -266,9 +281,10 @@ Result<void> check_compiler_company(const std::vector<std::string>& names) {
                     " would stay emulated: the host's cross compiler hands them its plugin, an "
                     "x86-64 library the root's emulated binutils cannot load (every link would "
                     "fail)",
-                "accelerate " + missing + " too (option accelerate), e.g. " + compilers +
-                    ",ld,ar,nm,ranlib, or the default list (toolchain); or leave the compilers "
-                    "emulated");
+                "accelerate " + missing + " too (option accelerate), e.g. " +
+                    company_example(names) +
+                    ", or the default list (toolchain); or leave the "
+                    "compilers emulated");
 }
 
 /// Compilers and binutils go together, both ways.

@@ -54,7 +54,9 @@ refused() { # DESCRIPTION EXPECTED-TEXT ARGS...
     expect_eq "$what: 125" 125 "$rc"
     expect_contains "$what: says why" "$out" "$text"
 }
-refused "-o ''" "not a file name" --arch aarch64 -o ""
+rc=0; out=$("$EMURUN" calibrate --arch aarch64 -o "" 2>&1) || rc=$?
+expect_eq "-o '': a usage error (2)" 2 "$rc"
+expect_contains "-o '': says why" "$out" "--output: an empty value"
 refused "-o in a missing directory" "its directory $T/none does not exist" --arch aarch64 -o "$T/none/c.json"
 [ ! -e "$T/none" ] && ok "the missing directory was not created" || not_ok "$T/none created"
 refused "one program only" "only one workload program given" --arch aarch64 --native-program /bin/true

@@ -55,7 +55,7 @@ part_aarch64() {
     need_probe aarch64 || return 0
     run exec --arch ppc64le -- "$EMURUN_FIXTURE_DIR/aarch64/probe"
     expect_eq "wrong arch: 125" 125 "$rc"
-    expect_contains "wrong arch: message" "$err" "is a aarch64 program"
+    expect_contains "wrong arch: message" "$err" "is a program for aarch64"
     # exec in place: an emulator that cannot be executed is still emurun's error (125, named).
     mkdir -p "$T/badqemu"
     printf '#!/nonexistent/interpreter\n' > "$T/badqemu/qemu-aarch64-static"

@@ -1,14 +1,16 @@
 #!/bin/bash
 # ctest-tier: root
 # ppc64le and s390x roots: create, enter (the target's uname and dpkg arch), one accelerated C
-# and C++ compile each whose objects equal the root's emulated gcc's without .comment (times
-# printed), and a C program from the accelerated gcc that runs with the target's loader, byte
-# order and uname -m.
+# and C++ compile each, with Debian's hardening flags (dpkg-buildflags' defaults), whose objects
+# equal the root's emulated gcc's without .comment (times printed), and a C program from the
+# accelerated gcc that runs with the target's loader, byte order and uname -m.
 # Opt-in (EMURUN_ROOT_ARCHES=1): creating each root cold takes 8-15 minutes on 2 cores.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/root.sh"
 [ "${EMURUN_ROOT_ARCHES:-0}" = 1 ] ||
     skip "opt-in: EMURUN_ROOT_ARCHES=1 (creates ppc64el and s390x roots, ~10 min each when not cached)"
+# dpkg-buildflags' CPPFLAGS and CFLAGS on bookworm (dpkg-dev is not in the root).
+hardening="-Wdate-time -D_FORTIFY_SOURCE=2 -g -O2 -fstack-protector-strong -Wformat -Werror=format-security"
 cp "$EMURUN_SOURCE_DIR/tests/fixtures/hello.cpp" "$EMURUN_SOURCE_DIR/tests/fixtures/probe.c" "$T/"
 for quad in ppc64le:ppc64el:powerpc64le-linux-gnu:/lib64/ld64.so.2:little \
     s390x:s390x:s390x-linux-gnu:/lib/ld64.so.1:big; do
@@ -22,10 +24,10 @@ $deb" "$out"
     for acc in default none; do
         start=$(date +%s.%N)
         "$EMURUN" root run --accelerate=$acc --allow-revision-mismatch --bind "$T/w-$a:/w" --cwd /w "$T/$a" -- sh -c "
-            g++ -O2 -g -c hello.cpp -o hello-$acc.o && gcc -O2 -g -c probe.c -o probe-$acc.o &&
+            g++ $hardening -c hello.cpp -o hello-$acc.o && gcc $hardening -c probe.c -o probe-$acc.o &&
             g++ hello-$acc.o -o hello && ./hello >/dev/null" ||
             not_ok "$a: compile and run (accelerate=$acc)"
-        echo "$a: g++ and gcc -O2 -g -c, link, run (accelerate=$acc): $(echo "$(date +%s.%N) - $start" | bc) s"
+        echo "$a: g++ and gcc $hardening -c, link, run (accelerate=$acc): $(echo "$(date +%s.%N) - $start" | bc) s"
     done
     # A C program built by the accelerated gcc is the target's: its loader, its byte order,
     # and uname(2) inside says the target's machine.

@@ -158,7 +158,7 @@ bad() { # name expected-substring args...
 bad "missing target" "$t/nope" --target "$t/nope"
 printf 'not a program\n' >"$t/text" && chmod +x "$t/text"
 bad "not ELF" "ELF" --target "$t/text"
-bad "wrong arch" "aarch64 program" --target "$probe" --arch s390x
+bad "wrong arch" "program for aarch64" --target "$probe" --arch s390x
 mkdir -p "$t/emptyroot"
 bad "sysroot missing libraries" "ld-linux-aarch64.so.1" --target "$probe" --sysroot "$t/emptyroot"
 [ ! -e "$t/bad/x" ] || fail "a failed shim add left $t/bad/x"

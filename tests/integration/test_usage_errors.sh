@@ -74,7 +74,7 @@ case_ "sysroot check --sysrot /x" "emurun sysroot check" "did you mean '--sysroo
 
 case_ "run" "emurun run" "missing the argument PIPELINE"
 case_ "run --jbos 2 p.json" "emurun run" "did you mean '--jobs'?"
-case_ "run --jobs x p.json" "emurun run" "Could not convert: --jobs = x"
+case_ "run --jobs x p.json" "emurun run" "--jobs: 'x' is not a number"
 case_ "run --reprot r.json p.json" "emurun run" "did you mean '--report'?"
 case_ "run --frobnicate p.json" "emurun run" "unknown option '--frobnicate'"
 
@@ -99,7 +99,13 @@ case_ "root run --accelerat /tmp/r -- true" "emurun root run" "did you mean '--a
 case_ "doctor --jsno" "emurun doctor" "did you mean '--json'?"
 case_ "doctor --no-prob" "emurun doctor" "did you mean '--no-probe'?"
 case_ "doctor --frobnicate" "emurun doctor" "unknown option '--frobnicate'"
-case_ "doctor extra" "emurun doctor" "not expected: extra"
+case_ "doctor extra" "emurun doctor" "unexpected argument: extra"
+case_ "run --threshold 5x p.json" "emurun run" "--threshold: '5x' is not a number"
+rc=0; "$EMURUN" run --baseline '' p.json >/dev/null 2>err.txt || rc=$?
+expect_eq "run --baseline '': a usage error (not 'no baseline')" 2 "$rc"
+expect_contains "...saying the value is empty" "$(cat err.txt)" "--baseline: an empty value"
+rc=0; "$EMURUN" root create --arch aarch64 --mirror '' r >/dev/null 2>err.txt || rc=$?
+expect_eq "root create --mirror '': a usage error, nothing downloaded" 2 "$rc"
 case_ "doctor --mount" "emurun doctor" "--mount"
 
 # `emurun help [COMMAND...]` is `emurun [COMMAND...] --help`.

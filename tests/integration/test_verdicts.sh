@@ -102,7 +102,7 @@ part_baseline() {
     # The native run of another pipeline matches no step: refused, not joined into no factors.
     rc=0; out=$("$EMURUN" report show --baseline "$T/other-native.json" "$T/emulated.json" 2>&1) || rc=$?
     expect_eq "a baseline with no step in common: refused" 125 "$rc"
-    expect_contains "...saying why" "$out" "none of the report's emulated steps has a step of the same template or name"
+    expect_contains "...saying why" "$out" "none of the report's emulated steps has a native step of the same template or name"
     expect_contains "...and whose it is" "$out" "is a run of the pipeline \"other\", this one of \"p\""
     # Its step has the same name as ours: joined, but said (a native pipeline of its own, as the
     # demo's, or a mistake), in report show and in run alike.
@@ -134,6 +134,10 @@ part_dashdash() {
         expect_contains "...because --accelerate was read: the root has no gcc" "$out" "has no gcc"
         rc=0; out=$("$EMURUN" root run "$T/r" --cwd /x --accelerate=gcc,ld,ar,nm,ranlib --env A=1 -- true 2>&1) || rc=$?
         expect_contains "options with values after DIR" "$out" "has no gcc"
+        # Without a '--': the options right after DIR are emurun's too (a command never starts
+        # with one), up to the command's first word.
+        rc=0; out=$("$EMURUN" root run "$T/r" --cwd /x --accelerate true --accelerate 2>&1) || rc=$?
+        expect_contains "root run DIR --accelerate CMD (no --): read as emurun's" "$out" "has no gcc"
     else
         skip_part "no qemu-aarch64-static (apt-get install qemu-user-static)"
     fi
@@ -145,6 +149,9 @@ part_dashdash() {
     expect_eq "--accelerate=ld (binutils without gcc): refused" 125 "$rc"
     expect_contains "...saying gcc must come along" "$out" "gcc would stay emulated"
     expect_contains "...in the CLI's spelling" "$out" "accelerate gcc too (--accelerate)"
+    rc=0; out=$("$EMURUN" root run "$T/r" --bogus true 2>&1) || rc=$?
+    expect_eq "root run DIR --bogus CMD: a usage error, not run as the command" 2 "$rc"
+    expect_contains "...naming it" "$out" "unknown option '--bogus' after the root's directory"
     rc=0; out=$("$EMURUN" root run "$T/r" make --cwd /x -- true 2>&1) || rc=$?
     expect_eq "an option after the command began: usage error" 2 "$rc"
     # The option quoted whole, with its value, and the two command lines it may have meant.

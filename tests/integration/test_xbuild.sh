@@ -348,6 +348,11 @@ part_errors() {
         expect_contains "and what to do" "$(cat "$T/full.log")" "free space or choose another --dir"
         [ "$(wc -l <"$T/full.log")" -le 3 ] && ok "in a few lines" || not_ok "$(wc -l <"$T/full.log") lines: $(head -n5 "$T/full.log")"
     done
+    # A source tree that does not fit: exit 5 as well, and no half-unpacked tree left.
+    rc=0; unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m tmpfs "$1" && shift && exec "$@"' - \
+        "$T/full" "$sysroot_tool" source --cache "$cache" --dir "$T/full" zlib >/dev/null 2>"$T/full.log" || rc=$?
+    expect_eq "a full disk fails the source: exit 5" 5 "$rc"
+    expect_contains "...saying so" "$(cat "$T/full.log")" "no space left on device in $T/full (unpacking the source of zlib)"
 }
 
 # tool ARGS...: emurun-sysroot with a cache of this part's own; stdout in $T/tool.out, stderr in

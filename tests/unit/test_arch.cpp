@@ -279,3 +279,12 @@ TEST_CASE("arch: what runs natively") {
     CHECK(emurun::runs_natively(*host));
     CHECK_FALSE(emurun::runs_natively(arch(host->name == "s390x" ? "aarch64" : "s390x")));
 }
+
+TEST_CASE("arch: an unknown name gets the closest known one, aliases included") {
+    auto r = emurun::find_arch("arm65");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().hint.starts_with("did you mean 'arm64'? known: x86_64, "));
+    auto far = emurun::find_arch("bogus");
+    REQUIRE_FALSE(far.has_value());
+    CHECK(far.error().hint.starts_with("known: x86_64, "));
+}

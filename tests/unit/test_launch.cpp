@@ -148,7 +148,7 @@ TEST_CASE("launch: the explicit arch must be the file's") {
     auto plan = plan_launch(req);
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().what == "cannot run " + f.program.string() + " as " + host_arch()->name);
-    CHECK(plan.error().why == "the file is a " + foreign().name + " program");
+    CHECK(plan.error().why == "the file is a program for " + foreign().name);
     // The library names the option by its API name (LaunchRequest::arch), never a CLI flag.
     CHECK(plan.error().hint == "ask for no arch, or for " + foreign().name + " (option arch)");
     req.arch = &foreign();
@@ -283,6 +283,12 @@ TEST_CASE("launch: what is not a runnable program is refused with the reason") {
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().why == "not executable");
     CHECK(plan.error().hint == "chmod +x " + unexec.string());
+    // A source file is no program at all: chmod +x would not help.
+    test::write_file("refuse/hello.c", "int main(void) { return 0; }\n");
+    plan = plan_launch(request(test::testdir("refuse") / "hello.c"));
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().why == "not a program: neither an ELF executable nor a #! script");
+    CHECK(plan.error().hint.find("chmod") == std::string::npos);
 
     plan = plan_launch(request(test::testdir("refuse/dir")));
     REQUIRE_FALSE(plan.has_value());

@@ -475,6 +475,16 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     claimed["steps"][0]["accelerated_tools"] = nlohmann::json::array();
     CHECK(refused(claimed).find("steps[0].accelerated: is true but accelerated_tools is empty") !=
           std::string::npos);
+    claimed["steps"][0].erase("accelerated_tools");
+    CHECK(refused(claimed).find("steps[0].accelerated: is true but accelerated_tools is empty or "
+                                "missing") != std::string::npos);
+    auto denied = j;
+    denied["steps"][0]["accelerated"] = false;
+    CHECK(refused(denied).find("is false but accelerated_tools names tools") != std::string::npos);
+    auto magic = j;
+    magic["steps"][0]["emulation"] = "magic";
+    CHECK(refused(magic).find("steps[0].emulation: expected native, exec, sandbox, host, auto or "
+                              "root, got \"magic\"") != std::string::npos);
     auto old = j; // a report written before emurun recorded them
     old["steps"][0].erase("toolchain_mismatches");
     CHECK(Report::from_json(old, "r.json").value().steps[0].toolchain_mismatches.empty());
@@ -543,7 +553,7 @@ TEST_CASE("report: a baseline of another pipeline is refused, not joined into em
     auto refused = emurun::join_baseline(joined, foreign, "other.json", {});
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().what == "baseline other.json");
-    CHECK(refused.error().why.find("none of the report's emulated steps has a step") == 0);
+    CHECK(refused.error().why.find("none of the report's emulated steps has a native step") == 0);
     CHECK(joined == run); // nothing wiped
     // Another pipeline (a native pipeline of its own, or a mistake): said, by a note.
     CHECK(emurun::other_pipeline_note(foreign, "other.json", "demo") ==
@@ -559,6 +569,23 @@ TEST_CASE("report: a baseline of another pipeline is refused, not joined into em
     CHECK(*misses == std::vector<std::string>{"lint"});
     CHECK(joined.steps[0].baseline_wall == 2.0);
     CHECK(emurun::baseline_misses(run, partial) == std::vector<std::string>{"lint"});
+}
+
+TEST_CASE("report: only a baseline's native steps are baselines") {
+    StepResult emulated = step("small", 24);
+    emulated.emulation = emurun::Emulation::exec;
+    Report run = report_of({step("build", 3), emulated});
+    StepResult also_emulated = step("small", 20);
+    also_emulated.emulation = emurun::Emulation::exec;
+    Report emulated_run = report_of({step("build", 3), also_emulated});  // one native step
+    CHECK(emurun::check_baseline(emulated_run, "emu.json").has_value()); // it has a native step
+    CHECK(emurun::baseline_misses(run, emulated_run) == std::vector<std::string>{"small"});
+    Report joined = run;
+    auto refused = emurun::join_baseline(joined, emulated_run, "emu.json", {});
+    REQUIRE_FALSE(refused.has_value()); // nothing to join: refused, the run's factors kept
+    CHECK(joined == run);
+    emurun::apply_flags(joined, {}, &emulated_run, nullptr); // at run time: no factor from it
+    CHECK_FALSE(joined.steps[1].baseline_wall.has_value());
 }
 
 TEST_CASE("report: a native baseline joined after the run gives the run-time factors and flags") {

@@ -181,6 +181,21 @@ TEST_CASE("root: the binutils are accelerated only with the compilers that run t
     CHECK(why("g++").find("accelerate g++: the compilers are accelerated only") == 0);
     CHECK(why("gcc,as,ld").find("and ar,nm,ranlib would stay emulated") != std::string::npos);
     CHECK(why("cc,ld.gold,ar,nm").find("and ranlib would stay emulated") != std::string::npos);
+    // Every refusal's example is itself accepted and keeps what was asked for.
+    for (const char* refused : {"ld", "as", "objdump", "gcc", "gcc,g++", "g++,as", "shell,ld"}) {
+        const std::string text = why(refused);
+        const auto at = text.find("e.g. ");
+        REQUIRE_MESSAGE(at != std::string::npos, text);
+        const std::string list = text.substr(at + 5, text.find(", or", at) - at - 5);
+        INFO(refused << " -> " << list);
+        CHECK(why(list) == "accepted");
+        const auto asked = parse_acceleration(refused);
+        REQUIRE(asked.has_value());
+        for (const auto& part : asked->tools) {
+            CHECK((part == "shell" ||
+                   ("," + list + ",").find("," + part + ",") != std::string::npos));
+        }
+    }
     auto p = Pipeline::parse(R"({"name": "n", "steps": [{"name": "link", "argv": ["make"],
         "arch": "arm64", "emulation": "root", "root": "r", "accelerate": "ld"}]})",
                              "p.json", "/w");

@@ -60,21 +60,24 @@ void add_subcommands(CLI::App& app, Action& action, int argc, char** argv) {
 /// - a repeatable option takes one value per occurrence (`--sysroot A --sysroot B`). CLI11
 ///   lets an option of vector type go on eating the words after it, so `exec --sysroot D PROG
 ///   ARG` took PROG as a sysroot and ran ARG, and `sysroot check --sysroot D FILE` checked D;
-/// - a number is not empty: CLI11 reads `--threshold ''` as 0, and the error then spoke of a 0
-///   nobody gave.
+/// - a value is not empty: CLI11 reads `--threshold ''` as 0, and an empty `--baseline`,
+///   `--mirror` or `--include` read as "not given" (the default) or went on to download. Only
+///   --accelerate's empty value means something (its default list).
 void option_rules(CLI::App& app) {
+    const CLI::Validator text(
+        [](const std::string& v) { return v.empty() ? "an empty value" : ""; }, "");
     const CLI::Validator number(
-        [](const std::string& v) {
-            return v.empty() ? std::string("an empty value, not a number") : std::string();
-        },
-        "");
+        [](const std::string& v) { return v.empty() ? "an empty value, not a number" : ""; }, "");
     for (CLI::Option* option : app.get_options()) {
         if (option->nonpositional() && option->get_items_expected_max() > 1) {
             option->allow_extra_args(false);
         }
         const std::string type = option->get_type_name();
-        if (type.starts_with("FLOAT") || type.starts_with("INT") || type.starts_with("UINT")) {
-            option->check(number);
+        const bool numeric =
+            type.starts_with("FLOAT") || type.starts_with("INT") || type.starts_with("UINT");
+        if (option->nonpositional() && option->get_expected_max() > 0 &&
+            option->get_name() != "--accelerate" && option->get_name() != "--help") {
+            option->check(numeric ? number : text);
         }
     }
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {

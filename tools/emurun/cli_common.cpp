@@ -71,11 +71,12 @@ void warn_baseline_misses(const std::vector<std::string>& steps, const std::stri
     if (steps.size() > 5) {
         names += " and " + std::to_string(steps.size() - 5) + " more";
     }
-    spdlog::warn("baseline {}: no step of the same template or name for {} emulated step{} ({}): "
-                 "no factor and no baseline flag for {} (give the native run of the same "
-                 "pipeline: emurun run PIPELINE --native)",
-                 baseline, steps.size(), steps.size() == 1 ? "" : "s", names,
-                 steps.size() == 1 ? "it" : "them");
+    spdlog::warn(
+        "baseline {}: no native step of the same template or name for {} emulated step{} ({}): "
+        "no factor and no baseline flag for {} (give the native run of the same "
+        "pipeline: emurun run PIPELINE --native)",
+        baseline, steps.size(), steps.size() == 1 ? "" : "s", names,
+        steps.size() == 1 ? "it" : "them");
 }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {

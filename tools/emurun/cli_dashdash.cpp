@@ -124,10 +124,54 @@ std::string command_line(const std::vector<std::string>& words) {
 
 } // namespace
 
+/// `root run DIR --accelerate make` without a `--`: the options right after DIR, up to the
+/// first word that is no option, are emurun's (moved before DIR); an unknown one is refused.
+/// A command never starts with an option, so `--accelerate` would otherwise have run as one.
+std::vector<std::string> root_run_options(const Target& t, std::vector<std::string> args) {
+    std::size_t dir = t.start;
+    while (dir < args.size() && args[dir].starts_with("-")) {
+        bool own = false;
+        const CLI::Option* opt = find_option(*t.sub, args[dir], own);
+        const bool valued = opt != nullptr && opt->get_expected_max() > 0 &&
+                            args[dir].find('=') == std::string::npos;
+        dir += valued ? 2 : 1; // options before DIR: CLI11 reads them as they are
+    }
+    std::vector<std::string> moved;
+    std::size_t i = dir + 1;
+    while (i < args.size() && args[i].starts_with("-") && args[i] != "-") {
+        bool own = false;
+        const CLI::Option* opt = find_option(*t.sub, args[i], own);
+        if (opt == nullptr) {
+            throw Failure(Error{"emurun root run",
+                                "unknown option '" + args[i].substr(0, args[i].find('=')) +
+                                    "' after the root's directory (a command never starts "
+                                    "with an option)",
+                                "'emurun root run --help' lists its options; a command of the "
+                                "root's that starts with '-' goes after '--'"},
+                          k_exit_usage);
+        }
+        const bool valued = opt->get_expected_max() > 0 && args[i].find('=') == std::string::npos &&
+                            i + 1 < args.size();
+        moved.insert(moved.end(), args.begin() + static_cast<long>(i),
+                     args.begin() + static_cast<long>(i + (valued ? 2 : 1)));
+        i += valued ? 2 : 1;
+    }
+    if (moved.empty() || dir >= args.size()) {
+        return args;
+    }
+    std::vector<std::string> out(args.begin(), args.begin() + static_cast<long>(dir));
+    out.insert(out.end(), moved.begin(), moved.end());
+    out.push_back(args[dir]);
+    out.insert(out.end(), args.begin() + static_cast<long>(i), args.end());
+    return out;
+}
+
 std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std::string> args) {
     const auto dd = std::ranges::find(args, "--");
     if (dd == args.end()) {
-        return args;
+        const Target t = find_target(app, args);
+        return t.sub != nullptr && t.name == "root run" ? root_run_options(t, std::move(args))
+                                                        : args;
     }
     const Target t = find_target(app, args);
     const auto end = static_cast<std::size_t>(dd - args.begin());

@@ -227,6 +227,24 @@ std::string plain_words(const std::string& what) {
                                             what.find(" required ") != std::string::npos) {
         return "the option " + what.substr(0, colon) + " needs a value";
     }
+    if (what.starts_with("Could not convert: ")) { // "Could not convert: --threshold = 5x"
+        const std::string rest = what.substr(19);
+        const auto eq = rest.find(" = ");
+        if (eq != std::string::npos) {
+            return rest.substr(0, eq) + ": '" + rest.substr(eq + 3) + "' is not a number";
+        }
+    }
+    for (const std::string lead : {"The following argument was not expected: ",
+                                   "The following arguments were not expected: "}) {
+        if (what.starts_with(lead)) {
+            return "unexpected argument" +
+                   std::string(lead.find("arguments") != std::string::npos ? "s" : "") + ": " +
+                   what.substr(lead.size());
+        }
+    }
+    if (const auto at = what.find("At Most 1 required but received "); at != std::string::npos) {
+        return what.substr(0, at) + "given " + what.substr(at + 32) + " times (once at most)";
+    }
     return what;
 }
 

@@ -46,7 +46,9 @@ void print_human(const Inspection& in) {
         std::cout << "  " << l.name << " => " << where(l) << '\n';
     }
     if (auto m = in.links.missing(); !m.empty()) {
-        std::cout << "  missing: " << m.size() << " of " << in.links.libraries.size() + 1 << '\n';
+        // Of the libraries and the interpreter, when there is one (a shared library has none).
+        std::cout << "  missing: " << m.size() << " of "
+                  << in.links.libraries.size() + (in.links.interpreter ? 1 : 0) << '\n';
     }
 }
 

@@ -173,8 +173,8 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
     sub->add_option("--cwd", a->cwd, "Working directory inside (default /)");
     sub->add_flag("--accelerate{default}", a->accelerate,
                   "Run the root's compilers and binutils as the host's cross toolchain: "
-                  "--accelerate (all it has), --accelerate=gcc,g++,as,ld (binutils only with gcc "
-                  "and g++), --accelerate=none; "
+                  "--accelerate (all it has), --accelerate=gcc,g++,ld,ar,nm,ranlib (compilers "
+                  "and binutils only together), --accelerate=none; "
                   "--accelerate=toolchain,shell adds sh, make, sed, grep, awk and coreutils");
     sub->add_flag("--allow-revision-mismatch", a->allow_revision_mismatch,
                   "Accelerate a compiler or binutils even when the host's cross package was "
