@@ -244,7 +244,7 @@ constexpr std::string_view k_create_noise =
 /// about 2 min left]". The line itself starts as mmdebstrap wrote it.
 constexpr std::string_view k_create_stages =
     "stage=0; while IFS= read -r l; do case $l in\n"
-    "'I: running apt-get update'*) stage=1 ;; 'I: downloading packages'*) stage=2 ;;\n"
+    "'I: '*'apt-get update'*) stage=1 ;; 'I: downloading packages'*) stage=2 ;;\n"
     "'I: extracting archives'*) stage=3 ;; 'I: installing essential packages'*) stage=4 ;;\n"
     "'I: installing remaining packages'*) stage=5 ;; 'I: creating tarball'*) stage=6 ;; esac\n"
     "case $l in 'I: '*) left=''; if [ \"$2\" -gt \"$SECONDS\" ]; then\n"
@@ -273,7 +273,7 @@ std::vector<std::string> logged(std::vector<std::string> argv, const fs::path& l
     return out;
 }
 
-/// The seconds the last create of this arch took (its `create-seconds-ARCH` file beside the
+/// The seconds the last create of this arch took (its `.create-seconds-ARCH` file beside the
 /// cached roots), for the stages' estimate; 0 when unknown.
 long long previous_seconds(const fs::path& timing) {
     const auto text = util::read_file(timing, 64);
@@ -333,7 +333,7 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         return r;
     }
     const fs::path log = out.parent_path() / (out.stem().string() + ".log"); // NAME.partial
-    const fs::path timing = out.parent_path() / ("create-seconds-" + spec.arch->debian);
+    const fs::path timing = out.parent_path() / (".create-seconds-" + spec.arch->debian);
     const auto began = std::chrono::steady_clock::now();
     std::error_code ec;
     fs::remove(log, ec);

@@ -155,16 +155,15 @@ cold_interrupt() { # SIG TARGET
 cold_interrupt TERM emurun
 # mmdebstrap's progress lines say the stage and the time so far; no estimate without a
 # previous create of the arch (a cache of its own).
-expect_contains "the stage and the time on mmdebstrap's lines" "$(cat "$T/cold-TERM.log")" \
-    "I: running apt-get update... [stage 1/6, 0:"
+grep -qE "^I: .*apt-get update.* \[stage 1/6, 0:[0-9]{2}\]$" "$T/cold-TERM.log" &&
+    ok "the stage and the time on mmdebstrap's lines" ||
+    not_ok "no stage on the apt-get update line: $(grep '^I: ' "$T/cold-TERM.log" | head -n5)"
 grep -q "min left\]" "$T/cold-TERM.log" && not_ok "an estimate without any previous create" ||
     ok "no estimate without a previous create"
 # The second one in the first one's cache: it starts from the packages kept (and keeps them).
 cp -a "$T/cold-TERM" "$T/cold-INT"
-echo 3000 >"$T/cold-INT/emurun/roots/create-seconds-arm64" # a create of arm64 took 50 min
+echo 3000 >"$T/cold-INT/emurun/roots/.create-seconds-arm64" # a create of arm64 took 50 min
 cold_interrupt INT group
-expect_contains "a previous create's time gives an estimate" "$(cat "$T/cold-INT.log")" \
-    "I: running apt-get update... [stage 1/6, 0:"
 grep -qE "I: downloading packages.* \[stage 2/6, [0-9]+:[0-9]{2}; about (4[0-9]|50) min left\]" "$T/cold-INT.log" &&
     ok "...about how long is left" || not_ok "no estimate: $(grep '^I: ' "$T/cold-INT.log" | head -n3)"
 expect_contains "a create after an interrupted one syncs the kept packages in" \
