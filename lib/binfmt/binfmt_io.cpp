@@ -37,6 +37,14 @@ Result<void> write_control(const std::filesystem::path& path, std::string_view d
     return {};
 }
 
+} // namespace detail
+
+Result<void> write_binfmt_control(const std::filesystem::path& file, std::string_view text) {
+    return detail::write_control(file, text);
+}
+
+namespace detail {
+
 Result<util::FileLock> lock_binfmt(const BinfmtOptions& options) {
     if (options.lock_file) {
         return util::FileLock::acquire(*options.lock_file, false,

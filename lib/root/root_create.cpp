@@ -10,8 +10,6 @@
 
 #include <emurun/sysroot.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -52,7 +50,8 @@ Result<ExitStatus> run_mapped(const BinfmtEntry& entry, std::vector<std::string>
 
 /// Remove what a failed create made (files may belong to the root's users: done inside our
 /// namespaces); `keep_dir` keeps the directory itself and removes its contents.
-void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir) {
+void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir,
+                   const DiagnosticSink& diagnostics) {
     std::error_code ec;
     if (!fs::exists(path, ec)) {
         return;
@@ -78,8 +77,9 @@ void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir
         fs::remove_all(path, ec);
     }
     if (fs::exists(path, ec) && (!keep_dir || !fs::is_empty(path, ec))) {
-        spdlog::warn("could not remove {}{}: remove it by hand", keep_dir ? "the contents of " : "",
-                     path.string());
+        emit(diagnostics, Severity::warning,
+             "could not remove " + std::string(keep_dir ? "the contents of " : "") + path.string() +
+                 ": remove it by hand");
     }
 }
 
@@ -271,7 +271,8 @@ Error interrupted(const std::string& what, int sig) {
 /// next create syncs them in instead of downloading them again. mmdebstrap removes its temp
 /// root itself when it fails or is signalled: this keeps what a mmdebstrap killed outright (the
 /// SIGKILL 10 s after a stop) left behind.
-void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const fs::path& debs) {
+void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const fs::path& debs,
+                          const DiagnosticSink& diagnostics) {
     // TMP/mmdebstrap.XXXX/var/cache/apt/archives/NAME.deb: depth 6.
     auto st = run_mapped(entry,
                          {"find", tmp.string(), "-mindepth", "6", "-maxdepth", "6", "-type", "f",
@@ -279,8 +280,8 @@ void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const f
                           debs.string(), "{}", "+"},
                          "/tmp");
     if (!st || !st->success()) {
-        spdlog::warn("could not keep the downloaded packages of {} in {}", tmp.string(),
-                     debs.string());
+        emit(diagnostics, Severity::warning,
+             "could not keep the downloaded packages of " + tmp.string() + " in " + debs.string());
     }
 }
 
@@ -296,7 +297,8 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     for (const auto& stale : stale_create_dirs(creates, [](long pid) {
              return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
          })) {
-        remove_mapped(entry, stale, false); // a create killed outright (SIGKILL) left it
+        remove_mapped(entry, stale, false,
+                      spec.diagnostics); // a create killed outright (SIGKILL) left it
     }
     if (auto r = make_dirs(tmp); !r) {
         return r;
@@ -314,9 +316,10 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         sig = process::interrupted_by();
         const bool done = st && st->success() && sig == 0;
         if (!done) {
-            keep_downloaded_debs(entry, tmp, debs);
+            keep_downloaded_debs(entry, tmp, debs, spec.diagnostics);
         }
-        remove_mapped(entry, tmp, true); // mmdebstrap's temp dirs of a failed attempt
+        remove_mapped(entry, tmp, true,
+                      spec.diagnostics); // mmdebstrap's temp dirs of a failed attempt
         if (done) {
             break;
         }
@@ -328,9 +331,10 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
             std::chrono::steady_clock::now() - start > k_retry_window) {
             break;
         }
-        spdlog::warn("mmdebstrap failed early; retrying once (the mirror may be mid-sync)");
+        emit(spec.diagnostics, Severity::warning,
+             "mmdebstrap failed early; retrying once (the mirror may be mid-sync)");
     }
-    remove_mapped(entry, tmp, false);
+    remove_mapped(entry, tmp, false, spec.diagnostics);
     if (sig != 0) {
         fs::remove(log, ec); // an interrupted create leaves nothing but the downloaded .debs
         return std::unexpected(interrupted("create the " + spec.arch->debian + " root", sig));
@@ -618,7 +622,8 @@ Result<void> check_space(const fs::path& dir, const fs::path& tarball) {
 
 /// Unpack the tarball beside `dir` and rename it into place: all or nothing, so no half root
 /// (an unpack killed outright, a full disk) is ever found at `dir` and taken for a root.
-Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, const fs::path& dir) {
+Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, const fs::path& dir,
+                         const DiagnosticSink& diagnostics) {
     const fs::path partial = dir.parent_path() / ("." + dir.filename().string() +
                                                   ".emurun-partial-" + std::to_string(::getpid()));
     if (auto r = make_dirs(partial); !r) {
@@ -637,7 +642,7 @@ Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, cons
             return {};
         }
     }
-    remove_mapped(entry, partial, false);
+    remove_mapped(entry, partial, false, diagnostics);
     if (sig != 0) {
         return std::unexpected(interrupted("unpack the root into " + dir.string(), sig));
     }
@@ -678,7 +683,7 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
     if (auto r = check_space(dir, *tarball); !r) {
         return std::unexpected(r.error());
     }
-    if (auto r = unpack_root(*entry, *tarball, dir); !r) {
+    if (auto r = unpack_root(*entry, *tarball, dir, spec.diagnostics); !r) {
         return std::unexpected(r.error());
     }
     return made;
@@ -702,8 +707,9 @@ Result<void> install_in_root(const RootSpec& spec, const std::vector<std::string
             interrupted("apt-get update in " + spec.dir.string(), process::interrupted_by()));
     }
     if (!updated->success()) {
-        spdlog::warn("apt-get update in {} {}; installing from the lists it has", spec.dir.string(),
-                     updated->describe());
+        emit(spec.diagnostics, Severity::warning,
+             "apt-get update in " + spec.dir.string() + " " + updated->describe() +
+                 "; installing from the lists it has");
     }
     std::vector<std::string> install{"apt-get", "install", "-y", "--no-install-recommends"};
     install.insert(install.end(), packages.begin(), packages.end());

@@ -115,12 +115,12 @@ int main(int argc, char** argv) {
         return k_exit_failure;
     }
     // Started by sandbox_argv() (the runner's sandbox mode): become the sandbox at once.
-    if (auto failure = run_if_sandbox_helper(argc, argv)) {
+    if (auto failure = run_if_sandbox_helper(argc, argv, log_sink())) {
         std::cerr << "emurun: error: " << cli_spelling(failure->error.message()) << '\n';
         return failure->exit_code;
     }
     // Started by root_argv() (the runner's root mode): enter the root at once.
-    if (auto outcome = run_if_root_helper(argc, argv)) {
+    if (auto outcome = run_if_root_helper(argc, argv, log_sink())) {
         if (!*outcome) {
             std::cerr << "emurun: error: " << outcome->error().message() << '\n';
             return k_exit_failure;
