@@ -147,8 +147,9 @@ struct ToolMismatch {
     /// The probe's verdict when it ran for this tool (gcc): a difference refuses acceleration
     /// like a differing source; with allow_revision_mismatch it is recorded only
     std::optional<ProbeVerdict> probe = std::nullopt;
-    /// "gcc kept emulated: ..." / "gcc accelerated although ...", for reports and warnings.
-    [[nodiscard]] EMURUN_EXPORT std::string text() const;
+    /// "gcc kept emulated: ..." / "gcc accelerated although ...", for reports and warnings;
+    /// the field that would accelerate it anyway (allow_revision_mismatch) spelled by `spell`.
+    [[nodiscard]] EMURUN_EXPORT std::string text(FieldSpelling spell = option_spelling) const;
 };
 
 /// Everything decided before entering: pure data, nothing mounted yet.

@@ -113,8 +113,8 @@ Result<const Arch*> find_arch(std::string_view name) {
     for (const auto& a : all_arches()) {
         known += (known.empty() ? "" : ", ") + a.name;
     }
-    return fail("architecture '" + std::string(name) + "'", "not known to emurun",
-                "known: " + known);
+    return fail(ErrorKind::bad_input, "architecture '" + std::string(name) + "'",
+                "not known to emurun", "known: " + known);
 }
 
 const Arch* arch_for_header(std::span<const unsigned char> header) {

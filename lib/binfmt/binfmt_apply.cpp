@@ -53,7 +53,9 @@ Result<void> Applier::raw_register(const BinfmtEntry& e) {
     } else if (x.why == std::strerror(EINVAL) && e.flags.fix_binary &&
                (major < 4 || (major == 4 && minor < 8))) {
         x.hint = "kernel " + std::to_string(major) + "." + std::to_string(minor) +
-                 " predates the F flag (Linux 4.8); register without F (option flags: P)";
+                 " predates the F flag (Linux 4.8); register without F";
+        x.kind = ErrorKind::kernel_unsupported;
+        x.field = "flags=P";
     } else if (x.why == std::strerror(ENOENT) && e.flags.fix_binary) {
         x.hint = "with F the kernel opens the interpreter now: it must exist at that path";
     }
@@ -158,8 +160,9 @@ Error conflict_error(const BinfmtPlan& plan) {
     details.resize(details.size() - 2);
     return Error{"register " + names,
                  "another entry is registered under the same name (" + details + ")",
-                 "it was left untouched and nothing was registered; replace it on purpose (option "
-                 "replace), or unregister it first"};
+                 "it was left untouched and nothing was registered; unregister it first, or "
+                 "replace it on purpose",
+                 ErrorKind::conflict, "replace"};
 }
 
 // C and O only with their explicit opt-in: a library caller cannot register them by accident.

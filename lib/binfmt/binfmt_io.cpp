@@ -47,8 +47,11 @@ namespace detail {
 
 Result<util::FileLock> lock_binfmt(const BinfmtOptions& options) {
     if (options.lock_file) {
-        return util::FileLock::acquire(*options.lock_file, false,
-                                       "choose another lock file (option lock_file)");
+        auto lock = util::FileLock::acquire(*options.lock_file, false, "choose another lock file");
+        if (!lock) {
+            lock.error().field = "lock_file";
+        }
+        return lock;
     }
     // Locking the mount directory itself serialises everyone using that binfmt_misc instance,
     // needs no writable place, and works unprivileged inside a sandbox.
@@ -110,9 +113,10 @@ Result<BinfmtTable> read_binfmt_table(const std::filesystem::path& mount) {
     BinfmtTable table;
     auto status = util::read_file(mount / "status");
     if (!status) {
-        return std::unexpected(Error{status.error().what, status.error().why,
-                                     "is binfmt_misc mounted there? name the directory where it "
-                                     "is (option mount)"});
+        Error e = status.error();
+        e.hint = "is binfmt_misc mounted there? name the directory where it is";
+        e.field = "mount";
+        return std::unexpected(std::move(e));
     }
     table.enabled = status->starts_with("enabled");
     std::error_code ec;

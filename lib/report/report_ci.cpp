@@ -91,8 +91,8 @@ Result<std::optional<Shard>> ci_shard_from_env() {
     }
     auto shard = parse_shard(*index + "/" + *total);
     if (!shard) {
-        return fail("CI_NODE_INDEX=" + *index + ", CI_NODE_TOTAL=" + *total, shard.error().why,
-                    "unset them, or give the shard as K/N (option shard)");
+        return fail(ErrorKind::bad_input, "CI_NODE_INDEX=" + *index + ", CI_NODE_TOTAL=" + *total,
+                    shard.error().why, "unset them, or give the shard as K/N", "shard");
     }
     return *shard;
 }

@@ -263,7 +263,8 @@ Error interrupted(const std::string& what, int sig) {
                                                    : sig == SIGTERM ? "SIGTERM"
                                                                     : "SIGHUP"),
                  "no root was made (the packages downloaded so far stay in the cache); run it "
-                 "again to create the root"};
+                 "again to create the root",
+                 ErrorKind::interrupted};
 }
 
 /// Move the packages a failed or interrupted mmdebstrap had downloaded (complete files only:
@@ -356,12 +357,14 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         return fail("create the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
                     refused->why + " (whole output: " + log.string() + ")", refused->hint);
     }
-    return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+    return fail(ErrorKind::command_failed,
+                "mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
                 st->describe() + " (its messages are above; all of them in " + log.string() + ")",
                 "check that " + spec.suite + " has " + spec.arch->debian +
-                    " packages (riscv64: trixie or later), the packages (option include), the "
-                    "space left in " +
-                    cache.string() + " and that the mirror is reachable (option mirror)");
+                    " packages (riscv64: trixie or later), the packages asked for, the space "
+                    "left in " +
+                    cache.string() + " and that the mirror is reachable",
+                "mirror");
 }
 
 Result<void> check_tools() {
@@ -516,21 +519,23 @@ std::optional<Error> root_detail::request_failure(std::string_view log, const st
         pos = nl + 1;
         if (line.starts_with("E: emurun: include: ")) {
             return Error{"", std::string(line.substr(20)),
-                         "check the names of the packages asked for (option include): apt-cache "
-                         "search WORD lists what there is"};
+                         "check the names of the packages asked for: apt-cache search WORD lists "
+                         "what there is",
+                         ErrorKind::bad_input, "include"};
         }
         if (line.starts_with("E: emurun: pin: ")) {
             return Error{"", std::string(line.substr(16)),
-                         "use a mirror that still has that revision, e.g. a snapshot.debian.org "
-                         "date (option mirror), or create the root without pinning (option "
-                         "pin_toolchain): the identity rule then keeps the compilers emulated "
-                         "unless a revision mismatch is allowed"};
+                         "create the root without pinning: the identity rule then keeps the "
+                         "compilers emulated unless a revision mismatch is allowed; or use a "
+                         "mirror that still has that revision, e.g. a snapshot.debian.org date",
+                         ErrorKind::bad_input, "pin_toolchain"};
         }
         if (line.starts_with("E: The repository '") && line.find(missing_suite) != line.npos) {
             return Error{
                 "", "the mirror has no suite " + suite + " (" + std::string(line.substr(3)) + ")",
-                "name a suite the mirror has, e.g. bookworm, trixie or sid (option "
-                "suite), or check the mirror's URL (option mirror)"};
+                "check the mirror's URL, or name a suite the mirror has, e.g. bookworm, trixie "
+                "or sid",
+                ErrorKind::bad_input, "suite"};
         }
     }
     return std::nullopt;
@@ -578,16 +583,17 @@ namespace {
 /// The spec's arch, suite and target directory, before anything starts.
 Result<void> check_create_spec(const RootCreateSpec& spec) {
     if (spec.arch == nullptr || spec.arch->debian.empty()) {
-        return fail("create a root",
+        return fail(ErrorKind::bad_input, "create a root",
                     spec.arch == nullptr ? "no arch given"
                                          : spec.arch->name + " has no Debian port",
-                    "give aarch64, ppc64le or s390x, any arch with a Debian name (option arch)");
+                    "give aarch64, ppc64le or s390x, any arch with a Debian name", "arch");
     }
     if (spec.suite.empty() || !std::ranges::all_of(spec.suite, [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
         })) {
-        return fail("create a root", "'" + spec.suite + "' is not a Debian suite name",
-                    "e.g. bookworm, trixie or sid (option suite)");
+        return fail(ErrorKind::bad_input, "create a root",
+                    "'" + spec.suite + "' is not a Debian suite name",
+                    "e.g. bookworm, trixie or sid", "suite");
     }
     if (runs_natively(*spec.arch)) {
         return std::unexpected(

@@ -202,9 +202,15 @@ std::string probe_part(const std::optional<ProbeVerdict>& probe) {
     return "; the probe corpus (the root's hardening flags) compiled both ways: " + probe->why;
 }
 
+/// " (FIELD spelled)", or nothing when the spelling names nothing.
+std::string spelled(FieldSpelling spell, std::string_view field) {
+    const std::string text = spell(field);
+    return text.empty() ? std::string() : " (" + text + ")";
+}
+
 } // namespace
 
-std::string ToolMismatch::text() const {
+std::string ToolMismatch::text(FieldSpelling spell) const {
     const std::string why = identity.same() ? "the probe corpus (the root's hardening flags) "
                                               "compiled both ways: " +
                                                   (probe ? probe->why : std::string{})
@@ -218,9 +224,8 @@ std::string ToolMismatch::text() const {
            (binutils_follow ? " and the binutils with it (the emulated compiler's LTO plugin, a "
                               "library of the root's arch, cannot load into the host's ld or ar)"
                             : "") +
-           ": " + why +
-           "; to accelerate it anyway, allow the revision mismatch (option "
-           "allow_revision_mismatch)";
+           ": " + why + "; to accelerate it anyway, allow the revision mismatch" +
+           spelled(spell, "allow_revision_mismatch");
 }
 
 std::vector<std::pair<std::string, std::string>> toolchain_pins(std::string_view host_status,

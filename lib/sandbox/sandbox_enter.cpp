@@ -43,7 +43,8 @@ Error unsupported(const std::string& what, int err) {
                      kernel_release(),
                  "run 'emurun doctor'; alternatives: 'emurun exec -- PROG' for one program, "
                  "'emurun shim add' for the tools a build runs, or 'emurun binfmt register "
-                 "ARCH' as root (changes the host's table)"};
+                 "ARCH' as root (changes the host's table)",
+                 ErrorKind::kernel_unsupported};
 }
 
 /// open + write + close, reporting errno; used for /proc/self/{setgroups,uid_map,gid_map}.

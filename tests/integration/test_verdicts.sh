@@ -101,7 +101,7 @@ part_baseline() {
     expect_eq "a baseline of another pipeline: refused" 125 "$rc"
     expect_contains "...naming the steps and both pipelines" "$out" \
         "none of the report's emulated steps (test) has a step of the same template or name in it: it is a run of \"other\", the report one of \"p\""
-    expect_contains "...with the way out" "$out" "emurun run PIPELINE --native"
+    expect_contains "...with the way out" "$out" "join the native run of the same pipeline (--native)"
 }
 
 part_dashdash() {
@@ -128,7 +128,8 @@ part_dashdash() {
     rc=0; out=$("$EMURUN" root run "$T/r" --accelerate=ld -- true 2>&1) || rc=$?
     expect_eq "--accelerate=ld (binutils without gcc): refused" 125 "$rc"
     expect_contains "...saying gcc must come along" "$out" "gcc would stay emulated"
-    expect_contains "...in the CLI's spelling" "$out" "accelerate gcc too (--accelerate)"
+    expect_contains "...in the CLI's spelling" "$out" \
+        "or accelerate gcc too, e.g. gcc,g++,ld, or the default list (--accelerate))"
     rc=0; out=$("$EMURUN" root run "$T/r" make --cwd /x -- true 2>&1) || rc=$?
     expect_eq "an option after the command began: usage error" 2 "$rc"
     # The option quoted whole, with its value, and the two command lines it may have meant.

@@ -207,7 +207,7 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
             }
             // A tool kept emulated, or accelerated despite a differing source: said always.
             for (const auto& m : unwrap(plan_root(spec)).mismatches) {
-                spdlog::warn("{}", cli_spelling(m.text()));
+                spdlog::warn("{}", m.text(flag_spelling));
             }
             return unwrap(exec_in_root(spec, cmd)).shell_code();
         };
