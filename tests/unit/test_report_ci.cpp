@@ -1,5 +1,6 @@
 // CI conventions of reports: annotation caps, folded sections, JUnit bodies and log tails.
 #include <emurun/report.hpp>
+#include <emurun_ci.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -6,6 +6,7 @@
 #include <emurun/artifacts.hpp>
 #include <emurun/calibrate.hpp>
 #include <emurun/runner.hpp>
+#include <emurun_ci.hpp>
 
 #include <spdlog/spdlog.h>
 
