@@ -185,6 +185,18 @@ struct BinfmtPlan {
 // ---- the mount ----------------------------------------------------------------------------
 
 /// Options shared by every operation on a mount.
+/// One write to a binfmt_misc control file: `text` to `file` (the mount's `register`, or an
+/// entry's file: "-1" removes it, "0"/"1" disables/enables it). Every change register_binfmt()
+/// and its siblings make, their rollback included, is one call of it.
+using BinfmtWriter =
+    std::function<Result<void>(const std::filesystem::path& file, std::string_view text)>;
+
+/// The kernel's writer, the default of BinfmtOptions::writer: open `file` write-only, one
+/// write(2) of `text` (the kernel takes each write as one command), close; errors name the
+/// call and errno.
+[[nodiscard]] EMURUN_EXPORT Result<void> write_binfmt_control(const std::filesystem::path& file,
+                                                              std::string_view text);
+
 struct BinfmtOptions {
     std::filesystem::path mount{k_binfmt_default_mount}; ///< binfmt_misc directory
     std::optional<std::filesystem::path>
@@ -199,6 +211,10 @@ struct BinfmtOptions {
     /// Opt-in for flag O (the emulator gets binaries users cannot read): without it,
     /// register_binfmt refuses every entry with O (C brings its own O: allow_credentials).
     bool allow_open_binary = false;
+    /// Where the changes go; empty = write_binfmt_control (the kernel). A seam: a test passes a
+    /// writer that fails after N writes to prove the rollback, an embedding tool one that
+    /// records what was written.
+    BinfmtWriter writer;
 };
 
 /// A kernel flag that registration accepts only with an explicit opt-in in BinfmtOptions.

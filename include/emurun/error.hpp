@@ -6,21 +6,60 @@
 #include <expected>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace emurun {
 
-/// What failed, why, and what to do about it. Rendered as "what: why (hint)".
-struct Error {
-    std::string what; ///< the operation or object, e.g. "open /bin/foo"
-    std::string why;  ///< the cause, e.g. "No such file or directory"
-    std::string hint; ///< what the user can do next; may be empty
-
-    /// "what: why (hint)" — the text printed after "emurun: error: ".
-    [[nodiscard]] EMURUN_EXPORT std::string message() const;
+/// What kind of failure an Error is: what a caller can switch on without reading the text.
+/// New kinds may be added (a switch needs a default); a value never changes meaning.
+enum class ErrorKind {
+    unspecified = 0,    ///< none of the below (yet): read the text
+    bad_input,          ///< the request or a file it names is malformed or inconsistent
+    not_found,          ///< a file, directory, program or name that is not there (ENOENT)
+    not_elf,            ///< a file that is not an ELF program or library, or too damaged to read
+    no_emulator,        ///< no usable QEMU for the arch
+    missing_library,    ///< a library a dynamic program needs is in no sysroot searched
+    kernel_unsupported, ///< the kernel (or its configuration) lacks a feature: user namespaces,
+                        ///< binfmt_misc in one, a flag, cgroups
+    permission,         ///< the operation is not allowed to this user (EACCES, EPERM)
+    io,                 ///< a read, write or system call failed otherwise
+    conflict,           ///< something else already holds the name or place (a binfmt entry)
+    interrupted,        ///< stopped by a signal (SIGINT, SIGTERM, SIGHUP) before it finished
+    command_failed,     ///< a program emurun ran for the request (tar, mmdebstrap, apt) failed
 };
 
-/// An Error built from errno after a failed system call: why = strerror(err).
+/// "bad_input", "not_found", ...: the enumerator's name.
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(ErrorKind kind);
+
+/// How a tool names a request field in its messages: emurun's CLI spells each as its flag
+/// ("--job-limit-share, in percent, e.g. 80"); "" names nothing.
+using FieldSpelling = std::string (*)(std::string_view field);
+
+/// The library's own spelling of a field: "option job_limit_share".
+[[nodiscard]] EMURUN_EXPORT std::string option_spelling(std::string_view field);
+
+/// What failed, why, and what to do about it. Rendered as "what: why (hint)".
+struct Error {
+    std::string what;                        ///< the operation or object, e.g. "open /bin/foo"
+    std::string why;                         ///< the cause, e.g. "No such file or directory"
+    std::string hint;                        ///< what the user can do next; may be empty
+    ErrorKind kind = ErrorKind::unspecified; ///< what a caller switches on
+    /// The field of the request the hint concerns, by its name in the library's request
+    /// struct (RunnerOptions::job_limit_share is "job_limit_share", RootCreateSpec::mirror is
+    /// "mirror"), "FIELD=VALUE" when the hint is to set it to that value ("accelerate=none");
+    /// empty when none. A tool maps it to its own spelling (emurun's CLI: a flag).
+    std::string field = {};
+
+    /// "what: why (hint)", and with a field "what: why (hint (option FIELD))" — the text
+    /// printed after "emurun: error: " by a tool that does not map fields itself.
+    [[nodiscard]] EMURUN_EXPORT std::string message() const;
+    /// message() with the field spelled by `spell` (nothing added when it returns "").
+    [[nodiscard]] EMURUN_EXPORT std::string message(FieldSpelling spell) const;
+};
+
+/// An Error built from errno after a failed system call: why = strerror(err); kind not_found
+/// (ENOENT, ENOTDIR), permission (EACCES, EPERM, EROFS) or io.
 [[nodiscard]] EMURUN_EXPORT Error system_error(std::string what, int err, std::string hint = {});
 
 /// The result type of every fallible library function.
@@ -29,6 +68,14 @@ template <class T> using Result = std::expected<T, Error>;
 /// Shorthand for returning a failure: `return fail("parse x", "bad byte");`.
 inline std::unexpected<Error> fail(std::string what, std::string why, std::string hint = {}) {
     return std::unexpected<Error>(Error{std::move(what), std::move(why), std::move(hint)});
+}
+
+/// A failure of a known kind, with the request field its hint concerns:
+/// `return fail(ErrorKind::bad_input, "shard 3/2", "K is above N", "give K/N", "shard");`.
+inline std::unexpected<Error> fail(ErrorKind kind, std::string what, std::string why,
+                                   std::string hint = {}, std::string field = {}) {
+    return std::unexpected<Error>(
+        Error{std::move(what), std::move(why), std::move(hint), kind, std::move(field)});
 }
 
 namespace detail {

@@ -195,6 +195,11 @@ struct ChildResult {
 
 class SupervisorImpl;
 
+/// The helper program every Supervisor runs its children under (emurun-supervisor), found from
+/// the emurun binary (find_emurun_exe's rule: beside it, or in its ../libexec/emurun). Error
+/// (not_found) naming both places and the fix: what a caller checks before starting anything.
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> find_supervisor_helper();
+
 /// Runs many children at once, each under a small supervisor process (a child subreaper) so
 /// that nothing a child leaves behind survives it, not even a daemon that double-forked and
 /// called setsid. The supervisors are job slots: helper processes (`emurun-supervisor

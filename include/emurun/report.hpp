@@ -149,8 +149,6 @@ inline constexpr std::size_t k_test_name_stored = k_test_name_max + 3;
 /// The longest pipeline, step, template or arch name a report may hold (a pipeline allows 200
 /// bytes, a per-arch step adds its arch): a longer one is an error naming its place.
 inline constexpr std::size_t k_report_name_max = 1024;
-/// The most a run adds to $GITHUB_STEP_SUMMARY (GitHub refuses a step summary over 1 MiB).
-inline constexpr std::size_t k_step_summary_max = std::size_t{1} << 20;
 
 /// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
 struct StepResult {
@@ -426,27 +424,6 @@ struct EmulatorChange {
 [[nodiscard]] EMURUN_EXPORT std::vector<EmulatorChange> emulator_changes(const Report& before,
                                                                          const Report& after);
 
-/// Whose log conventions apply: GITHUB_ACTIONS=true gives github, GITLAB_CI=true gitlab.
-enum class CiLog { plain, github, gitlab };
-[[nodiscard]] EMURUN_EXPORT CiLog ci_log_from_env();
-/// The annotations a finished run prints on `ci`: annotations(report) on GitHub, none elsewhere.
-[[nodiscard]] EMURUN_EXPORT std::vector<std::string> ci_annotations(const Report& report, CiLog ci);
-/// Append to_markdown(report) to $GITHUB_STEP_SUMMARY (GitHub's job summary) when it is set,
-/// as append_markdown does; nothing when unset or empty. The file stays within
-/// k_step_summary_max: a longer summary is cut at a line, with a note saying where it all is.
-[[nodiscard]] EMURUN_EXPORT Result<void> append_step_summary(const Report& report);
-/// The shard a CI job asks for when none is given: GitLab's `parallel:` sets CI_NODE_INDEX
-/// (1-based, as Shard::index) and CI_NODE_TOTAL. nullopt when either is unset or empty; an
-/// error naming both when they do not make a shard (parse_shard's rules).
-[[nodiscard]] EMURUN_EXPORT Result<std::optional<Shard>> ci_shard_from_env();
-/// The line that opens a collapsed section of CI log output: "::group::TITLE" (GitHub), a
-/// section_start marker named after `id` (GitLab, collapsed); empty for plain. Ends in '\n'.
-[[nodiscard]] EMURUN_EXPORT std::string fold_start(CiLog ci, std::string_view id,
-                                                   std::string_view title, std::int64_t unix_time);
-/// The line that closes it ("::endgroup::", GitLab's section_end); empty for plain.
-[[nodiscard]] EMURUN_EXPORT std::string fold_end(CiLog ci, std::string_view id,
-                                                 std::int64_t unix_time);
-
 /// Join shard reports into one: steps in order of first appearance; a step in several reports
 /// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines
 /// or pipeline digests (two versions of one pipeline; a report without a digest, written by an
@@ -464,10 +441,18 @@ enum class CiLog { plain, github, gitlab };
 /// same directory, fsync, rename; on failure (full disk) the old file is left whole.
 [[nodiscard]] EMURUN_EXPORT Result<void>
 save_junit(const Report& report, const std::filesystem::path& file, const JunitLogs& logs = {});
-/// Append to_markdown(report) to `file` ($GITHUB_STEP_SUMMARY): a regular file, created if
-/// missing; a FIFO or device there is an error, not a hang.
-[[nodiscard]] EMURUN_EXPORT Result<void> append_markdown(const Report& report,
-                                                         const std::filesystem::path& file);
+/// A limit on the file append_markdown() appends to (a CI's job summary has one): the file
+/// stays within `max_bytes`; a longer Markdown is cut at a line and `note` follows it.
+struct MarkdownCap {
+    std::size_t max_bytes = 0;
+    std::string note;
+};
+/// Append to_markdown(report) to `file` (a CI's job summary): a regular file, created if
+/// missing; a FIFO or device there is an error, not a hang. With `cap`, the file stays within
+/// cap->max_bytes (what is there counts), the Markdown cut at a line with cap->note after it.
+[[nodiscard]] EMURUN_EXPORT Result<void>
+append_markdown(const Report& report, const std::filesystem::path& file,
+                const std::optional<MarkdownCap>& cap = std::nullopt);
 /// Write to_markdown(report) to `file` atomically, likewise.
 [[nodiscard]] EMURUN_EXPORT Result<void> save_markdown(const Report& report,
                                                        const std::filesystem::path& file);

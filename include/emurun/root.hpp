@@ -7,6 +7,7 @@
 
 #include <emurun/arch.hpp>
 #include <emurun/binfmt.hpp>
+#include <emurun/diagnostics.hpp>
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 #include <emurun/process.hpp>
@@ -72,6 +73,9 @@ struct RootSpec {
     Acceleration accelerate;
     bool network_config = true; ///< bind the host's /etc/resolv.conf (apt inside)
     EmulatorSearch emulators;   ///< static emulators preferred: F pins them at registration
+    /// Where exec_in_root() and install_in_root() send notes and warnings; none by default.
+    /// Not carried by root_argv(): the helper uses the sink given to run_if_root_helper().
+    DiagnosticSink diagnostics;
 };
 
 /// One host file bound over (or into) the root when accelerating.
@@ -145,8 +149,9 @@ struct ToolMismatch {
     /// The probe's verdict when it ran for this tool (gcc): a difference refuses acceleration
     /// like a differing source; with allow_revision_mismatch it is recorded only
     std::optional<ProbeVerdict> probe = std::nullopt;
-    /// "gcc kept emulated: ..." / "gcc accelerated although ...", for reports and warnings.
-    [[nodiscard]] EMURUN_EXPORT std::string text() const;
+    /// "gcc kept emulated: ..." / "gcc accelerated although ...", for reports and warnings;
+    /// the field that would accelerate it anyway (allow_revision_mismatch) spelled by `spell`.
+    [[nodiscard]] EMURUN_EXPORT std::string text(FieldSpelling spell = option_spelling) const;
 };
 
 /// Everything decided before entering: pure data, nothing mounted yet.
@@ -205,9 +210,9 @@ root_argv(const std::filesystem::path& emurun_exe, const RootSpec& spec,
 /// The other end of root_argv(): call it first thing in main() (emurun does). When argv[1] is
 /// k_root_helper_marker, it reads the spec and runs exec_in_root(spec, argv[3...]), returning
 /// its result (print an error and exit 125; else exit with the status's shell code). Any other
-/// argv: nullopt, nothing done.
-[[nodiscard]] EMURUN_EXPORT std::optional<Result<ExitStatus>> run_if_root_helper(int argc,
-                                                                                 char** argv);
+/// argv: nullopt, nothing done. The root's diagnostics go to `diagnostics`.
+[[nodiscard]] EMURUN_EXPORT std::optional<Result<ExitStatus>>
+run_if_root_helper(int argc, char** argv, const DiagnosticSink& diagnostics = {});
 
 /// Creating a root.
 struct RootCreateSpec {
@@ -226,6 +231,9 @@ struct RootCreateSpec {
     /// (bookworm: gcc-12 12.2.0-14 without 12.2.0-14+deb12u1's fix of CVE-2023-4039,
     /// -fstack-protector on aarch64).
     bool pin_toolchain = false;
+    /// Where create_root() sends warnings (a retry, a leftover it could not remove); none by
+    /// default.
+    DiagnosticSink diagnostics;
 };
 
 /// The source versions the host's cross toolchain for `triplet` was built from, as apt pins

@@ -107,6 +107,10 @@ class EMURUN_EXPORT CommandRunner {
     [[nodiscard]] virtual std::chrono::steady_clock::time_point now() const {
         return std::chrono::steady_clock::now();
     }
+    /// What this runner needs before it can start any command (the real one: the step
+    /// supervisor helper program), checked once before the first step: an error ends the run
+    /// before anything started, instead of failing every step with it.
+    [[nodiscard]] virtual Result<void> ready() { return {}; }
 };
 
 /// Before a run: an error when a file the caller will write afterwards (`outputs`: the report,
@@ -160,11 +164,16 @@ class Runner {
   public:
     EMURUN_EXPORT Runner(Pipeline pipeline, RunnerOptions options);
     /// Run every step (of the shard) as real processes, under one Supervisor. Errors only for
-    /// emurun's own failures (log dir cannot be created, poll fails); steps that fail are
-    /// results in the report.
+    /// emurun's own failures (log dir cannot be created, poll fails, a helper program missing:
+    /// see ready()); steps that fail are results in the report.
     [[nodiscard]] EMURUN_EXPORT Result<Report> run();
     /// The same with the step commands started by `commands`.
     [[nodiscard]] EMURUN_EXPORT Result<Report> run(CommandRunner& commands);
+    /// What run() checks before starting any step, as one error naming what is missing: the
+    /// options (jobs), the log directory, `commands.ready()` (run(): the step supervisor
+    /// emurun-supervisor), and when a step runs in a sandbox or a root, the emurun executable
+    /// that enters them (find_emurun_exe). Nothing is started.
+    [[nodiscard]] EMURUN_EXPORT Result<void> ready(CommandRunner& commands) const;
     /// The exit code for a finished run: 0; 1 if a step failed; 124 if the only failures are
     /// timeouts; 3 if flagged under fail_on_flag; 128+N when interrupted by signal N.
     [[nodiscard]] EMURUN_EXPORT static int exit_code(const Report& report, bool fail_on_flag);

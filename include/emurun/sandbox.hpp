@@ -5,11 +5,13 @@
 
 #include <emurun/arch.hpp>
 #include <emurun/binfmt.hpp>
+#include <emurun/diagnostics.hpp>
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +42,10 @@ struct SandboxSpec {
     std::optional<std::filesystem::path> emurun_exe;
     /// Where the merged loader prefix is cached; nullopt = cache_dir() (sysroot.hpp).
     std::optional<std::filesystem::path> cache_dir;
+    /// Where exec_in_sandbox() and exec_through_host_handlers() send the plan's notes and
+    /// warnings before the command replaces this process; none by default. Not carried by
+    /// sandbox_argv(): the helper process uses the sink given to run_if_sandbox_helper().
+    DiagnosticSink diagnostics;
 };
 
 /// Everything decided outside the namespace; pure data, nothing is mounted yet.
@@ -107,9 +113,10 @@ sandbox_argv(const SandboxSpec& spec, const std::vector<std::string>& inner);
 /// The other end of sandbox_argv(): call it first thing in main() (emurun does). When argv[1]
 /// is k_sandbox_helper_marker, it reads the spec and runs exec_in_sandbox(spec, argv[3...]),
 /// returning only its failure (print it, exit with its exit_code); a malformed call is a
-/// failure with exit code 125. Any other argv: nullopt, nothing done.
-[[nodiscard]] EMURUN_EXPORT std::optional<SandboxFailure> run_if_sandbox_helper(int argc,
-                                                                                char** argv);
+/// failure with exit code 125. Any other argv: nullopt, nothing done. The sandbox's
+/// diagnostics go to `diagnostics`.
+[[nodiscard]] EMURUN_EXPORT std::optional<SandboxFailure>
+run_if_sandbox_helper(int argc, char** argv, const DiagnosticSink& diagnostics = {});
 
 /// Whether a sandbox can be set up here: forks a child that creates a user + mount namespace
 /// and mounts binfmt_misc in it (nothing else). Error names the step that failed and why.
@@ -139,11 +146,17 @@ host_binfmt_covers(const std::vector<const Arch*>& arches,
 host_handler_emulator(const Arch& arch,
                       const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");
 
-/// The `auto` emulation mode: sandbox when probe_sandbox() succeeds (probed once per process),
-/// else host when host_binfmt_covers(); else an error naming both reasons and the fixes (register
-/// the handlers as root, a Linux >= 6.7 kernel, or exec mode).
+/// The kernel's answer to "can a sandbox be set up here?", as probe_sandbox() gives it: the seam
+/// choose_auto_mode() asks. A test (or a tool that already knows) passes its own.
+using SandboxProbe = std::function<Result<void>()>;
+
+/// The `auto` emulation mode: sandbox when the kernel can give one (`probe`; empty =
+/// probe_sandbox(), asked once per process), else host when host_binfmt_covers(); else an error
+/// naming both reasons and the fixes (register the handlers as root, a Linux >= 6.7 kernel, or
+/// exec mode).
 [[nodiscard]] EMURUN_EXPORT Result<AutoMode>
 choose_auto_mode(const std::vector<const Arch*>& arches,
-                 const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc");
+                 const std::filesystem::path& mount = "/proc/sys/fs/binfmt_misc",
+                 const SandboxProbe& probe = {});
 
 } // namespace emurun

@@ -118,7 +118,8 @@ Result<const Arch*> find_arch(std::string_view name) {
         names.insert(names.end(), a.aliases.begin(), a.aliases.end());
     }
     const auto near = util::closest_match(want, names);
-    return fail("architecture '" + std::string(name) + "'", "not known to emurun",
+    return fail(ErrorKind::bad_input, "architecture '" + std::string(name) + "'",
+                "not known to emurun",
                 (near ? "did you mean '" + *near + "'? " : std::string()) + "known: " + known +
                     " (and their Debian and GNU names, e.g. arm64, ppc64el)");
 }

@@ -39,7 +39,7 @@ std::string hex(std::uint64_t v) {
 }
 
 std::unexpected<Error> malformed(std::string why) {
-    return fail("ELF image", std::move(why), k_corrupt_hint);
+    return fail(ErrorKind::not_elf, "ELF image", std::move(why), k_corrupt_hint);
 }
 
 std::string beyond_end(const Image& img, const char* off_name, std::uint64_t off,
@@ -67,7 +67,7 @@ std::string first_bytes(std::span<const unsigned char> image) {
 // A file that does not start with \x7fELF: say what it starts with, and spot scripts.
 std::unexpected<Error> not_elf(std::span<const unsigned char> image) {
     if (image.empty()) {
-        return fail("ELF image", "empty file (0 bytes), not an ELF file",
+        return fail(ErrorKind::not_elf, "ELF image", "empty file (0 bytes), not an ELF file",
                     "check that the build or copy that produced it finished");
     }
     std::string why = "not an ELF file (starts with " + first_bytes(image) + ")";
@@ -76,10 +76,11 @@ std::unexpected<Error> not_elf(std::span<const unsigned char> image) {
         for (std::size_t i = 2; i < image.size() && i < 130 && image[i] != '\n'; ++i) {
             line += static_cast<char>(image[i]);
         }
-        return fail("ELF image", why + ": a script for '" + line + "'",
+        return fail(ErrorKind::not_elf, "ELF image", why + ": a script for '" + line + "'",
                     "run its interpreter, or emulate the interpreter's binary instead");
     }
-    return fail("ELF image", why, "give the path of a compiled program or shared library");
+    return fail(ErrorKind::not_elf, "ELF image", why,
+                "give the path of a compiled program or shared library");
 }
 
 // e_ident: magic, class, data. Fills img.big / img.is64.

@@ -1,7 +1,6 @@
 // Plan-then-apply under the lock, with read-back and rollback.
 #include "binfmt/binfmt_io.hpp"
 #include "binfmt/binfmt_text.hpp"
-#include "util/env.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,22 +12,12 @@ namespace {
 
 using detail::show;
 
-// Test hook (integration tests of the rollback): $EMURUN_BINFMT_FAIL_AFTER=N, N decimal digits
-// only, fails (and rolls back) after N writes in one apply. Any other value is no hook.
-std::optional<std::size_t> fail_after_hook() {
-    const auto n = util::get_env("EMURUN_BINFMT_FAIL_AFTER");
-    if (!n || n->size() > 9 ||
-        !std::ranges::all_of(*n, [](char c) { return c >= '0' && c <= '9'; })) {
-        return std::nullopt;
-    }
-    return std::stoul(*n);
-}
-
 // Applies steps one by one and remembers how to undo each, so a failure part-way leaves the
 // table as it was before this run.
 class Applier {
   public:
-    explicit Applier(const BinfmtOptions& o) : m_opt(o), m_fail_after(fail_after_hook()) {}
+    explicit Applier(const BinfmtOptions& o)
+        : m_opt(o), m_write(o.writer ? o.writer : BinfmtWriter(write_binfmt_control)) {}
 
     Result<void> add(const BinfmtEntry& e);
     Result<void> remove(const BinfmtEntry& current);
@@ -36,14 +25,12 @@ class Applier {
     void rollback();
 
   private:
-    Result<void> count_step(const std::string& what);
     Result<void> raw_register(const BinfmtEntry& e);
     Result<void> raw_remove(std::string_view name);
     Result<void> raw_enable(std::string_view name, bool on);
 
     const BinfmtOptions& m_opt;
-    std::optional<std::size_t> m_fail_after;
-    std::size_t m_writes = 0;
+    BinfmtWriter m_write;
     // Undo log, most recent last: which entry to remove or re-register.
     struct Undo {
         enum class Kind { remove_added, reregister, toggle } kind;
@@ -52,18 +39,9 @@ class Applier {
     std::vector<Undo> m_undo;
 };
 
-Result<void> Applier::count_step(const std::string& what) {
-    if (m_fail_after && m_writes >= *m_fail_after) {
-        return fail(what, "failure injected after " + std::to_string(m_writes) +
-                              " writes (test hook EMURUN_BINFMT_FAIL_AFTER)");
-    }
-    ++m_writes;
-    return {};
-}
-
 Result<void> Applier::raw_register(const BinfmtEntry& e) {
     auto line = EMURUN_TRY(format_binfmt_line(e));
-    auto r = detail::write_control(m_opt.mount / "register", line);
+    auto r = m_write(m_opt.mount / "register", line);
     if (r) {
         return r;
     }
@@ -75,7 +53,9 @@ Result<void> Applier::raw_register(const BinfmtEntry& e) {
     } else if (x.why == std::strerror(EINVAL) && e.flags.fix_binary &&
                (major < 4 || (major == 4 && minor < 8))) {
         x.hint = "kernel " + std::to_string(major) + "." + std::to_string(minor) +
-                 " predates the F flag (Linux 4.8); register without F (option flags: P)";
+                 " predates the F flag (Linux 4.8); register without F";
+        x.kind = ErrorKind::kernel_unsupported;
+        x.field = "flags=P";
     } else if (x.why == std::strerror(ENOENT) && e.flags.fix_binary) {
         x.hint = "with F the kernel opens the interpreter now: it must exist at that path";
     }
@@ -83,15 +63,14 @@ Result<void> Applier::raw_register(const BinfmtEntry& e) {
 }
 
 Result<void> Applier::raw_remove(std::string_view name) {
-    return detail::write_control(m_opt.mount / std::string(name), "-1");
+    return m_write(m_opt.mount / std::string(name), "-1");
 }
 
 Result<void> Applier::raw_enable(std::string_view name, bool on) {
-    return detail::write_control(m_opt.mount / std::string(name), on ? "1" : "0");
+    return m_write(m_opt.mount / std::string(name), on ? "1" : "0");
 }
 
 Result<void> Applier::add(const BinfmtEntry& e) {
-    EMURUN_TRY(count_step("register " + show(e.name)));
     EMURUN_TRY(raw_register(e));
     m_undo.push_back({Undo::Kind::remove_added, e});
     const auto back = EMURUN_TRY(read_binfmt_entry(m_opt.mount, e.name));
@@ -105,14 +84,12 @@ Result<void> Applier::add(const BinfmtEntry& e) {
 }
 
 Result<void> Applier::remove(const BinfmtEntry& current) {
-    EMURUN_TRY(count_step("unregister " + show(current.name)));
     EMURUN_TRY(raw_remove(current.name));
     m_undo.push_back({Undo::Kind::reregister, current});
     return {};
 }
 
 Result<void> Applier::set_enabled(const BinfmtEntry& e, bool on) {
-    EMURUN_TRY(count_step((on ? "enable " : "disable ") + show(e.name)));
     EMURUN_TRY(raw_enable(e.name, on));
     BinfmtEntry prev = e;
     prev.enabled = !on;
@@ -183,8 +160,9 @@ Error conflict_error(const BinfmtPlan& plan) {
     details.resize(details.size() - 2);
     return Error{"register " + names,
                  "another entry is registered under the same name (" + details + ")",
-                 "it was left untouched and nothing was registered; replace it on purpose (option "
-                 "replace), or unregister it first"};
+                 "it was left untouched and nothing was registered; unregister it first, or "
+                 "replace it on purpose",
+                 ErrorKind::conflict, "replace"};
 }
 
 // C and O only with their explicit opt-in: a library caller cannot register them by accident.

@@ -79,13 +79,14 @@ Result<void> check_file(const std::filesystem::path& interp, const BinfmtFlags& 
     std::string what = "interpreter " + interp.string();
     struct stat st {};
     if (::stat(interp.c_str(), &st) != 0) {
-        int err = errno;
-        return std::unexpected(system_error(
-            "stat " + interp.string(), err,
-            flags.fix_binary ? "with F the kernel opens it at registration: it must exist "
-                               "(apt-get install qemu-user-static)"
-                             : "apt-get install qemu-user-static, or give the interpreter's "
-                               "path (option interpreter)"));
+        Error e = system_error("stat " + interp.string(), errno,
+                               flags.fix_binary
+                                   ? "with F the kernel opens it at registration: it must exist "
+                                     "(apt-get install qemu-user-static)"
+                                   : "apt-get install qemu-user-static, or give the "
+                                     "interpreter's path");
+        e.field = flags.fix_binary ? "" : "interpreter";
+        return std::unexpected(std::move(e));
     }
     if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR)) {
         return fail(what, "not an executable regular file", "point to the qemu-<arch> binary");

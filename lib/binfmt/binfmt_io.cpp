@@ -37,10 +37,21 @@ Result<void> write_control(const std::filesystem::path& path, std::string_view d
     return {};
 }
 
+} // namespace detail
+
+Result<void> write_binfmt_control(const std::filesystem::path& file, std::string_view text) {
+    return detail::write_control(file, text);
+}
+
+namespace detail {
+
 Result<util::FileLock> lock_binfmt(const BinfmtOptions& options) {
     if (options.lock_file) {
-        return util::FileLock::acquire(*options.lock_file, false,
-                                       "choose another lock file (option lock_file)");
+        auto lock = util::FileLock::acquire(*options.lock_file, false, "choose another lock file");
+        if (!lock) {
+            lock.error().field = "lock_file";
+        }
+        return lock;
     }
     // Locking the mount directory itself serialises everyone using that binfmt_misc instance,
     // needs no writable place, and works unprivileged inside a sandbox.
@@ -102,9 +113,10 @@ Result<BinfmtTable> read_binfmt_table(const std::filesystem::path& mount) {
     BinfmtTable table;
     auto status = util::read_file(mount / "status");
     if (!status) {
-        return std::unexpected(Error{status.error().what, status.error().why,
-                                     "is binfmt_misc mounted there? name the directory where it "
-                                     "is (option mount)"});
+        Error e = status.error();
+        e.hint = "is binfmt_misc mounted there? name the directory where it is";
+        e.field = "mount";
+        return std::unexpected(std::move(e));
     }
     table.enabled = status->starts_with("enabled");
     std::error_code ec;

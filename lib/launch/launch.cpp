@@ -163,9 +163,10 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
                     "see 'emurun inspect " + program->string() + "'");
     }
     if (req.arch != nullptr && req.arch != elf->arch) {
-        return fail("cannot run " + program->string() + " as " + req.arch->name,
+        return fail(ErrorKind::bad_input,
+                    "cannot run " + program->string() + " as " + req.arch->name,
                     "the file is a program for " + elf->arch->name,
-                    "ask for no arch, or for " + elf->arch->name + " (option arch)");
+                    "ask for no arch, or for " + elf->arch->name, "arch");
     }
     if (runs_natively(*elf->arch)) {
         return native_plan(req, *program, elf->arch);

@@ -148,10 +148,11 @@ Result<std::vector<const Arch*>> select(const std::vector<const Arch*>& all,
                                         const std::vector<std::string>& wanted) {
     std::vector<const Arch*> out;
     for (const auto& name : wanted) {
-        const Arch* a = EMURUN_TRY(arch_named(name, Place("--arch")));
+        const Arch* a = EMURUN_TRY(arch_named(name, Place("arch selection")));
         if (std::ranges::find(all, a) == all.end()) {
-            return fail("arch " + name, "is not in the pipeline's arches (" + join(all) + ")",
-                        "pick some of those (option arches)");
+            return fail(ErrorKind::bad_input, "arch " + name,
+                        "is not in the pipeline's arches (" + join(all) + ")", "pick some of those",
+                        "arches");
         }
         if (std::ranges::find(out, a) == out.end()) {
             out.push_back(a);
@@ -175,9 +176,9 @@ Result<ArchPlan> plan_arches(const Json& root, const Place& at, const ArchSelect
         plan.arches = EMURUN_TRY(read_arch_list(root["arches"], at.key("arches")));
     }
     if (selection.native && !selection.arches.empty()) {
-        return fail("native baseline",
-                    "takes no arch selection (option arches): it runs each step once, natively",
-                    "run the baseline and each arch selection separately");
+        return fail(ErrorKind::bad_input, "native baseline",
+                    "takes no arch selection: it runs each step once, natively",
+                    "run the baseline and each arch selection separately", "arches");
     }
     if (!selection.arches.empty()) {
         if (!plan.active) {

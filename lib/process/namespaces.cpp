@@ -253,9 +253,10 @@ void handle_interrupts(Interrupts interrupts) {
         r = setup();
     }
     if (r && cmd.cwd && ::chdir(cmd.cwd->c_str()) != 0) {
-        r = std::unexpected(
-            system_error("chdir " + cmd.cwd->string(), errno,
-                         "is the directory there inside? bind it in (option binds)"));
+        Error e = system_error("chdir " + cmd.cwd->string(), errno,
+                               "is the directory there inside? bind it in");
+        e.field = "binds";
+        r = std::unexpected(std::move(e));
     }
     if (!r) {
         send_error(error_fd.get(), r.error());

@@ -157,10 +157,14 @@ class SupervisorImpl {
     std::vector<char> m_buffer = std::vector<char>(64 * 1024);
 };
 
+Result<std::filesystem::path> find_supervisor_helper() {
+    return util::find_helper(detail::k_supervisor_name);
+}
+
 Result<ChildId> SupervisorImpl::spawn(const Command& cmd, const SpawnOptions& options) {
     auto exec = EMURUN_TRY(detail::prepare_exec(cmd));
     if (!m_helper) {
-        m_helper = EMURUN_TRY(util::find_helper(detail::k_supervisor_name));
+        m_helper = EMURUN_TRY(find_supervisor_helper());
     }
     auto child = std::make_unique<Child>();
     child->exec = std::move(exec);

@@ -56,7 +56,7 @@ Result<Emulator> find_emulator(const Arch& arch, const EmulatorSearch& search) {
             }
         }
     }
-    return fail("no emulator for " + arch.name,
+    return fail(ErrorKind::no_emulator, "no emulator for " + arch.name,
                 "qemu-" + arch.qemu + " not found in $EMURUN_QEMU_DIR, PATH or /usr/bin",
                 "apt-get install qemu-user-static, or set EMURUN_QEMU_DIR");
 }

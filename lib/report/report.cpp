@@ -774,8 +774,35 @@ Result<void> save_junit(const Report& report, const std::filesystem::path& file,
     return util::write_file_atomic(file, to_junit(report, logs));
 }
 
-Result<void> append_markdown(const Report& report, const std::filesystem::path& file) {
-    return util::append_file(file, to_markdown(report));
+namespace {
+
+// `markdown` cut at a line so that a file of `used` bytes stays within cap.max_bytes, with
+// cap.note after it (nothing when not even the note fits).
+std::string within(std::string markdown, std::uintmax_t used, const MarkdownCap& cap) {
+    const std::size_t room =
+        used >= cap.max_bytes ? 0 : cap.max_bytes - static_cast<std::size_t>(used);
+    if (markdown.size() <= room) {
+        return markdown;
+    }
+    if (room <= cap.note.size()) {
+        return {};
+    }
+    const auto cut = markdown.rfind('\n', room - cap.note.size() - 1);
+    markdown.resize(cut == std::string::npos ? 0 : cut + 1);
+    return markdown + cap.note;
+}
+
+} // namespace
+
+Result<void> append_markdown(const Report& report, const std::filesystem::path& file,
+                             const std::optional<MarkdownCap>& cap) {
+    std::string text = to_markdown(report);
+    if (cap) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(file, ec); // what is there already
+        text = within(std::move(text), ec ? 0 : size, *cap);
+    }
+    return util::append_file(file, text);
 }
 
 Result<void> save_markdown(const Report& report, const std::filesystem::path& file) {

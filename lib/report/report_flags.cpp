@@ -143,26 +143,26 @@ Result<void> check_rules(const FlagRules& rules) {
         double value;
         bool ok;
         const char* range; ///< with its bounds: "a number > 0 and <= 1e9"
-        const char* hint;
+        const char* field; ///< the FlagRules field a caller sets
     };
     const Rule checks[] = {
         {"baseline factor", rules.baseline_factor, in(rules.baseline_factor, 0, true, 1e9),
-         "a number > 0 and <= 1e9", "option baseline_factor"},
+         "a number > 0 and <= 1e9", "baseline_factor"},
         {"regression share", rules.regression_relative,
          in(rules.regression_relative, 0, false, 1e9), "a number >= 0 and <= 1e9", ""},
         {"regression seconds", rules.regression_absolute,
          in(rules.regression_absolute, 0, false, 1e12), "a number >= 0 and <= 1e12", ""},
         {"job limit share", rules.job_limit_share, in(rules.job_limit_share, 0, true, 1),
-         "a fraction in (0, 1]", "option job_limit_share"},
+         "a fraction in (0, 1]", "job_limit_share"},
         {"test minimum baseline", rules.test_min_baseline,
          in(rules.test_min_baseline, 0, false, 1e12), "a number >= 0 and <= 1e12", ""},
     };
     for (const auto& c : checks) {
         if (!c.ok) {
-            return fail(std::string("flag rule ") + c.name,
+            return fail(ErrorKind::bad_input, std::string("flag rule ") + c.name,
                         std::string("expected ") + c.range + ", got " +
                             printf_string("%g", c.value),
-                        c.hint);
+                        "", c.field);
         }
     }
     return {};
@@ -199,9 +199,9 @@ Result<void> check_baseline(const Report& baseline, const std::string& name) {
     const bool native = std::ranges::any_of(
         baseline.steps, [](const StepResult& s) { return s.emulation == Emulation::native; });
     if (!native && !baseline.steps.empty()) {
-        return fail("baseline " + name,
+        return fail(ErrorKind::bad_input, "baseline " + name,
                     "none of its steps ran natively: it is an emulated run, not a native baseline",
-                    "make the baseline with a native run of the pipeline ('emurun run --native')");
+                    "make the baseline with a native run of the pipeline", "native");
     }
     return {};
 }
@@ -257,11 +257,10 @@ Result<std::vector<std::string>> join_baseline(Report& report, const Report& bas
     auto misses = baseline_misses(report, baseline);
     const auto joinable_steps = std::ranges::count_if(report.steps, joinable);
     if (!misses.empty() && std::cmp_equal(misses.size(), joinable_steps)) {
-        return fail(
-            "baseline " + baseline_name,
-            "none of the report's emulated steps has a native step of the same template or name "
-            "in it (joining it would only wipe the factors the run recorded)",
-            "give the native run of the same version of the pipeline");
+        return fail(ErrorKind::bad_input, "baseline " + baseline_name,
+                    "none of the report's emulated steps has a native step of the same template "
+                    "or name in it (joining it would only wipe the factors the run recorded)",
+                    "give the native run of the same version of the pipeline");
     }
     report.factor_basis = rules.basis;
     report.threshold = rules.baseline_factor;
@@ -403,10 +402,10 @@ Result<void> check_build_link(const Report* build, std::span<const Report> shard
         const std::string shard =
             "shard " + std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count);
         if (reused && !build) {
-            return fail("merge reports",
+            return fail(ErrorKind::bad_input, "merge reports",
                         shard + " reused artifacts " + r.artifacts->id +
                             ", but no report of the build job that packed them is given",
-                        "add the build job's report (emurun run --pack ... --report FILE)");
+                        "add the report of the build job that packed them");
         }
         if (build && (!reused || r.artifacts->id != build->artifacts->id)) {
             return fail("merge reports",
@@ -428,19 +427,19 @@ Result<void> add_report(Report& out, const Report& r) {
                     "merge only the shards of one pipeline run");
     }
     if (r.factor_basis != out.factor_basis) {
-        return fail("merge reports",
+        return fail(ErrorKind::bad_input, "merge reports",
                     "their factors divide different times (" +
                         std::string(to_string(out.factor_basis)) + " and " +
                         std::string(to_string(r.factor_basis)) +
                         "): their columns and baseline flags would not compare",
-                    "run every job with the same --factor-basis");
+                    "run every job with the same factor basis", "factor_basis");
     }
     if (r.threshold != out.threshold) {
-        return fail("merge reports",
+        return fail(ErrorKind::bad_input, "merge reports",
                     "their baseline flags were set over different factors (" +
                         printf_string("%gx and %gx", out.threshold, r.threshold) +
                         "): the merged report could not say which one its flags mean",
-                    "run every job with the same threshold (option baseline_factor)");
+                    "run every job with the same threshold", "baseline_factor");
     }
     out.started = std::min(out.started, r.started);
     out.wall = std::max(out.wall, r.wall); // shards run side by side
@@ -525,8 +524,9 @@ Result<std::vector<std::vector<Report>>> arch_groups(std::span<const Report> rep
         }
         for (const auto& a : key) {
             if (std::ranges::find(seen, a) != seen.end()) {
-                return fail("merge reports", "arch " + a + " is in two reports of different arches",
-                            "merge each arch's report once (emurun run --arch A for each)");
+                return fail(ErrorKind::bad_input, "merge reports",
+                            "arch " + a + " is in two reports of different arches",
+                            "merge each arch's report once: one run per arch", "arches");
             }
             seen.push_back(a);
         }
@@ -545,11 +545,12 @@ Result<void> check_native_apart(std::span<const Report> reports,
     const auto i = static_cast<std::size_t>(native - reports.begin());
     const std::string name =
         names.size() == reports.size() ? names[i] : "report " + std::to_string(i + 1);
-    return fail("merge reports",
+    return fail(ErrorKind::bad_input, "merge reports",
                 name + " is the native baseline's report (each per-arch step once, natively), "
                        "not one arch's run",
                 "merge the other reports without it: it is their baseline, given to each arch's "
-                "run (option baseline)");
+                "run",
+                "baseline");
 }
 
 } // namespace

@@ -236,8 +236,9 @@ std::unexpected<Error> XmlScanner::fail_at(std::size_t pos, std::string why) con
                        '\n');
     return std::unexpected(
         Error{m_source + ": line " + std::to_string(line), std::move(why),
-              "emurun reads JUnit XML as ctest --output-junit, meson test and pytest write it; "
-              "is the file complete and the one the step's \"junit\" names?"});
+              "emurun reads JUnit XML as ctest's JUnit output, meson test and pytest write it; "
+              "is the file complete and the one the step's \"junit\" names?",
+              ErrorKind::bad_input});
 }
 
 void XmlScanner::skip_space() {

@@ -10,8 +10,6 @@
 
 #include <emurun/sysroot.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -52,7 +50,8 @@ Result<ExitStatus> run_mapped(const BinfmtEntry& entry, std::vector<std::string>
 
 /// Remove what a failed create made (files may belong to the root's users: done inside our
 /// namespaces); `keep_dir` keeps the directory itself and removes its contents.
-void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir) {
+void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir,
+                   const DiagnosticSink& diagnostics) {
     std::error_code ec;
     if (!fs::exists(path, ec)) {
         return;
@@ -78,8 +77,9 @@ void remove_mapped(const BinfmtEntry& entry, const fs::path& path, bool keep_dir
         fs::remove_all(path, ec);
     }
     if (fs::exists(path, ec) && (!keep_dir || !fs::is_empty(path, ec))) {
-        spdlog::warn("could not remove {}{}: remove it by hand", keep_dir ? "the contents of " : "",
-                     path.string());
+        emit(diagnostics, Severity::warning,
+             "could not remove " + std::string(keep_dir ? "the contents of " : "") + path.string() +
+                 ": remove it by hand");
     }
 }
 
@@ -294,7 +294,8 @@ Error interrupted(const std::string& what, int sig) {
                                                    : sig == SIGTERM ? "SIGTERM"
                                                                     : "SIGHUP"),
                  "no root was made (the packages downloaded so far stay in the cache); run it "
-                 "again to create the root"};
+                 "again to create the root",
+                 ErrorKind::interrupted};
 }
 
 /// Move the packages a failed or interrupted mmdebstrap had downloaded (complete files only:
@@ -302,7 +303,8 @@ Error interrupted(const std::string& what, int sig) {
 /// next create syncs them in instead of downloading them again. mmdebstrap removes its temp
 /// root itself when it fails or is signalled: this keeps what a mmdebstrap killed outright (the
 /// SIGKILL 10 s after a stop) left behind.
-void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const fs::path& debs) {
+void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const fs::path& debs,
+                          const DiagnosticSink& diagnostics) {
     // TMP/mmdebstrap.XXXX/var/cache/apt/archives/NAME.deb: depth 6.
     auto st = run_mapped(entry,
                          {"find", tmp.string(), "-mindepth", "6", "-maxdepth", "6", "-type", "f",
@@ -310,8 +312,8 @@ void keep_downloaded_debs(const BinfmtEntry& entry, const fs::path& tmp, const f
                           debs.string(), "{}", "+"},
                          "/tmp");
     if (!st || !st->success()) {
-        spdlog::warn("could not keep the downloaded packages of {} in {}", tmp.string(),
-                     debs.string());
+        emit(diagnostics, Severity::warning,
+             "could not keep the downloaded packages of " + tmp.string() + " in " + debs.string());
     }
 }
 
@@ -327,7 +329,8 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
     for (const auto& stale : stale_create_dirs(creates, [](long pid) {
              return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
          })) {
-        remove_mapped(entry, stale, false); // a create killed outright (SIGKILL) left it
+        remove_mapped(entry, stale, false,
+                      spec.diagnostics); // a create killed outright (SIGKILL) left it
     }
     if (auto r = make_dirs(tmp); !r) {
         return r;
@@ -350,9 +353,10 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         sig = process::interrupted_by();
         const bool done = st && st->success() && sig == 0;
         if (!done) {
-            keep_downloaded_debs(entry, tmp, debs);
+            keep_downloaded_debs(entry, tmp, debs, spec.diagnostics);
         }
-        remove_mapped(entry, tmp, true); // mmdebstrap's temp dirs of a failed attempt
+        remove_mapped(entry, tmp, true,
+                      spec.diagnostics); // mmdebstrap's temp dirs of a failed attempt
         if (done) {
             break;
         }
@@ -364,9 +368,10 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
             std::chrono::steady_clock::now() - start > k_retry_window) {
             break;
         }
-        spdlog::warn("mmdebstrap failed early; retrying once (the mirror may be mid-sync)");
+        emit(spec.diagnostics, Severity::warning,
+             "mmdebstrap failed early; retrying once (the mirror may be mid-sync)");
     }
-    remove_mapped(entry, tmp, false);
+    remove_mapped(entry, tmp, false, spec.diagnostics);
     if (sig != 0) {
         fs::remove(log, ec); // an interrupted create leaves nothing but the downloaded .debs
         return std::unexpected(interrupted("create the " + spec.arch->debian + " root", sig));
@@ -391,12 +396,14 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         return fail("create the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
                     refused->why + " (whole output: " + log.string() + ")", refused->hint);
     }
-    return fail("mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
+    return fail(ErrorKind::command_failed,
+                "mmdebstrap the " + spec.arch->debian + " " + spec.suite + " root from " + mirror,
                 st->describe() + " (its messages are above; all of them in " + log.string() + ")",
                 "check that " + spec.suite + " has " + spec.arch->debian +
-                    " packages (riscv64: trixie or later), the packages (option include), the "
-                    "space left in " +
-                    cache.string() + " and that the mirror is reachable (option mirror)");
+                    " packages (riscv64: trixie or later), the packages asked for, the space "
+                    "left in " +
+                    cache.string() + " and that the mirror is reachable",
+                "mirror");
 }
 
 Result<void> check_tools() {
@@ -551,21 +558,23 @@ std::optional<Error> root_detail::request_failure(std::string_view log, const st
         pos = nl + 1;
         if (line.starts_with("E: emurun: include: ")) {
             return Error{"", std::string(line.substr(20)),
-                         "check the names of the packages asked for (option include): apt-cache "
-                         "search WORD lists what there is"};
+                         "check the names of the packages asked for: apt-cache search WORD lists "
+                         "what there is",
+                         ErrorKind::bad_input, "include"};
         }
         if (line.starts_with("E: emurun: pin: ")) {
             return Error{"", std::string(line.substr(16)),
-                         "use a mirror that still has that revision, e.g. a snapshot.debian.org "
-                         "date (option mirror), or create the root without pinning (option "
-                         "pin_toolchain): the identity rule then keeps the compilers emulated "
-                         "unless a revision mismatch is allowed"};
+                         "create the root without pinning: the identity rule then keeps the "
+                         "compilers emulated unless a revision mismatch is allowed; or use a "
+                         "mirror that still has that revision, e.g. a snapshot.debian.org date",
+                         ErrorKind::bad_input, "pin_toolchain"};
         }
         if (line.starts_with("E: The repository '") && line.find(missing_suite) != line.npos) {
             return Error{
                 "", "the mirror has no suite " + suite + " (" + std::string(line.substr(3)) + ")",
-                "name a suite the mirror has, e.g. bookworm, trixie or sid (option "
-                "suite), or check the mirror's URL (option mirror)"};
+                "check the mirror's URL, or name a suite the mirror has, e.g. bookworm, trixie "
+                "or sid",
+                ErrorKind::bad_input, "suite"};
         }
     }
     return std::nullopt;
@@ -613,16 +622,17 @@ namespace {
 /// The spec's arch, suite and target directory, before anything starts.
 Result<void> check_create_spec(const RootCreateSpec& spec) {
     if (spec.arch == nullptr || spec.arch->debian.empty()) {
-        return fail("create a root",
+        return fail(ErrorKind::bad_input, "create a root",
                     spec.arch == nullptr ? "no arch given"
                                          : spec.arch->name + " has no Debian port",
-                    "give aarch64, ppc64le or s390x, any arch with a Debian name (option arch)");
+                    "give aarch64, ppc64le or s390x, any arch with a Debian name", "arch");
     }
     if (spec.suite.empty() || !std::ranges::all_of(spec.suite, [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
         })) {
-        return fail("create a root", "'" + spec.suite + "' is not a Debian suite name",
-                    "e.g. bookworm, trixie or sid (option suite)");
+        return fail(ErrorKind::bad_input, "create a root",
+                    "'" + spec.suite + "' is not a Debian suite name",
+                    "e.g. bookworm, trixie or sid", "suite");
     }
     if (runs_natively(*spec.arch)) {
         return std::unexpected(
@@ -657,7 +667,8 @@ Result<void> check_space(const fs::path& dir, const fs::path& tarball) {
 
 /// Unpack the tarball beside `dir` and rename it into place: all or nothing, so no half root
 /// (an unpack killed outright, a full disk) is ever found at `dir` and taken for a root.
-Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, const fs::path& dir) {
+Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, const fs::path& dir,
+                         const DiagnosticSink& diagnostics) {
     const fs::path partial = dir.parent_path() / ("." + dir.filename().string() +
                                                   ".emurun-partial-" + std::to_string(::getpid()));
     if (auto r = make_dirs(partial); !r) {
@@ -676,7 +687,7 @@ Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, cons
             return {};
         }
     }
-    remove_mapped(entry, partial, false);
+    remove_mapped(entry, partial, false, diagnostics);
     if (sig != 0) {
         return std::unexpected(interrupted("unpack the root into " + dir.string(), sig));
     }
@@ -717,7 +728,7 @@ Result<RootCreated> create_root(const RootCreateSpec& spec) {
     if (auto r = check_space(dir, *tarball); !r) {
         return std::unexpected(r.error());
     }
-    if (auto r = unpack_root(*entry, *tarball, dir); !r) {
+    if (auto r = unpack_root(*entry, *tarball, dir, spec.diagnostics); !r) {
         return std::unexpected(r.error());
     }
     return made;
@@ -741,8 +752,9 @@ Result<void> install_in_root(const RootSpec& spec, const std::vector<std::string
             interrupted("apt-get update in " + spec.dir.string(), process::interrupted_by()));
     }
     if (!updated->success()) {
-        spdlog::warn("apt-get update in {} {}; installing from the lists it has", spec.dir.string(),
-                     updated->describe());
+        emit(spec.diagnostics, Severity::warning,
+             "apt-get update in " + spec.dir.string() + " " + updated->describe() +
+                 "; installing from the lists it has");
     }
     std::vector<std::string> install{"apt-get", "install", "-y", "--no-install-recommends"};
     install.insert(install.end(), packages.begin(), packages.end());

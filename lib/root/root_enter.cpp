@@ -3,8 +3,6 @@
 #include "root/root_internal.hpp"
 #include "util/fd.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <fcntl.h>
 #include <map>
@@ -197,7 +195,7 @@ Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::str
         return std::unexpected(plan.error());
     }
     for (const auto& n : plan->notes) {
-        spdlog::debug("note: {}", n);
+        emit(spec.diagnostics, Severity::debug, "note: " + n);
     }
     return process::run_in_namespaces([&plan] { return enter_root(*plan); },
                                       root_command(*plan, argv));

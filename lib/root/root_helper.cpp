@@ -113,7 +113,8 @@ Result<std::vector<std::string>> root_argv(const std::filesystem::path& emurun_e
     return argv;
 }
 
-std::optional<Result<ExitStatus>> run_if_root_helper(int argc, char** argv) {
+std::optional<Result<ExitStatus>> run_if_root_helper(int argc, char** argv,
+                                                     const DiagnosticSink& diagnostics) {
     if (argc < 2 || argv[1] != k_root_helper_marker) {
         return std::nullopt;
     }
@@ -125,6 +126,7 @@ std::optional<Result<ExitStatus>> run_if_root_helper(int argc, char** argv) {
     if (!spec) {
         return std::unexpected(spec.error());
     }
+    spec->diagnostics = diagnostics;
     return exec_in_root(*spec, std::vector<std::string>(argv + 3, argv + argc));
 }
 

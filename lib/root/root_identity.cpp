@@ -212,9 +212,15 @@ std::string company_text(const std::string& tool) {
            "root's arch, cannot load into the host's ld or ar)";
 }
 
+/// " (FIELD spelled)", or nothing when the spelling names nothing.
+std::string spelled(FieldSpelling spell, std::string_view field) {
+    const std::string text = spell(field);
+    return text.empty() ? std::string() : " (" + text + ")";
+}
+
 } // namespace
 
-std::string ToolMismatch::text() const {
+std::string ToolMismatch::text(FieldSpelling spell) const {
     const std::string why = identity.same() ? "the probe corpus (the root's hardening flags) "
                                               "compiled both ways: " +
                                                   (probe ? probe->why : std::string{})
@@ -225,9 +231,8 @@ std::string ToolMismatch::text() const {
                " (a revision mismatch allowed): " + why;
     }
     return identity.tool + " kept emulated" + (company_follows ? company_text(identity.tool) : "") +
-           ": " + why +
-           "; to accelerate it anyway, allow the revision mismatch (option "
-           "allow_revision_mismatch)";
+           ": " + why + "; to accelerate it anyway, allow the revision mismatch" +
+           spelled(spell, "allow_revision_mismatch");
 }
 
 std::vector<std::pair<std::string, std::string>> toolchain_pins(std::string_view host_status,

@@ -180,8 +180,8 @@ Result<void> check_reachable(const std::string& url) {
         std::error_code ec;
         return fs::is_directory(rest, ec)
                    ? Result<void>{}
-                   : fail("use the mirror " + url, "no such directory",
-                          "name an existing directory or another mirror (option mirror)");
+                   : fail(ErrorKind::not_found, "use the mirror " + url, "no such directory",
+                          "name an existing directory or another mirror", "mirror");
     }
     std::string hostport = rest.substr(0, rest.find('/'));
     std::string port = scheme == "https" ? "443" : "80";
@@ -191,14 +191,15 @@ Result<void> check_reachable(const std::string& url) {
         hostport.resize(colon);
     }
     if (hostport.empty() || (scheme != "http" && scheme != "https")) {
-        return fail("use the mirror " + url, "not an http(s):// or file:// URL",
-                    "e.g. http://deb.debian.org/debian (option mirror)");
+        return fail(ErrorKind::bad_input, "use the mirror " + url,
+                    "not an http(s):// or file:// URL", "e.g. http://deb.debian.org/debian",
+                    "mirror");
     }
     if (!connects(hostport, port)) {
-        return fail("reach the Debian mirror " + url,
+        return fail(ErrorKind::io, "reach the Debian mirror " + url,
                     "no mirror reachable: cannot connect to " + hostport + ":" + port,
-                    "check the network or a proxy (http_proxy), or name a reachable mirror "
-                    "(option mirror)");
+                    "check the network or a proxy (http_proxy), or name a reachable mirror",
+                    "mirror");
     }
     return {};
 }

@@ -152,13 +152,13 @@ Result<void> check_versions(const RootPlan& plan, const std::string& host_driver
     std::string host_full = *host_out;
     host_full.erase(host_full.find_last_not_of(" \n") + 1);
     if (upstream(root_ver) != host_full) {
-        return fail("accelerate the root's gcc-" + plan.gcc_major,
+        return fail(ErrorKind::bad_input, "accelerate the root's gcc-" + plan.gcc_major,
                     "the root's gcc is " + upstream(root_ver) + " (" + pkg + " " + root_ver +
                         ") but the host's " + host_driver + " -dumpfullversion is " + host_full +
                         "; different GCC versions emit different code",
-                    "create a root of the host's Debian release with emurun root create "
-                    "(option suite), install the matching cross compiler, or run without "
-                    "acceleration (option accelerate: none)");
+                    "create a root of the host's Debian release with emurun root create, install "
+                    "the matching cross compiler, or run without acceleration",
+                    "accelerate=none");
     }
     return {};
 }
@@ -167,7 +167,8 @@ Error missing_cross(const Arch& arch, const std::string& major, const fs::path& 
     return Error{"accelerate the " + arch.name + " root's gcc-" + major,
                  "the host has no x86-64 cross compiler " + driver.string(),
                  "apt-get install g++-" + arch.triplet + " (gcc " + major + ": g++-" + major + "-" +
-                     arch.triplet + "), or run without acceleration (option accelerate: none)"};
+                     arch.triplet + "), or run without acceleration",
+                 ErrorKind::not_found, "accelerate=none"};
 }
 
 std::vector<std::string> wanted_tools(const Acceleration& acc) {
@@ -233,17 +234,16 @@ Result<void> check_binutils_company(const std::vector<std::string>& names, bool 
     for (const auto& m : missing) {
         without += (without.empty() ? "" : " and ") + m;
     }
-    return fail("accelerate " + asked,
+    return fail(ErrorKind::bad_input, "accelerate " + asked,
                 "the binutils are accelerated only together with the compilers that run them, "
                 "and " +
                     without +
                     " would stay emulated: an emulated gcc or g++ hands ld and ar its LTO "
                     "plugin, a library of the root's arch, which the host's x86-64 binutils "
                     "cannot load (every link would fail)",
-                "accelerate " + without + " too (option accelerate), e.g. " +
-                    company_example(binutils) +
-                    ", or the default list (toolchain); or leave "
-                    "the binutils emulated");
+                "leave the binutils emulated, or accelerate " + without + " too, e.g. " +
+                    company_example(binutils) + ", or the default list (toolchain)",
+                "accelerate");
 }
 
 /// The binutils an accelerated gcc or g++ hands its LTO plugin (collect2 runs ld with
@@ -274,17 +274,16 @@ Result<void> check_compiler_company(const std::vector<std::string>& names) {
     if (compilers.empty() || missing.empty()) {
         return {};
     }
-    return fail("accelerate " + compilers,
+    return fail(ErrorKind::bad_input, "accelerate " + compilers,
                 "the compilers are accelerated only together with the binutils that load their "
                 "LTO plugin (ld, ar, nm, ranlib), and " +
                     missing +
                     " would stay emulated: the host's cross compiler hands them its plugin, an "
                     "x86-64 library the root's emulated binutils cannot load (every link would "
                     "fail)",
-                "accelerate " + missing + " too (option accelerate), e.g. " +
-                    company_example(names) +
-                    ", or the default list (toolchain); or leave the "
-                    "compilers emulated");
+                "leave the compilers emulated, or accelerate " + missing + " too, e.g. " +
+                    company_example(names) + ", or the default list (toolchain)",
+                "accelerate");
 }
 
 /// Compilers and binutils go together, both ways.
@@ -430,10 +429,11 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
     if (wants_compiler(names)) {
         plan.gcc_major = root_gcc_major(plan.dir, t);
         if (plan.gcc_major.empty()) {
-            return fail("accelerate the root's compilers",
+            return fail(ErrorKind::not_found, "accelerate the root's compilers",
                         plan.dir.string() + " has no gcc (no usr/bin/" + t + "-gcc-NN)",
                         "emurun root install " + plan.dir.string() +
-                            " gcc g++, or run without acceleration (option accelerate: none)");
+                            " gcc g++, or run without acceleration",
+                        "accelerate=none");
         }
         const fs::path driver = "/usr/bin/" + t + "-gcc-" + plan.gcc_major;
         std::error_code ec;
@@ -541,18 +541,18 @@ Result<void> check_acceleration(const Acceleration& acc) {
 Result<const Arch*> root_arch(const fs::path& dir) {
     std::error_code ec;
     if (!fs::exists(dir, ec)) {
-        return fail("use " + dir.string() + " as a root", "it does not exist",
-                    "create one: emurun root create --arch ARCH " + dir.string());
+        return fail(ErrorKind::not_found, "use " + dir.string() + " as a root", "it does not exist",
+                    "create one there with emurun root create");
     }
     if (!fs::is_directory(dir, ec)) {
-        return fail("use " + dir.string() + " as a root",
+        return fail(ErrorKind::bad_input, "use " + dir.string() + " as a root",
                     "it is not a directory (a root is a Debian root's directory)",
-                    "create one: emurun root create --arch ARCH DIR");
+                    "create one in a directory of its own with emurun root create");
     }
     if (!fs::is_directory(dir / "var/lib/dpkg", ec) || !fs::exists(dir / "bin/sh", ec)) {
-        return fail("use " + dir.string() + " as a root",
+        return fail(ErrorKind::bad_input, "use " + dir.string() + " as a root",
                     "not a Debian root (no var/lib/dpkg or bin/sh in it)",
-                    "create one: emurun root create --arch ARCH " + dir.string());
+                    "create one there with emurun root create");
     }
     if (const std::string deb = first_line(dir / "var/lib/dpkg/arch"); !deb.empty()) {
         return find_arch(deb);
@@ -586,9 +586,9 @@ Result<fs::path> root_dir(const fs::path& dir) {
         return fail("use " + dir.string() + " as a root", ec.message());
     }
     if (abs == "/") {
-        return fail("use / as a root",
+        return fail(ErrorKind::bad_input, "use / as a root",
                     "it is the host's own root directory, not a foreign-arch Debian root",
-                    "create one: emurun root create --arch ARCH DIR");
+                    "create one in a directory of its own with emurun root create");
     }
     return abs;
 }
@@ -597,11 +597,13 @@ Result<fs::path> root_dir(const fs::path& dir) {
 Result<const Arch*> checked_arch(const RootSpec& spec, const fs::path& dir) {
     const Arch* arch = EMURUN_TRY(root_arch(dir));
     if (spec.arch != nullptr && arch != spec.arch) {
-        return fail("use " + dir.string() + " as " + with_article(spec.arch->name) + " root",
+        return fail(ErrorKind::bad_input,
+                    "use " + dir.string() + " as " + with_article(spec.arch->name) + " root",
                     "it is " + with_article(arch->name) +
                         " root (var/lib/dpkg/arch: " + arch->debian + ")",
-                    "expect " + arch->name + " instead (option arch), or create " +
-                        with_article(spec.arch->name) + " root");
+                    "create " + with_article(spec.arch->name) + " root, or expect " + arch->name +
+                        " instead",
+                    "arch");
     }
     if (runs_natively(*arch)) {
         return std::unexpected(native_root_error("use " + dir.string() + " as a root", *arch));

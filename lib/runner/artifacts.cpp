@@ -71,12 +71,12 @@ Result<std::vector<std::string>> manifest_paths(const Json& j, const Place& at) 
             return at.key("paths").index(i).fail(
                 "unsafe path " + util::describe(Json(paths[i])) +
                     " (absolute, with \".\" or \"..\", or a control character)",
-                "use an archive that 'emurun run --pack' wrote");
+                "use an archive that a build job packed");
         }
     }
     if (outermost(paths).size() != paths.size()) {
         return at.key("paths").fail("lists a path twice, or one below another",
-                                    "use an archive that 'emurun run --pack' wrote");
+                                    "use an archive that a build job packed");
     }
     return paths;
 }
@@ -90,7 +90,7 @@ Result<std::vector<std::string>> manifest_logs(const Json& j, const Place& at) {
             !seen.insert(logs[i]).second) {
             return at.key("logs").index(i).fail("expected a log's file name, each once, got " +
                                                     util::describe(Json(logs[i])),
-                                                "use an archive that 'emurun run --pack' wrote");
+                                                "use an archive that a build job packed");
         }
     }
     return logs;
@@ -277,21 +277,24 @@ std::string joined(const std::vector<std::string>& names) {
 // another arch's build for its own.
 Result<void> check_arches(const ArtifactManifest& m, const Pipeline& p, const std::string& what) {
     if (m.report.native_baseline != p.native) {
-        return fail(what,
+        return fail(ErrorKind::bad_input, what,
                     m.report.native_baseline
                         ? "packed by the native baseline's run, and this run is not one"
                         : "packed by a run that was not the native baseline, and this run is one",
-                    "unpack it in a run like the one that packed it: the native baseline's archive "
-                    "in the native baseline's run (option native), another run's without it");
+                    "unpack it in a run like the one that packed it: another run's archive in a "
+                    "run that is not the native baseline, the native baseline's in the native "
+                    "baseline's run",
+                    "native");
     }
     const auto packed = m.report.arches();
     for (const auto& arch : packed) {
         if (std::ranges::find(p.arches, arch) == p.arches.end()) {
-            return fail(what,
+            return fail(ErrorKind::bad_input, what,
                         "packed for arch " + joined(packed) + ", and this run selects " +
                             joined(p.arches),
-                        "unpack it in the run of the arches it was packed for (option arches), "
-                        "or pack one archive in each arch's build job");
+                        "pack one archive in each arch's build job, or unpack it in the run of the "
+                        "arches it was packed for",
+                        "arches");
         }
     }
     return {};
@@ -308,11 +311,11 @@ Result<void> check_packed_steps(const ArtifactManifest& m, const Pipeline& p,
                         "its manifest lists step \"" + s.name + "\" as " +
                             std::string(to_string(s.status)) +
                             (step ? "" : ", which the pipeline does not have"),
-                        "use the archive as 'emurun run --pack' wrote it");
+                        "use the archive as the build job packed it");
         }
         if (!seen.insert(s.name).second) {
             return fail(what, "its manifest lists step \"" + s.name + "\" twice",
-                        "use the archive as 'emurun run --pack' wrote it");
+                        "use the archive as the build job packed it");
         }
     }
     return {};
@@ -327,7 +330,7 @@ Result<void> check_packed_logs(const ArtifactManifest& m, const std::string& wha
             return fail(what,
                         "its manifest lists the log \"" + name +
                             "\", which is not the log of a packed step",
-                        "use the archive as 'emurun run --pack' wrote it");
+                        "use the archive as the build job packed it");
         }
     }
     return {};
@@ -400,8 +403,8 @@ Result<ArtifactManifest> parse_manifest(std::string_view text, const std::string
 Result<void> check_manifest(const ArtifactManifest& m, const Pipeline& p,
                             const std::string& archive) {
     const std::string what = "artifacts " + archive;
-    const std::string rebuild = "pack and unpack with the same pipeline file: run the build job "
-                                "(emurun run --pack) again for this version";
+    const std::string rebuild =
+        "pack and unpack with the same pipeline file: run the build job again for this version";
     if (m.pipeline != p.name) {
         return fail(what, "packed for pipeline \"" + m.pipeline + "\", not \"" + p.name + "\"",
                     rebuild);
@@ -417,8 +420,8 @@ Result<void> check_manifest(const ArtifactManifest& m, const Pipeline& p,
                     "its manifest's id " + m.id +
                         " does not match its content: the archive was edited after packing, or "
                         "written by another emurun version",
-                    "use the archive as 'emurun run --pack' of this emurun version wrote it (run "
-                    "the build job again)");
+                    "use the archive as the build job of this emurun version packed it (run the "
+                    "build job again)");
     }
     EMURUN_TRY(check_arches(m, p, what));
     EMURUN_TRY(check_packed_steps(m, p, what));
@@ -470,7 +473,7 @@ Result<void> check_archive_members(std::span<const std::string> members, const A
                         "member \"" + listed + "\" is " +
                             (is_plain_relative(name) ? "not one of the manifest's paths"
                                                      : "not a plain relative path"),
-                        "use the archive as 'emurun run --pack' wrote it; nothing was extracted");
+                        "use the archive as the build job packed it; nothing was extracted");
         }
     }
     return {};
@@ -492,7 +495,7 @@ Result<void> check_entry(const fs::path& root, const fs::path& path,
     }
     if (auto why = entry_problem(root, path, st); !why.empty()) {
         return fail("artifacts: unpacked " + path.lexically_relative(root).string(), why,
-                    "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+                    "use the archive as the build job packed it; nothing was moved");
     }
     constexpr mode_t k_special = S_ISUID | S_ISGID | S_ISVTX;
     if (!S_ISLNK(st.st_mode) && (st.st_mode & k_special) != 0 &&
@@ -524,7 +527,7 @@ Result<void> check_unpacked_tree(const fs::path& root) {
         if (l.seen < l.total) {
             return fail("artifacts: unpacked " + l.name.lexically_relative(root).string(),
                         "is a hard link to a file outside the archive",
-                        "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+                        "use the archive as the build job packed it; nothing was moved");
         }
     }
     return {};

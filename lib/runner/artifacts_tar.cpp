@@ -105,7 +105,7 @@ Result<std::string> tar(std::vector<std::string> args, const std::vector<std::st
     }
     if (!refusing.empty() && !run.timed_out && !run.status.success()) {
         return fail("artifacts " + refusing, "refused: " + tar_said(run.out),
-                    "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+                    "use the archive as the build job packed it; nothing was moved");
     }
     if (run.timed_out || !run.status.success()) {
         return fail(what,
@@ -188,8 +188,8 @@ Result<void> check_unpacked_size(const std::vector<std::string>& listing, const 
                         "its members hold more than " + std::to_string(cap) +
                             " bytes (the cap: " + std::to_string(k_unpack_max_ratio) +
                             " times the archive's size, at least 1 GiB)",
-                        "an archive 'emurun run --pack' wrote from such outputs cannot be "
-                        "unpacked; nothing was extracted");
+                        "an archive a build job packed from such outputs cannot be unpacked; "
+                        "nothing was extracted");
         }
     }
     return {};
@@ -380,9 +380,11 @@ Result<std::vector<fs::path>> make_directories(const fs::path& dir) {
             for (std::size_t j = i; j-- > 0;) {
                 ::rmdir(missing[j].c_str());
             }
-            return std::unexpected(system_error("create the log directory " + dir.string(), err,
-                                                "choose a log directory emurun can write to "
-                                                "(--log-dir); nothing was unpacked"));
+            Error e = system_error("create the log directory " + dir.string(), err,
+                                   "nothing was unpacked; choose a log directory emurun can "
+                                   "write to");
+            e.field = "log_dir";
+            return std::unexpected(std::move(e));
         }
     }
     return missing;
@@ -391,9 +393,9 @@ Result<std::vector<fs::path>> make_directories(const fs::path& dir) {
 // What to do when writing into the log directory `dir` failed with `e`.
 std::string placing_hint(const Error& e, const fs::path& dir) {
     const bool full = e.why == std::strerror(ENOSPC) || e.why == std::strerror(EDQUOT);
-    return (full ? "free space in " + dir.string() + " or choose another --log-dir"
-                 : "check that " + dir.string() + " is writable, or choose another --log-dir") +
-           "; nothing was unpacked and no step ran";
+    return "nothing was unpacked and no step ran; " +
+           (full ? "free space in " + dir.string() + " or choose another log directory"
+                 : "check that " + dir.string() + " is writable, or choose another log directory");
 }
 
 // The packed logs on their way into the log directory: each copied into a new temporary file
@@ -429,11 +431,12 @@ class LogPlacement {
             std::error_code ec;
             if (fs::symlink_status(from, ec).type() != fs::file_type::regular) {
                 return fail(what, "the archive holds no such file",
-                            "use the archive as 'emurun run --pack' wrote it; nothing was moved");
+                            "use the archive as the build job packed it; nothing was moved");
             }
             auto tmp = util::copy_to_temporary(from, m_dir / name);
             if (!tmp) {
-                return fail(what, tmp.error().message(), placing_hint(tmp.error(), m_dir));
+                return fail(tmp.error().kind, what, tmp.error().message(),
+                            placing_hint(tmp.error(), m_dir), "log_dir");
             }
             m_files.emplace_back(*tmp, m_dir / name);
         }
@@ -450,8 +453,9 @@ class LogPlacement {
                 const Error e = system_error(dir ? "remove the directory " + log.string()
                                                  : "rename " + tmp.string() + " to " + log.string(),
                                              errno);
-                return fail("unpack the log " + log.filename().string() + " into " + m_dir.string(),
-                            e.message(), placing_hint(e, m_dir));
+                return fail(e.kind,
+                            "unpack the log " + log.filename().string() + " into " + m_dir.string(),
+                            e.message(), placing_hint(e, m_dir), "log_dir");
             }
         }
         return {};
@@ -475,11 +479,12 @@ Result<void> check_log_targets(const std::vector<std::string>& names, const fs::
         const fs::path log = log_dir / name;
         std::error_code ec;
         if (fs::is_directory(fs::symlink_status(log, ec)) && !fs::is_empty(log, ec)) {
-            return fail("unpack the log " + name + " into " + log_dir.string(),
+            return fail(ErrorKind::conflict, "unpack the log " + name + " into " + log_dir.string(),
                         log.string() + " is a directory, and not empty (a run fails the step "
                                        "whose log it is: open failed: Is a directory)",
-                        "remove it, or choose another --log-dir; nothing was unpacked and no step "
-                        "ran");
+                        "nothing was unpacked and no step ran; remove it, or choose another log "
+                        "directory",
+                        "log_dir");
         }
     }
     return {};

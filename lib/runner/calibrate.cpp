@@ -261,7 +261,7 @@ Result<std::map<std::string, double, std::less<>>> slowdowns_of(const util::Json
         if (!(v > 0 && v <= k_max_timeout_multiplier)) {
             return slowdown.fail("expected a number from 0 (exclusive) to 1000, got " +
                                      util::describe(entry["slowdown"]),
-                                 "run 'emurun calibrate --arch " + arch + "' again");
+                                 "calibrate " + arch + " again (emurun calibrate)");
         }
         out[arch] = v;
     }

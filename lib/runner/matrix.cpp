@@ -33,12 +33,12 @@ Result<double> build_part(const Pipeline& pipeline, const History& history, cons
     }
     const double limit = r.share * r.job_limit;
     if (r.build_once && projected_total(0, common, r.jobs) > limit) {
-        return fail("matrix auto",
+        return fail(ErrorKind::unspecified, "matrix auto",
                     "the build job alone is projected to take " +
                         format_seconds(projected_total(0, common, r.jobs)) + ", over " +
                         format_seconds(limit) + " (the share of the job limit)",
-                    "build faster, or raise the job limit (option job_limit) or its share "
-                    "(option job_limit_share)");
+                    "build faster, or raise the job limit or the share of it a job may take",
+                    "job_limit_share");
     }
     choice.common = common;
     return common;
@@ -53,14 +53,17 @@ Result<MatrixChoice> choose_matrix(const Pipeline& pipeline, const History& hist
         choice.unknown += history.contains(step.name) ? 0 : 1;
     }
     if (choice.unknown == pipeline.steps.size()) {
-        return fail("matrix auto", "no history for any step of \"" + pipeline.name + "\"",
-                    "give a previous report of this pipeline (option previous), or a native "
-                    "run's report (option baseline) with calibrated slowdowns (option "
-                    "timeout_multiplier) set to auto after emurun calibrate");
+        return fail(ErrorKind::bad_input, "matrix auto",
+                    "no history for any step of \"" + pipeline.name + "\"",
+                    "give a native run's report as the baseline with calibrated slowdowns (the "
+                    "timeout multiplier auto, after emurun calibrate), or a previous report of "
+                    "this pipeline",
+                    "previous");
     }
     if (r.job_limit <= 0 || !(r.share > 0 && r.share <= 1)) {
-        return fail("matrix auto", "needs a job limit above 0 and a share in (0, 1]",
-                    "set the job limit (option job_limit), e.g. 6h");
+        return fail(ErrorKind::bad_input, "matrix auto",
+                    "needs a job limit above 0 and a share in (0, 1]", "set the job limit, e.g. 6h",
+                    "job_limit");
     }
     const double common = EMURUN_TRY(build_part(pipeline, history, r, choice));
     const double limit = r.share * r.job_limit;
@@ -81,12 +84,12 @@ Result<MatrixChoice> choose_matrix(const Pipeline& pipeline, const History& hist
             return choice;
         }
     }
-    return fail("matrix auto",
+    return fail(ErrorKind::unspecified, "matrix auto",
                 "even " + std::to_string(choice.count) + " shards leave one projected at " +
                     format_seconds(std::ranges::max(choice.projected)) + ", over " +
                     format_seconds(limit) + " (the share of the job limit)",
-                "split the longest test step, run more steps at once (option jobs), or raise "
-                "the job limit (option job_limit)");
+                "split the longest test step, run more steps at once, or raise the job limit",
+                "job_limit");
 }
 
 } // namespace emurun

@@ -7,6 +7,7 @@
 
 #include <emurun/arch.hpp>
 #include <emurun/root.hpp>
+#include <emurun/sandbox.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -97,6 +98,10 @@ class SupervisorRunner final : public CommandRunner {
     }
     void stop_all() override { m_supervisor.stop_all(); }
     void set_wait_sigmask(const sigset_t& mask) override { m_supervisor.set_wait_sigmask(mask); }
+    Result<void> ready() override {
+        EMURUN_TRY(find_supervisor_helper());
+        return {};
+    }
 
   private:
     Supervisor m_supervisor;
@@ -616,18 +621,55 @@ Result<Report> Runner::run() {
     return run(supervisor);
 }
 
-Result<Report> Runner::run(CommandRunner& commands) {
+namespace {
+
+// Sandbox and root steps start the emurun executable (sandbox_argv, root_argv): find it once.
+// An "auto" step counts once resolve_auto_emulation() made it a sandbox step.
+Result<void> check_emurun_exe(const Pipeline& pipeline) {
+    const auto enters = [](const Step& s) {
+        return s.emulation == Emulation::sandbox || s.emulation == Emulation::root;
+    };
+    const auto step = std::ranges::find_if(pipeline.steps, enters);
+    if (step == pipeline.steps.end()) {
+        return {};
+    }
+    auto exe = find_emurun_exe(SandboxSpec{});
+    if (!exe) {
+        Error e = exe.error();
+        e.what = "run " + pipeline.name + ": step \"" + step->name + "\" (" +
+                 std::string(to_string(step->emulation)) +
+                 ") needs the emurun executable: " + e.what;
+        return std::unexpected(std::move(e));
+    }
+    return {};
+}
+
+} // namespace
+
+Result<void> Runner::ready(CommandRunner& commands) const {
     if (m_options.jobs < 1) {
-        return fail("run " + m_pipeline.name, "jobs must be at least 1");
+        return fail(ErrorKind::bad_input, "run " + m_pipeline.name, "jobs must be at least 1", "",
+                    "jobs");
     }
     EMURUN_TRY(detail::check_log_names(m_pipeline, m_options.log_dir));
     EMURUN_TRY(detail::check_log_dir(m_options.log_dir));
+    if (auto r = commands.ready(); !r) {
+        Error e = r.error();
+        e.what = "run " + m_pipeline.name + ": " + e.what;
+        return std::unexpected(std::move(e));
+    }
+    return check_emurun_exe(m_pipeline);
+}
+
+Result<Report> Runner::run(CommandRunner& commands) {
+    EMURUN_TRY(ready(commands));
     Pipeline selected = m_pipeline;
     if (m_options.shard) {
         History h = m_options.previous ? m_options.previous->history() : History{};
         selected = select_shard(m_pipeline, *m_options.shard, h);
     }
     detail::resolve_auto_emulation(selected);
+    EMURUN_TRY(check_emurun_exe(selected));
     Execution e(selected, m_options, commands);
     return e.run();
 }

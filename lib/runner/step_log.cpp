@@ -50,9 +50,9 @@ std::string attempt_log_file_name(std::string_view step, std::size_t number) {
 
 Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::path& log_dir) {
     if (!is_utf8(log_dir.string())) {
-        return fail("log directory " + log_dir.string(),
+        return fail(ErrorKind::bad_input, "log directory " + log_dir.string(),
                     "its name is not valid UTF-8, and the report names every log in JSON text",
-                    "choose a log directory whose path is UTF-8 (option log_dir)");
+                    "choose a log directory whose path is UTF-8", "log_dir");
     }
     std::map<std::string, const std::string*> owner;
     for (const auto& step : pipeline.steps) {
@@ -68,7 +68,10 @@ Result<void> check_log_names(const Pipeline& pipeline, const std::filesystem::pa
 
 Result<void> check_log_dir(const std::filesystem::path& log_dir) {
     const std::string what = "log directory " + log_dir.string();
-    const char* hint = "choose a log directory emurun can write to (option log_dir)";
+    const auto refuse = [&what](ErrorKind kind, std::string why) {
+        return fail(kind, what, std::move(why), "choose a log directory emurun can write to",
+                    "log_dir");
+    };
     // The directory itself, else the nearest existing ancestor it would be created in.
     std::filesystem::path dir = log_dir;
     struct stat st {};
@@ -76,20 +79,20 @@ Result<void> check_log_dir(const std::filesystem::path& log_dir) {
         const std::filesystem::path up = dir.parent_path();
         const bool top = dir == "." || up == dir; // "." or "/" gone: nothing above to look at
         if ((errno != ENOENT && errno != ENOTDIR) || top) {
-            return fail(what, "stat " + dir.string() + " failed: " + std::strerror(errno), hint);
+            return refuse(system_error("stat " + dir.string(), errno).kind,
+                          "stat " + dir.string() + " failed: " + std::strerror(errno));
         }
         dir = up.empty() ? std::filesystem::path(".") : up;
     }
     const bool itself = dir == log_dir;
     if (!S_ISDIR(st.st_mode)) {
-        return fail(what, (itself ? "it" : dir.string()) + " is not a directory", hint);
+        return refuse(ErrorKind::bad_input, (itself ? "it" : dir.string()) + " is not a directory");
     }
     if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-        return fail(
-            what,
+        return refuse(
+            ErrorKind::permission,
             (itself ? "cannot write in it: " : "cannot create it in " + dir.string() + ": ") +
-                std::strerror(errno),
-            hint);
+                std::strerror(errno));
     }
     return {};
 }

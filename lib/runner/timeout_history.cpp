@@ -92,16 +92,16 @@ Result<TimeoutMultiplier> auto_timeout_multiplier(const std::vector<std::string>
         const auto* cal = *calibration ? &**calibration : nullptr;
         auto found = cal != nullptr ? cal->find(arch) : decltype(cal->end()){};
         if (cal == nullptr || found == cal->end()) {
-            return fail("--timeout-multiplier auto",
+            return fail(ErrorKind::not_found, "timeout multiplier auto",
                         "no slowdown known for " + arch +
-                            ": no emulated step of it that passed "
-                            "in --previous with a native time (--baseline), and " +
+                            ": no emulated step of it that passed in the previous report with "
+                            "a native time in the baseline, and " +
                             (cal == nullptr
                                  ? calibration->error().message()
                                  : "no calibration for it in " + history.calibration_file.string()),
-                        "give --previous and --baseline reports of this pipeline, or run "
-                        "'emurun calibrate --arch " +
-                            arch + "', or give a number");
+                        "give the previous and baseline reports of this pipeline, or calibrate " +
+                            arch + " (emurun calibrate), or give the multiplier as a number",
+                        "timeout_multiplier");
         }
         m.per_arch[arch] = found->second;
         if (notes != nullptr) {

@@ -98,12 +98,13 @@ Result<void> plan_cpu(const SandboxSpec& spec, SandboxPlan& plan) {
         return {};
     }
     if (spec.arches.size() != 1) {
-        return fail("emurun sandbox",
+        return fail(ErrorKind::bad_input, "emurun sandbox",
                     "the CPU model " + *spec.cpu + " is given for " +
                         std::to_string(spec.arches.size()) +
                         " arches, and a model belongs to one arch",
-                    "request one arch with a CPU model (option cpu), or set QEMU_CPU in the "
-                    "environment of the programs of one arch");
+                    "set QEMU_CPU in the environment of the programs of one arch, or request one "
+                    "arch with a CPU model",
+                    "cpu");
     }
     plan.env.emplace_back("QEMU_CPU", *spec.cpu);
     return {};

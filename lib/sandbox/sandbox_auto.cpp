@@ -3,8 +3,6 @@
 #include <emurun/binfmt.hpp>
 #include <emurun/sandbox.hpp>
 
-#include "util/env.hpp"
-
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -14,18 +12,11 @@
 namespace emurun {
 namespace {
 
-// probe_sandbox() forks: once per process is enough. The test hook simulates an old kernel.
-const Result<void>& sandbox_probe() {
+// probe_sandbox() forks: once per process is enough.
+const Result<void>& kernel_probe() {
     static std::once_flag once;
     static Result<void> result;
-    std::call_once(once, [] {
-        if (util::get_env("EMURUN_TEST_SANDBOX_UNSUPPORTED") == "1") {
-            result = fail("sandbox", "binfmt_misc cannot be mounted in a user namespace "
-                                     "(simulated: EMURUN_TEST_SANDBOX_UNSUPPORTED=1)");
-        } else {
-            result = probe_sandbox();
-        }
-    });
+    std::call_once(once, [] { result = probe_sandbox(); });
     return result;
 }
 
@@ -84,8 +75,8 @@ std::optional<std::filesystem::path> host_handler_emulator(const Arch& arch,
 }
 
 Result<AutoMode> choose_auto_mode(const std::vector<const Arch*>& arches,
-                                  const std::filesystem::path& mount) {
-    const auto& probe = sandbox_probe();
+                                  const std::filesystem::path& mount, const SandboxProbe& ask) {
+    const Result<void> probe = ask ? ask() : kernel_probe();
     if (probe) {
         return AutoMode::sandbox;
     }

@@ -10,8 +10,6 @@
 #include <emurun/process.hpp>
 #include <emurun/sandbox.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -45,7 +43,8 @@ Error unsupported(const std::string& what, int err) {
                      kernel_release(),
                  "run 'emurun doctor'; alternatives: 'emurun exec -- PROG' for one program, "
                  "'emurun shim add' for the tools a build runs, or 'emurun binfmt register "
-                 "ARCH' as root (changes the host's table)"};
+                 "ARCH' as root (changes the host's table)",
+                 ErrorKind::kernel_unsupported};
 }
 
 /// open + write + close, reporting errno; used for /proc/self/{setgroups,uid_map,gid_map}.
@@ -86,26 +85,23 @@ Result<void> enter_namespaces() {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
         return std::unexpected(system_error("mount --make-rprivate /", errno));
     }
-    // Test hook: EMURUN_TEST_SANDBOX_UNSUPPORTED=1 fails the mount as EPERM would (and says so).
-    const bool simulate = util::get_env("EMURUN_TEST_SANDBOX_UNSUPPORTED") == "1";
-    if (simulate || ::mount("binfmt_misc", k_mount_point, "binfmt_misc",
-                            MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-        return std::unexpected(unsupported(
-            std::string("mount binfmt_misc on ") + k_mount_point + " in a user namespace failed" +
-                (simulate ? " (simulated: EMURUN_TEST_SANDBOX_UNSUPPORTED=1)" : ""),
-            simulate ? EPERM : errno));
+    if (::mount("binfmt_misc", k_mount_point, "binfmt_misc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                nullptr) != 0) {
+        return std::unexpected(unsupported(std::string("mount binfmt_misc on ") + k_mount_point +
+                                               " in a user namespace failed",
+                                           errno));
     }
     return {};
 }
 
-Result<void> register_entries(const SandboxPlan& plan) {
+Result<void> register_entries(const SandboxPlan& plan, const DiagnosticSink& diagnostics) {
     BinfmtOptions options;
     options.mount = k_mount_point;
     options.mount_if_missing = false;
     // No lock_file: the binfmt module then locks the mount directory, creating nothing.
     const auto applied = EMURUN_TRY(register_binfmt(plan.entries, options));
     for (const auto& w : applied.warnings) {
-        spdlog::debug("sandbox registration: {}", w);
+        emit(diagnostics, Severity::debug, "sandbox registration: " + w);
     }
     return {};
 }
@@ -145,7 +141,7 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
         return {plan.error()};
     }
     for (const auto& n : plan->notes) {
-        spdlog::warn("{}", n);
+        emit(spec.diagnostics, Severity::warning, n);
     }
     if (util::thread_count() > 1) {
         return reexec_fresh(spec, argv);
@@ -154,7 +150,7 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
     if (auto r = enter_namespaces(); !r) {
         return {r.error()};
     }
-    if (auto r = register_entries(*plan); !r) {
+    if (auto r = register_entries(*plan, spec.diagnostics); !r) {
         return {r.error()};
     }
     for (const auto& [k, v] : plan->env) {
@@ -174,10 +170,11 @@ SandboxFailure exec_through_host_handlers(const SandboxSpec& spec,
     if (!plan) {
         return {plan.error()};
     }
-    spdlog::warn("this kernel has no private binfmt_misc for a sandbox; running through the "
-                 "host's binfmt_misc handlers, which serve every requested arch");
+    emit(spec.diagnostics, Severity::warning,
+         "this kernel has no private binfmt_misc for a sandbox; running through the host's "
+         "binfmt_misc handlers, which serve every requested arch");
     for (const auto& n : plan->notes) {
-        spdlog::warn("{}", n);
+        emit(spec.diagnostics, Severity::warning, n);
     }
     for (const auto& [k, v] : plan->env) {
         ::setenv(k.c_str(), v.c_str(), 1);

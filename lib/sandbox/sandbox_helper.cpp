@@ -106,7 +106,8 @@ Result<std::vector<std::string>> sandbox_argv(const SandboxSpec& spec,
     return argv;
 }
 
-std::optional<SandboxFailure> run_if_sandbox_helper(int argc, char** argv) {
+std::optional<SandboxFailure> run_if_sandbox_helper(int argc, char** argv,
+                                                    const DiagnosticSink& diagnostics) {
     if (argc < 2 || argv[1] != k_sandbox_helper_marker) {
         return std::nullopt;
     }
@@ -118,6 +119,7 @@ std::optional<SandboxFailure> run_if_sandbox_helper(int argc, char** argv) {
     if (!spec) {
         return SandboxFailure{spec.error()};
     }
+    spec->diagnostics = diagnostics;
     return exec_in_sandbox(*spec, std::vector<std::string>(argv + 3, argv + argc));
 }
 

@@ -198,7 +198,8 @@ Result<fs::path> find_launcher(const std::optional<fs::path>& hint) {
     if (!launcher) {
         Error e = launcher.error();
         e.what = "find the shim launcher";
-        e.hint = "reinstall emurun, or name the launcher's path (option launcher)";
+        e.hint = "reinstall emurun, or name the launcher's path";
+        e.field = "launcher";
         return std::unexpected(e);
     }
     return *launcher;

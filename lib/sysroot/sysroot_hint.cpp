@@ -65,11 +65,11 @@ std::string user_sysroot(const std::vector<std::filesystem::path>& sysroots) {
     return {};
 }
 
-/// "Debian ships them in zlib1g:arm64: put them into a sysroot with 'emurun-sysroot fetch
-/// --arch arm64 --dir DIR zlib1g' and add DIR to the sysroots (option sysroots)": a command that
-/// works as printed.
-std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
-                       const std::string& pkgs) {
+/// The hint and its field: "Debian ships them in zlib1g:arm64: put them into a sysroot with
+/// 'emurun-sysroot fetch --arch arm64 --dir DIR zlib1g' and add DIR to the sysroots", field
+/// sysroots (none when DIR is searched already): a command that works as printed.
+std::pair<std::string, std::string> fetch_hint(const std::vector<std::filesystem::path>& sysroots,
+                                               const std::string& pkgs) {
     std::string names;
     std::string arch;
     for (std::size_t start = 0; start < pkgs.size();) {
@@ -83,16 +83,17 @@ std::string fetch_hint(const std::vector<std::filesystem::path>& sysroots,
         start = end + 1;
     }
     if (arch.empty()) {
-        return "name a sysroot holding them (option sysroots); Debian ships them in " + pkgs;
+        return {"Debian ships them in " + pkgs + "; name a sysroot holding them", "sysroots"};
     }
     std::string dir = user_sysroot(sysroots);
     const bool searched = !dir.empty();
     if (!searched) {
         dir = "sysroot-" + arch;
     }
-    return "Debian ships them in " + pkgs + ": unpack them into a sysroot with 'emurun-sysroot " +
-           "fetch --arch " + arch + " --dir " + dir + " " + names + "'" +
-           (searched ? "" : " and add " + dir + " to the sysroots (option sysroots)");
+    return {"Debian ships them in " + pkgs + ": unpack them into a sysroot with 'emurun-sysroot " +
+                "fetch --arch " + arch + " --dir " + dir + " " + names + "'" +
+                (searched ? "" : " and add " + dir + " to the sysroots"),
+            searched ? "" : "sysroots"};
 }
 
 } // namespace
@@ -137,12 +138,14 @@ Error LinkMap::missing_error(const std::filesystem::path& binary) const {
     for (const auto& s : sysroots) {
         searched += (searched.empty() ? "" : ", ") + s.string();
     }
-    const std::string hint =
-        pkgs.empty() ? "name a sysroot holding them (option sysroots)" : fetch_hint(sysroots, pkgs);
+    auto [hint, field] =
+        pkgs.empty()
+            ? std::pair<std::string, std::string>("name a sysroot holding them", "sysroots")
+            : fetch_hint(sysroots, pkgs);
     return Error{"cannot run " + binary.string(),
                  "missing from the sysroot (searched: " + (searched.empty() ? "none" : searched) +
                      "): " + why,
-                 hint};
+                 std::move(hint), ErrorKind::missing_library, std::move(field)};
 }
 
 } // namespace emurun

@@ -38,13 +38,14 @@ Result<std::string> debian_arch(const std::string& name) {
                                 ? "Debian has no port for " + (*arch)->name
                                 : "emurun-sysroot makes no sysroots for " + (*arch)->name + " (" +
                                       (*arch)->debian + ")";
-    return fail("architecture " + name, why, "use one of " + known + " (option arch)");
+    return fail(ErrorKind::bad_input, "architecture " + name, why, "use one of " + known, "arch");
 }
 
 Result<void> check_request(const SysrootRequest& r) {
     if (r.dir.empty()) {
-        return fail("sysroot " + std::string(r.op == SysrootOp::source ? "source" : "fetch"),
-                    "no directory given", "name the directory to unpack into (option dir)");
+        return fail(ErrorKind::bad_input,
+                    "sysroot " + std::string(r.op == SysrootOp::source ? "source" : "fetch"),
+                    "no directory given", "name the directory to unpack into", "dir");
     }
     std::error_code ec;
     if (fs::exists(r.dir, ec) && !fs::is_directory(r.dir, ec)) {
@@ -62,8 +63,8 @@ Result<void> check_request(const SysrootRequest& r) {
                     "run it once per package");
     }
     if (r.op != SysrootOp::source && r.arch.empty()) {
-        return fail("sysroot request", "no architecture given",
-                    "name the architecture, e.g. arm64 (option arch)");
+        return fail(ErrorKind::bad_input, "sysroot request", "no architecture given",
+                    "name the architecture, e.g. arm64", "arch");
     }
     return {};
 }

@@ -230,7 +230,7 @@ Place Place::index(std::size_t i) const {
 
 Error Place::error(std::string why, std::string hint) const {
     return Error{m_path.empty() ? m_source : m_source + ": " + m_path, std::move(why),
-                 std::move(hint)};
+                 std::move(hint), ErrorKind::bad_input};
 }
 
 Result<void> check_object(const Json& value, const Place& at,

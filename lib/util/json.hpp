@@ -40,7 +40,7 @@ class Place {
         : m_source(std::move(source)), m_path(std::move(path)) {}
     [[nodiscard]] Place key(std::string_view k) const;
     [[nodiscard]] Place index(std::size_t i) const;
-    /// An Error whose `what` is "source: path".
+    /// An Error whose `what` is "source: path", of kind bad_input.
     [[nodiscard]] Error error(std::string why, std::string hint = {}) const;
     [[nodiscard]] std::unexpected<Error> fail(std::string why, std::string hint = {}) const {
         return std::unexpected<Error>(error(std::move(why), std::move(hint)));

@@ -106,7 +106,7 @@ Result<fs::path> find_helper(std::string_view name, const std::optional<fs::path
         return *helper;
     }
     const fs::path dir = bin.parent_path();
-    return fail("find " + std::string(name),
+    return fail(ErrorKind::not_found, "find " + std::string(name),
                 std::string(name) + " is neither beside " + bin.string() + " nor at " +
                     (dir / EMURUN_LIBEXEC_FROM_BIN / name).lexically_normal().string(),
                 "reinstall emurun (its helper programs are installed with it), or set "

@@ -233,7 +233,7 @@ arch_job ppc-test --arch ppc64le --unpack ../arm.tar.zst --report ../ppc-test.js
     rc=$?
 expect_eq "--arch ppc64le --unpack of aarch64's archive is refused with 125" 125 "$rc"
 expect_contains "it names both arches" "$(cat ppc-test.out)" \
-    "packed for arch aarch64, and this run selects ppc64le (unpack it in the run of the arches it was packed for (--arch), or pack one archive in each arch's build job)"
+    "packed for arch aarch64, and this run selects ppc64le (pack one archive in each arch's build job, or unpack it in the run of the arches it was packed for (--arch))"
 [ ! -e ppc-test/out ] && ok "ppc64le's job unpacked nothing" || not_ok "ppc-test/out exists"
 arch_job native-test --native --unpack ../arm.tar.zst --report ../native-test.json && rc=0 ||
     rc=$?

@@ -56,7 +56,7 @@ part_links() {
         >dir.out 2>&1 && rc=0 || rc=$?
     expect_eq "a non-empty directory at the log's name is refused with 125" 125 "$rc"
     expect_contains "it says what is there and what to do" "$(cat dir.out)" \
-        "L/build.log is a directory, and not empty (a run fails the step whose log it is: open failed: Is a directory) (remove it, or choose another --log-dir; nothing was unpacked and no step ran)"
+        "L/build.log is a directory, and not empty (a run fails the step whose log it is: open failed: Is a directory) (nothing was unpacked and no step ran; remove it, or choose another log directory (--log-dir))"
     [ ! -e job-dir/build ] && [ ! -e dir.json ] && ok "nothing unpacked, no report" ||
         not_ok "something was unpacked or a report written"
     rmdir job-dir/L/build.log/inside
@@ -97,7 +97,7 @@ part_full() {
     expect_eq "a full --log-dir: refused with 125" 125 "$rc"
     expect_contains "it names the real cause" "$(cat full.out)" "No space left on device"
     expect_contains "and what to do" "$(cat full.out)" \
-        "(free space in $T/full/L or choose another --log-dir; nothing was unpacked and no step ran)"
+        "(nothing was unpacked and no step ran; free space in $T/full/L or choose another log directory (--log-dir))"
     expect_eq "no partial log, no log dir left on the full disk" "" "$left"
     [ ! -e job-full/build ] && [ ! -e full.json ] && ok "nothing unpacked, no report" ||
         not_ok "something was unpacked or a report written"

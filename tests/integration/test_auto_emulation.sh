@@ -1,10 +1,11 @@
 #!/bin/bash
 # ctest-tier: quick
 # Emulation "auto" (the default for foreign steps) and `emurun sandbox` on a kernel without a
-# private binfmt_misc (simulated: EMURUN_TEST_SANDBOX_UNSUPPORTED=1), with and without
-# host-style handlers (the exact lines Debian 12's qemu-user-static and tonistiigi/binfmt write)
-# in a private binfmt_misc of a user namespace standing in for the host's: the host's own table
-# is never touched. Where the sandbox works, auto runs in it, and the report says so.
+# private binfmt_misc (a user namespace whose user.max_user_namespaces is 0: the kernel refuses
+# the sandbox's namespace, as an old or locked-down one does), with and without host-style
+# handlers (the exact lines Debian 12's qemu-user-static and tonistiigi/binfmt write) in a
+# private binfmt_misc of a user namespace standing in for the host's: the host's own table is
+# never touched. Where the sandbox works, auto runs in it, and the report says so.
 # ctest-parts: kernel debian tonistiigi sysroot no_handlers dynamic_emulator
 . "$(dirname "$0")/lib/common.sh"
 BM=/proc/sys/fs/binfmt_misc
@@ -32,12 +33,13 @@ toni=":qemu-aarch64:M::$magic:$mask:/usr/bin/qemu-aarch64:POCF"
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0][sys.argv[2]])' "$1" "$2"; }
 
 # in_ns LINE CMD...: CMD in a user namespace whose binfmt_misc holds LINE (none if empty),
-# on a simulated old kernel.
+# where the kernel refuses new user namespaces (no sandbox, as on an old kernel).
 in_ns() {
     unshare --user --map-root-user --mount bash -c '
         mount -t binfmt_misc binfmt_misc '"$BM"' || exit 99
         [ -z "$1" ] || printf "%s\n" "$1" >'"$BM"'/register || exit 98
-        shift; EMURUN_TEST_SANDBOX_UNSUPPORTED=1 exec "$@"' _ "$@"
+        echo 0 >/proc/sys/user/max_user_namespaces || exit 97
+        shift; exec "$@"' _ "$@"
 }
 
 # old_kernel_passes WHO LINE PIPELINE PROGRAM: the step and `emurun sandbox` run PROGRAM

@@ -7,7 +7,7 @@
 # ctest-parts: basic conflict rollback concurrent export debian tonistiigi dangling disabled
 set -u
 scenarios=${1:-basic conflict rollback concurrent export debian tonistiigi dangling disabled}
-: "${EMURUN:?}" "${EMURUN_FIXTURE_DIR:?}" "${EMURUN_TESTDIR_ROOT:=/tmp}"
+: "${EMURUN:?}" "${EMURUN_FIXTURE_DIR:?}" "${EMURUN_HELPER_DIR:?}" "${EMURUN_TESTDIR_ROOT:=/tmp}"
 
 if ! command -v unshare >/dev/null; then
     echo "SKIP: unshare not found"; exit 125
@@ -20,7 +20,7 @@ fi
 
 mkdir -p "$EMURUN_TESTDIR_ROOT"
 work=$(mktemp -d "$EMURUN_TESTDIR_ROOT/binfmt.XXXXXX") || exit 1
-export EMURUN work EMURUN_FIXTURE_DIR
+export EMURUN work EMURUN_FIXTURE_DIR EMURUN_HELPER_DIR
 inner=$work/inner.sh
 # Everything below runs in the namespace; $1 selects the scenario.
 cat >"$inner" <<'EOF'
@@ -90,11 +90,15 @@ rollback)
     # an unrelated entry that must survive
     printf ':other:E::xyz::/bin/true:' >"$M/register"
     "$EMURUN" binfmt register "$1"   # already there before: must stay after rollback
-    # $1 is kept (no write): the failure is injected at the second write, registering $3 after $2
-    # (FAIL_AFTER=2 never fired with exactly 3 arches).
-    if EMURUN_BINFMT_FAIL_AFTER=1 "$EMURUN" binfmt register $arches 2>"$work/err"; then
-        echo "FAILED: injected failure not reported"; fails=$((fails + 1))
+    # $1 is kept (no write): the library's own register_binfmt, through a writer that passes one
+    # write to the kernel and fails the second (registering $3 after $2), as
+    # tests/helpers/binfmt_fail_after does; every change of the run must be undone.
+    rc=0
+    "$EMURUN_HELPER_DIR/binfmt_fail_after" 1 $arches 2>"$work/err" || rc=$?
+    if [ "$rc" -ne 1 ]; then
+        echo "FAILED: injected failure not reported (exit $rc)"; cat "$work/err"; fails=$((fails + 1))
     fi
+    check grep -q "failed by binfmt_fail_after after 1 writes" "$work/err"
     check grep -q "rolled back" "$work/err"
     check has_entry "qemu-$1"
     check has_entry other

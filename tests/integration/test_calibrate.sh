@@ -27,7 +27,8 @@ out=$("$EMURUN" run pe.json -q --timeout-multiplier auto --report r0.json 2>&1)
 rc=$?
 set -e
 expect_eq "auto without history or calibration for aarch64: 125" 125 "$rc"
-expect_contains "the error says to run emurun calibrate" "$out" "emurun calibrate --arch aarch64"
+expect_contains "the error says to run emurun calibrate" "$out" \
+    "calibrate aarch64 (emurun calibrate), or give the multiplier as a number (--timeout-multiplier)"
 
 # A failed calibration reports the missing program and leaves no temporary directory behind.
 mkdir tmp

@@ -75,7 +75,7 @@ part_host() {
     err=$("$EMURUN" binfmt register --mount "$T/mnt" --interpreter /bin/true aarch64 2>&1) || rc=$?
     expect_eq "a conflicting entry refuses register" 125 "$rc"
     expect_contains "and says how to replace it" "$err" \
-        "replace it on purpose (--replace), or unregister it first)"
+        "unregister it first, or replace it on purpose (--replace))"
 }
 
 part_sandbox() {

@@ -148,7 +148,8 @@ part_dashdash() {
     rc=0; out=$("$EMURUN" root run "$T/r" --accelerate=ld -- true 2>&1) || rc=$?
     expect_eq "--accelerate=ld (binutils without gcc): refused" 125 "$rc"
     expect_contains "...saying gcc must come along" "$out" "gcc would stay emulated"
-    expect_contains "...in the CLI's spelling" "$out" "accelerate gcc too (--accelerate)"
+    expect_contains "...in the CLI's spelling" "$out" \
+        "or accelerate gcc too, e.g. gcc,g++,ld,ar,nm,ranlib, or the default list (toolchain) (--accelerate))"
     rc=0; out=$("$EMURUN" root run "$T/r" --bogus true 2>&1) || rc=$?
     expect_eq "root run DIR --bogus CMD: a usage error, not run as the command" 2 "$rc"
     expect_contains "...naming it" "$out" "unknown option '--bogus' after the root's directory"

@@ -48,6 +48,8 @@ class FakeCommandRunner final : public CommandRunner {
     void interrupt_at(double at, int sig);
     /// Stopped commands end this long after stop_all(), killed by `status`.
     void stop_takes(double seconds, ExitStatus status = ExitStatus::killed(SIGTERM));
+    /// ready() fails with `why`: the runner lacks something before any command starts.
+    void not_ready(Error why) { m_not_ready = std::move(why); }
 
     /// argv[0] of every spawned command, in spawn order.
     [[nodiscard]] const std::vector<std::string>& started() const { return m_started; }
@@ -70,6 +72,9 @@ class FakeCommandRunner final : public CommandRunner {
     void stop_all() override;
     void set_wait_sigmask(const sigset_t& mask) override { m_wait_mask = mask; }
     [[nodiscard]] std::chrono::steady_clock::time_point now() const override { return m_now; }
+    Result<void> ready() override {
+        return m_not_ready ? Result<void>(std::unexpected(*m_not_ready)) : Result<void>{};
+    }
 
   private:
     using Time = std::chrono::steady_clock::time_point;
@@ -95,6 +100,7 @@ class FakeCommandRunner final : public CommandRunner {
     double m_stop_seconds = 0;
     ExitStatus m_stop_status = ExitStatus::killed(SIGTERM);
     std::optional<sigset_t> m_wait_mask;
+    std::optional<Error> m_not_ready;
     // Far from the epoch, as a steady clock is: "a second since the last progress" holds at 0.
     Time m_t0 = Time(std::chrono::hours(1000));
     Time m_now = m_t0;

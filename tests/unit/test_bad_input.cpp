@@ -405,8 +405,9 @@ TEST_CASE("bad input: steps whose names differ only in unsafe characters get the
     CHECK(emurun::detail::check_log_names(*p, "logs").has_value());
     CHECK(emurun::detail::check_log_names(*p, "logs\xff").error().why ==
           "its name is not valid UTF-8, and the report names every log in JSON text");
-    CHECK(
-        emurun::detail::check_log_names(*p, "logs\xff").error().hint.ends_with("(option log_dir)"));
+    CHECK(emurun::detail::check_log_names(*p, "logs\xff").error().field == "log_dir");
+    CHECK(emurun::detail::check_log_names(*p, "logs\xff").error().kind ==
+          emurun::ErrorKind::bad_input);
 }
 
 TEST_CASE("bad input: a report that would overwrite the pipeline, a log or another output") {
@@ -502,11 +503,12 @@ TEST_CASE("bad input: --matrix counts that leave shards empty, flag thresholds t
         rules.baseline_factor = bad;
         CHECK_FALSE(emurun::check_rules(rules).has_value());
     }
-    CHECK(emurun::check_rules(rules).error().hint == "option baseline_factor"); // no CLI flag
+    CHECK(emurun::check_rules(rules).error().field == "baseline_factor"); // no CLI flag
+    CHECK(emurun::check_rules(rules).error().message().ends_with("(option baseline_factor)"));
     rules = {};
     rules.job_limit_share = 1.5;
     CHECK(emurun::check_rules(rules).error().what == "flag rule job limit share");
-    CHECK(emurun::check_rules(rules).error().hint == "option job_limit_share");
+    CHECK(emurun::check_rules(rules).error().field == "job_limit_share");
 }
 
 TEST_CASE("bad input: raw ESC, NUL, bidi and HTML from a report reach no table or Markdown") {

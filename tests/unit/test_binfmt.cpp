@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -447,4 +448,137 @@ TEST_CASE("binfmt files: export writes one file per entry, import reads it back 
     REQUIRE_FALSE(empty);
     CHECK(empty.error().what == empty_file.string());
     CHECK(empty.error().why == "the file holds no entry");
+}
+
+namespace {
+
+/// A binfmt_misc in a directory, changed only through BinfmtOptions::writer as the kernel
+/// changes its own: `register` adds an entry file (as the kernel shows it), "-1" removes one,
+/// "0"/"1" disable/enable it. `fail_at` (counted from 1) fails that one write, once, and lets
+/// every later one through: the rollback's writes must reach the table.
+struct FakeBinfmtKernel {
+    std::filesystem::path mount;
+    std::size_t fail_at = 0;
+    std::vector<std::string> writes; ///< "FILE TEXT", in order
+
+    explicit FakeBinfmtKernel(const std::string& name) : mount(fresh(name)) {
+        write("register", "");
+        write("status", "enabled\n");
+    }
+    static std::filesystem::path fresh(const std::string& name) { // one per (sub)case run
+        static int runs = 0;
+        return test::testdir(name + "-" + std::to_string(++runs));
+    }
+    void write(const std::string& file, const std::string& text) const {
+        std::ofstream(mount / file) << text;
+    }
+    static std::string hex(const std::string& bytes) {
+        std::string out;
+        for (unsigned char c : bytes) {
+            out += "0123456789abcdef"[c >> 4];
+            out += "0123456789abcdef"[c & 15];
+        }
+        return out;
+    }
+    void show(const BinfmtEntry& e) const {
+        write(e.name, std::string(e.enabled ? "enabled" : "disabled") + "\ninterpreter " +
+                          e.interpreter + "\nflags: " + e.flags.to_string() + "\noffset " +
+                          std::to_string(e.offset) + "\nmagic " + hex(e.magic) + "\nmask " +
+                          hex(e.mask) + "\n");
+    }
+    Result<void> apply(const std::filesystem::path& file, std::string_view text) const {
+        const std::string name = file.filename().string();
+        if (name == "register") {
+            auto e = EMURUN_TRY(parse_binfmt_line(text));
+            show(e);
+            return {};
+        }
+        if (text == "-1") {
+            std::filesystem::remove(file);
+            return {};
+        }
+        auto e = EMURUN_TRY(read_binfmt_entry(mount, name));
+        e.enabled = text == "1";
+        show(e);
+        return {};
+    }
+    BinfmtWriter writer() {
+        return [this](const std::filesystem::path& file, std::string_view text) -> Result<void> {
+            writes.push_back(file.filename().string() + " " + std::string(text));
+            if (writes.size() == fail_at) {
+                return fail("write " + file.string(), "No space left on device");
+            }
+            return apply(file, text);
+        };
+    }
+    BinfmtOptions options() {
+        BinfmtOptions o;
+        o.mount = mount;
+        o.writer = writer();
+        return o;
+    }
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        const auto table = read_binfmt_table(mount);
+        REQUIRE(table.has_value());
+        for (const auto& e : table->entries) {
+            out.push_back(e.name + (e.enabled ? "" : " (disabled)"));
+        }
+        return out;
+    }
+};
+
+BinfmtEntry named(const std::string& name, const std::string& flags = "P") {
+    BinfmtEntry e = aarch64_entry(flags);
+    e.name = name;
+    e.interpreter = "/bin/sh"; // exists and is root's: the interpreter checks pass
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("binfmt apply: every change goes through the writer; a failure part-way is rolled back") {
+    FakeBinfmtKernel kernel("binfmt-fake-kernel");
+    BinfmtEntry other = named("other");
+    other.interpreter = "/bin/true";
+    kernel.show(other);
+    kernel.show(named("t1")); // there before: kept, never written
+    SUBCASE("without a failure, each new entry is one write to register") {
+        auto r = register_binfmt({named("t1"), named("t2"), named("t3")}, kernel.options());
+        REQUIRE(r.has_value());
+        CHECK(r->applied);
+        CHECK(kernel.writes.size() == 2);
+        CHECK(kernel.names() == std::vector<std::string>{"other", "t1", "t2", "t3"});
+    }
+    SUBCASE("the second write fails: the first is undone, the others untouched") {
+        kernel.fail_at = 2;
+        auto r = register_binfmt({named("t1"), named("t2"), named("t3")}, kernel.options());
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().why.find("No space left on device") != std::string::npos);
+        CHECK(r.error().why.find("every change of this run was rolled back") != std::string::npos);
+        REQUIRE(kernel.writes.size() == 3);
+        CHECK(kernel.writes[2] == "t2 -1"); // the undo of the first write
+        CHECK(kernel.names() == std::vector<std::string>{"other", "t1"});
+    }
+    SUBCASE("a replace whose add fails registers the replaced entry again, disabled as it was") {
+        BinfmtEntry old = named("t1", "PF");
+        old.enabled = false;
+        kernel.show(old);
+        auto o = kernel.options();
+        o.replace = true;
+        kernel.fail_at = 2; // remove t1 (1), register the new t1 (2) fails
+        auto r = register_binfmt({named("t1")}, o);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(kernel.names() == std::vector<std::string>{"other", "t1 (disabled)"});
+        auto back = read_binfmt_entry(kernel.mount, "t1");
+        REQUIRE(back.has_value());
+        CHECK(back->flags.to_string() == "PF");
+    }
+    SUBCASE("unregister and its rollback go through the writer too") {
+        kernel.show(named("t2"));
+        kernel.fail_at = 2;
+        auto r = unregister_binfmt({"t1", "t2"}, kernel.options());
+        REQUIRE_FALSE(r.has_value());
+        CHECK(kernel.names() == std::vector<std::string>{"other", "t1", "t2"});
+    }
 }

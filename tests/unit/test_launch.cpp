@@ -150,7 +150,11 @@ TEST_CASE("launch: the explicit arch must be the file's") {
     CHECK(plan.error().what == "cannot run " + f.program.string() + " as " + host_arch()->name);
     CHECK(plan.error().why == "the file is a program for " + foreign().name);
     // The library names the option by its API name (LaunchRequest::arch), never a CLI flag.
-    CHECK(plan.error().hint == "ask for no arch, or for " + foreign().name + " (option arch)");
+    CHECK(plan.error().hint == "ask for no arch, or for " + foreign().name);
+    CHECK(plan.error().field == "arch");
+    CHECK(plan.error().kind == ErrorKind::bad_input);
+    CHECK(plan.error().message().ends_with("(ask for no arch, or for " + foreign().name +
+                                           " (option arch))"));
     req.arch = &foreign();
     CHECK(plan_launch(req).has_value());
 }

@@ -333,8 +333,8 @@ TEST_CASE("artifacts: an arch's archive is refused by another arch's run and the
     const std::string other =
         message_of(check_manifest(m, arches_in(dir, {{"ppc64le"}, false, {}}), "a.tar"));
     CHECK(other == "artifacts a.tar: packed for arch aarch64, and this run selects ppc64le "
-                   "(unpack it in the run of the arches it was packed for (option arches), or "
-                   "pack one archive in each arch's build job)");
+                   "(pack one archive in each arch's build job, or unpack it in the run of the "
+                   "arches it was packed for (option arches))");
     // The native baseline (its arch named here: no host is assumed) and an arch's run.
     const Pipeline native = arches_in(dir, {{}, true, "s390x"});
     CHECK(message_of(check_manifest(m, native, "a.tar"))
@@ -469,8 +469,8 @@ TEST_CASE("artifacts: the id covers the report entries; an edited manifest is re
         CHECK(message_of(check_manifest(e, p, "a.tar")) ==
               "artifacts a.tar: its manifest's id " + m.id +
                   " does not match its content: the archive was edited after packing, or written "
-                  "by another emurun version (use the archive as 'emurun run --pack' of this "
-                  "emurun version wrote it (run the build job again))");
+                  "by another emurun version (use the archive as the build job of this emurun "
+                  "version packed it (run the build job again))");
     }
 }
 
@@ -484,7 +484,7 @@ TEST_CASE("artifacts: a packed log is one of its step's own; another step's is r
     m.id = artifact_id(m);
     CHECK(message_of(check_manifest(m, p, "a.tar")) ==
           "artifacts a.tar: its manifest lists the log \"t.log\", which is not the log of a "
-          "packed step (use the archive as 'emurun run --pack' wrote it)");
+          "packed step (use the archive as the build job packed it)");
     m.report.steps[0].log = "logs/build.log";
     m.id = artifact_id(m);
     CHECK(message_of(check_manifest(m, p, "a.tar")).find("the log \"t.log\", which is not") !=
@@ -550,8 +550,10 @@ TEST_CASE("artifacts: a directory at a reused log's name: replaced when empty, e
     CHECK(refused.error().message() ==
           "unpack the log build.log into " + (fresh / "L").string() + ": " + log +
               " is a directory, and not empty (a run fails the step whose log it is: open "
-              "failed: Is a directory) (remove it, or choose another --log-dir; nothing was "
-              "unpacked and no step ran)");
+              "failed: Is a directory) (nothing was unpacked and no step ran; remove it, or "
+              "choose another log directory (option log_dir))");
+    CHECK(refused.error().kind == ErrorKind::conflict);
+    CHECK(refused.error().field == "log_dir");
     CHECK_FALSE(fs::exists(fresh / "out"));
     CHECK_FALSE(holds_temporary(fresh));
     fs::remove(fresh / "L/build.log/inside"); // empty: replaced, as a run replaces it
@@ -638,8 +640,8 @@ TEST_CASE("trust review 1: a chain of symlinks that leaves the tree is refused, 
     fs::create_directory_symlink("a/out/a/../../../../tmp/victim", root / "out/w");
     CHECK(message_of(check_unpacked_tree(root)) ==
           "artifacts: unpacked out/w: is a symlink to a/out/a/../../../../tmp/victim, outside "
-          "the archive (symlinks it passes followed) (use the archive as 'emurun run --pack' "
-          "wrote it; nothing was moved)");
+          "the archive (symlinks it passes followed) (use the archive as the build job packed "
+          "it; nothing was moved)");
     fs::remove(root / "out/w");
     fs::create_directory_symlink("a/out/a/../../../../etc", root / "out/e");
     CHECK(message_of(check_unpacked_tree(root)).find("out/e: is a symlink") != std::string::npos);
@@ -681,8 +683,7 @@ TEST_CASE("trust review 5: an archive tar refuses to extract is refused, tar's m
     CHECK_MESSAGE(message.starts_with("artifacts " + archive.string() + ": refused: tar: "),
                   message);
     CHECK_MESSAGE(message.find("out/share/l/f") != std::string::npos, message);
-    CHECK(message.ends_with("(use the archive as 'emurun run --pack' wrote it; nothing was "
-                            "moved)"));
+    CHECK(message.ends_with("(use the archive as the build job packed it; nothing was moved)"));
     CHECK_FALSE(fs::exists(fresh / "out"));
     CHECK_FALSE(holds_temporary(fresh));
 }

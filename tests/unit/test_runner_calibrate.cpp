@@ -142,7 +142,9 @@ TEST_CASE("timeout multiplier auto: history first, calibration for the other arc
     auto none = auto_timeout_multiplier({"ppc64le"}, {&previous, &baseline, file});
     REQUIRE_FALSE(none);
     CHECK(none.error().why.find("no slowdown known for ppc64le") != std::string::npos);
-    CHECK(none.error().hint.find("emurun calibrate --arch ppc64le") != std::string::npos);
+    CHECK(none.error().hint.find("calibrate ppc64le (emurun calibrate)") != std::string::npos);
+    CHECK(none.error().kind == ErrorKind::not_found);
+    CHECK(none.error().field == "timeout_multiplier");
     // No history and no calibration file: the file's error is part of the reason.
     auto nothing =
         auto_timeout_multiplier({"aarch64"}, {nullptr, nullptr, file.parent_path() / "x"});

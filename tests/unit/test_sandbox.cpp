@@ -253,5 +253,6 @@ TEST_CASE("sandbox: a CPU model becomes QEMU_CPU before the spec's env, for one 
     auto two = plan_host_handlers(spec);
     REQUIRE_FALSE(two.has_value());
     CHECK(two.error().why.find("a model belongs to one arch") != std::string::npos);
-    CHECK(two.error().hint.find("(option cpu)") != std::string::npos);
+    CHECK(two.error().field == "cpu");
+    CHECK(two.error().message().ends_with("request one arch with a CPU model (option cpu))"));
 }

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <string>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace emurun;
 namespace fs = std::filesystem;
@@ -97,4 +99,63 @@ TEST_CASE("auto mode: the host-handler fallback needs no emulator, only the sand
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().why.find("holds no libc.so.6") != std::string::npos);
     CHECK_FALSE(plan_host_handlers(SandboxSpec{}).has_value());
+}
+
+TEST_CASE("auto mode: the kernel's answer is a seam; sandbox when it says yes, else the host's") {
+    const fs::path bin = test::testdir("auto-seam-bin");
+    const auto st = emulator(bin, "qemu-aarch64-static", true);
+    const Arch* aarch64 = *find_arch("aarch64");
+    const SandboxProbe yes = [] { return Result<void>{}; };
+    const SandboxProbe no = [] {
+        return Result<void>(fail("unshare(CLONE_NEWUSER)", "No space left on device"));
+    };
+    const fs::path sane = fake_mount("auto-seam-sane", st, "PF");
+    const fs::path empty = test::testdir("auto-seam-empty");
+
+    CHECK(choose_auto_mode({aarch64}, empty, yes) == AutoMode::sandbox);
+    CHECK(choose_auto_mode({aarch64}, sane, no) == AutoMode::host);
+    auto neither = choose_auto_mode({aarch64}, empty, no);
+    REQUIRE_FALSE(neither.has_value());
+    CHECK(neither.error().why.find("no private binfmt_misc here (unshare(CLONE_NEWUSER): No space "
+                                   "left on device)") != std::string::npos);
+    CHECK(neither.error().hint.find("Linux >= 6.7") != std::string::npos);
+}
+
+TEST_CASE("auto mode: the host fallback's warnings go to the caller's sink, nowhere else" *
+          test::may_skip()) {
+    if (*find_arch("aarch64") == host_arch()) {
+        EMURUN_SKIP("aarch64 is the host's arch: the sandbox runs it natively");
+    }
+    // exec_through_host_handlers() sets the plan's env and execs: run it in a child, which
+    // reports what its sink received through a pipe.
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::string got;
+        SandboxSpec spec;
+        spec.arches = {*find_arch("aarch64")};
+        spec.cache_dir = test::testdir("sink-cache");
+        spec.diagnostics = [&got](const Diagnostic& d) {
+            got += (d.severity == Severity::warning ? "W " : "? ") + d.text + "\n";
+        };
+        const auto failure = exec_through_host_handlers(spec, {"/nonexistent/emurun-unit-cmd"});
+        got += "exit " + std::to_string(failure.exit_code) + "\n";
+        (void)!::write(fds[1], got.data(), got.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) {
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(got.starts_with("W this kernel has no private binfmt_misc for a sandbox; running "
+                          "through the host's binfmt_misc handlers"));
+    CHECK(got.ends_with("exit 127\n"));
 }

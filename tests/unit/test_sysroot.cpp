@@ -397,7 +397,8 @@ TEST_CASE("sysroot tool: bad requests name the culprit and the fix") {
     auto e = sysroot_tool_argv(r, "t");
     REQUIRE_FALSE(e.has_value());
     CHECK(e.error().what == "architecture sparc99");
-    CHECK(e.error().hint.ends_with("(option arch)"));
+    CHECK(e.error().field == "arch");
+    CHECK(e.error().message().ends_with("(option arch))"));
     CHECK(e.error().message().find("aarch64 (arm64)") != std::string::npos);
     r.arch = "aarch64_be"; // known to emurun, no Debian port
     e = sysroot_tool_argv(r, "t");
@@ -436,12 +437,17 @@ TEST_CASE("sysroot: a missing library's hint is an emurun-sysroot fetch command 
     CHECK(msg.find("'emurun-sysroot fetch --arch arm64 --dir /srv/sr-arm64 libc6 liblzma5'") !=
           std::string::npos);
     CHECK(msg.find("to the sysroots") == std::string::npos); // that sysroot was searched already
-    CHECK(msg.find("--sysroot") == std::string::npos);       // no CLI syntax in the library
+    CHECK(map.missing_error("xz").field.empty());
+    CHECK(msg.find("--sysroot") == std::string::npos); // no CLI syntax in the library
     map.sysroots = {"/usr/aarch64-linux-gnu", "/"};
     const std::string sys = map.missing_error("xz").message();
     CHECK(sys.find("--dir sysroot-arm64 libc6 liblzma5' and add sysroot-arm64 to the sysroots "
                    "(option sysroots)") != std::string::npos);
     map.libraries = {{"libfoo.so.1", "xz", std::nullopt, ""}};
     map.interpreter.reset();
-    CHECK(map.missing_error("xz").hint == "name a sysroot holding them (option sysroots)");
+    const Error none = map.missing_error("xz");
+    CHECK(none.kind == ErrorKind::missing_library);
+    CHECK(none.hint == "name a sysroot holding them");
+    CHECK(none.field == "sysroots");
+    CHECK(none.message().ends_with("(name a sysroot holding them (option sysroots))"));
 }

@@ -151,18 +151,18 @@ int main(int argc, char** argv) {
     setup_output(verbosity_from_env(), ColorMode::automatic);
     // Handed a shim whose launch record is stale by the shim launcher: plan it again, run it.
     if (auto shim_error = run_if_shim_replan(argc, argv)) {
-        std::cerr << "emurun: error: " << cli_spelling(shim_error->message()) << '\n';
+        std::cerr << "emurun: error: " << error_text(*shim_error) << '\n';
         return k_exit_failure;
     }
     // Started by sandbox_argv() (the runner's sandbox mode): become the sandbox at once.
-    if (auto failure = run_if_sandbox_helper(argc, argv)) {
-        std::cerr << "emurun: error: " << cli_spelling(failure->error.message()) << '\n';
+    if (auto failure = run_if_sandbox_helper(argc, argv, log_sink())) {
+        std::cerr << "emurun: error: " << error_text(failure->error) << '\n';
         return failure->exit_code;
     }
     // Started by root_argv() (the runner's root mode): enter the root at once.
-    if (auto outcome = run_if_root_helper(argc, argv)) {
+    if (auto outcome = run_if_root_helper(argc, argv, log_sink())) {
         if (!*outcome) {
-            std::cerr << "emurun: error: " << outcome->error().message() << '\n';
+            std::cerr << "emurun: error: " << error_text(outcome->error()) << '\n';
             return k_exit_failure;
         }
         return (*outcome)->shell_code();

@@ -8,6 +8,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace emurun::cli {
@@ -17,16 +18,21 @@ inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_timeout = 124;
 inline constexpr int k_exit_failure = 125;
 
-/// `text` (a library message) with each API option it names, "(option job_limit_share)", spelt
-/// as the flag that sets it, "(--job-limit-share, in percent, e.g. 80)": the library holds no
-/// CLI syntax, so the one table of flags that differ from their option lives here.
-std::string cli_spelling(std::string text);
+/// The flag that sets the request field `field` of a library Error (Error::field):
+/// "job_limit_share" -> "--job-limit-share, in percent, e.g. 80", "accelerate=none" ->
+/// "--accelerate=none". The library holds no CLI syntax, so the one table of flags that differ
+/// from their field lives here; any other field is the flag of the same name, '_' as '-'.
+std::string flag_spelling(std::string_view field);
+
+/// A library Error as the CLI prints it (after "emurun: error: "): its message() with the field
+/// spelled as a flag.
+std::string error_text(const Error& e);
 
 /// The one exception type: thrown only in the CLI, printed as "emurun: error: <message>", exit 125.
 class Failure : public std::runtime_error {
   public:
     explicit Failure(const Error& e, int code = k_exit_failure)
-        : std::runtime_error(cli_spelling(e.message())), m_code(code) {}
+        : std::runtime_error(error_text(e)), m_code(code) {}
     [[nodiscard]] int code() const { return m_code; }
 
   private:

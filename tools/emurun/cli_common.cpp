@@ -11,36 +11,29 @@
 
 namespace emurun::cli {
 
-std::string cli_spelling(std::string text) {
+std::string flag_spelling(std::string_view field) {
     static constexpr std::pair<std::string_view, std::string_view> k_flags[] = {
-        {"(option baseline_factor)", "(--threshold, e.g. 10)"},
-        {"(option job_limit_share)", "(--job-limit-share, in percent, e.g. 80)"},
-        {"(option log_dir)", "(--log-dir)"},
-        {"(option sysroots)", "(--sysroot)"},
-        {"(option shard)", "(--shard)"},
-        {"(option binds)", "(--bind)"},
-        {"(option arches)", "(--arch)"},
-        {"(option accelerate: none)", "(--accelerate=none)"},
+        {"baseline_factor", "--threshold, e.g. 10"},
+        {"job_limit_share", "--job-limit-share, in percent, e.g. 80"},
+        {"sysroots", "--sysroot"},
+        {"binds", "--bind"},
+        {"arches", "--arch"},
     };
-    for (const auto& [option, flag] : k_flags) {
-        for (auto at = text.find(option); at != std::string::npos; at = text.find(option, at)) {
-            text.replace(at, option.size(), flag);
-            at += flag.size();
+    for (const auto& [name, flag] : k_flags) {
+        if (field == name) {
+            return std::string(flag);
         }
     }
-    // Every other option is the flag of the same name: "(option lock_file)" -> "(--lock-file)".
-    constexpr std::string_view prefix = "(option ";
-    for (auto at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
-        const auto end = text.find(')', at);
-        if (end == std::string::npos) {
-            break;
-        }
-        std::string flag = "(--" + text.substr(at + prefix.size(), end - at - prefix.size()) + ")";
-        std::ranges::replace(flag, '_', '-');
-        text.replace(at, end + 1 - at, flag);
-        at += flag.size();
-    }
-    return text;
+    // Every other field is the flag of the same name: "lock_file" -> "--lock-file",
+    // "accelerate=none" -> "--accelerate=none".
+    std::string flag = "--" + std::string(field.substr(0, field.find('=')));
+    std::ranges::replace(flag, '_', '-');
+    const auto eq = field.find('=');
+    return eq == std::string_view::npos ? flag : flag + std::string(field.substr(eq));
+}
+
+std::string error_text(const Error& e) {
+    return e.message(flag_spelling);
 }
 
 std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items) {

@@ -86,6 +86,22 @@ void setup_output(int verbosity, ColorMode color) {
     }
 }
 
+DiagnosticSink log_sink() {
+    return [](const Diagnostic& d) {
+        switch (d.severity) {
+        case Severity::debug:
+            spdlog::debug("{}", d.text);
+            return;
+        case Severity::info:
+            spdlog::info("{}", d.text);
+            return;
+        case Severity::warning:
+            spdlog::warn("{}", d.text);
+            return;
+        }
+    };
+}
+
 std::string paint(std::string_view text, std::string_view sgr, bool enabled) {
     if (!enabled) {
         return std::string(text);

@@ -1,6 +1,8 @@
 // Where and how the CLI writes: diagnostics always on stderr, colour decided once.
 #pragma once
 
+#include <emurun/diagnostics.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -27,6 +29,9 @@ bool terminal_controls();
 /// Route spdlog's default logger to stderr (it writes to stdout otherwise) and set its level:
 /// verbosity < 0 errors only (-q), 0 warnings, 1 debug (-v), 2+ trace (-vv).
 void setup_output(int verbosity, ColorMode color);
+/// The sink the CLI hands the library: each diagnostic through spdlog's default logger at its
+/// severity (debug, info, warn), so setup_output()'s level and pattern apply.
+DiagnosticSink log_sink();
 /// -v given (or EMURUN_VERBOSE >= 1): the last setup_output's verbosity is above 0.
 bool verbose_output();
 

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 #include "cli_common.hpp"
+#include "cli_output.hpp"
 
 #include <emurun/json.hpp>
 #include <emurun/root.hpp>
@@ -69,6 +70,7 @@ RootSpec make_spec(const RootArgs& a) {
     }
     spec.accelerate = unwrap(parse_acceleration(a.accelerate));
     spec.accelerate.allow_revision_mismatch = a.allow_revision_mismatch;
+    spec.diagnostics = log_sink();
     return spec;
 }
 
@@ -95,6 +97,7 @@ int run_create(const RootArgs& a) {
         spec.mirror = a.mirror;
     }
     spec.pin_toolchain = a.pin_toolchain;
+    spec.diagnostics = log_sink();
     const RootCreated made = unwrap_interruptible(create_root(spec));
     for (const auto& [source, version] : made.pinned) {
         spdlog::warn("the root's {} packages are pinned to {}, the host cross toolchain's "
@@ -204,7 +207,7 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
             }
             // A tool kept emulated, or accelerated despite a differing source: said always.
             for (const auto& m : unwrap(plan_root(spec)).mismatches) {
-                spdlog::warn("{}", cli_spelling(m.text()));
+                spdlog::warn("{}", m.text(flag_spelling));
             }
             return unwrap(exec_in_root(spec, cmd)).shell_code();
         };

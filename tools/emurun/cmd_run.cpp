@@ -6,6 +6,7 @@
 #include <emurun/artifacts.hpp>
 #include <emurun/calibrate.hpp>
 #include <emurun/runner.hpp>
+#include <emurun_ci.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -329,7 +330,7 @@ int finish_run(const Report& report, const RunArgs& a, OutputPrinter& printer,
         // The run's results are in the table and the outputs that were written; each output that
         // was not is an error, and the last one ends emurun with 125.
         for (std::size_t i = 0; i + 1 < written.errors.size(); ++i) {
-            spdlog::error("{}", cli_spelling(written.errors[i].message()));
+            spdlog::error("{}", error_text(written.errors[i]));
         }
         throw Failure(written.errors.back());
     }
@@ -389,7 +390,7 @@ bool stop_signal_pending() {
 void unpack(const Pipeline& pipeline, const std::string& archive, RunnerOptions& o) {
     auto reused = unpack_artifacts(pipeline, archive, o.log_dir);
     if (!reused && stop_signal_pending()) {
-        spdlog::warn("{}", reused.error().message());
+        spdlog::warn("{}", error_text(reused.error()));
         return;
     }
     o.reused = unwrap(std::move(reused));
@@ -496,7 +497,7 @@ int run_pipeline(const RunArgs& a) {
             spdlog::info("packed {} (artifacts {}): {} paths of {} steps", a.pack, m->id,
                          m->paths.size(), m->report.steps.size());
         } else if (report.interrupted_by) { // the reports say so, the exit code is 128+N
-            spdlog::warn("{}", m.error().message());
+            spdlog::warn("{}", error_text(m.error()));
         } else {
             packing = m.error();
         }

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 #include "cli_common.hpp"
+#include "cli_output.hpp"
 
 #include <emurun/sandbox.hpp>
 
@@ -66,7 +67,8 @@ void add_sandbox(CLI::App& root, Action& action) {
                 "not be set up, 127/126 if CMD was not found/not executable.");
     sub->callback([&action, args] {
         action = [args] {
-            const SandboxSpec spec = make_spec(*args);
+            SandboxSpec spec = make_spec(*args);
+            spec.diagnostics = log_sink();
             const auto mode = choose_auto_mode(spec.arches);
             SandboxFailure f = mode && *mode == AutoMode::host
                                    ? exec_through_host_handlers(spec, args->command)

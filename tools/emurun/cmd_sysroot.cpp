@@ -88,7 +88,7 @@ int sysroot_check(const SysrootArgs& a) {
         if (map.complete()) {
             std::cout << f.string() << ": ok (" << map.libraries.size() << " libraries)\n";
         } else {
-            std::cout << f.string() << ": " << cli_spelling(map.missing_error(f).message()) << '\n';
+            std::cout << f.string() << ": " << error_text(map.missing_error(f)) << '\n';
             ++missing;
         }
     }

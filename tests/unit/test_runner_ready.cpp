@@ -1,0 +1,77 @@
+// A Runner says up front what it lacks: a missing helper program is one error from run(), before
+// any step starts, not a failure of every step.
+#include "fake_command_runner.hpp"
+#include "scoped_env.hpp"
+#include "testdir.hpp"
+
+#include <emurun/runner.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+
+using namespace emurun;
+using test::FakeCommandRunner;
+using test::pipeline_of;
+using test::runner_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Three native steps, each of which would leave a file in `dir` if it ran.
+std::string three_steps(const fs::path& dir) {
+    std::string steps = "[";
+    for (const char* name : {"a", "b", "c"}) {
+        steps += std::string(steps.size() > 1 ? ", " : "") + R"({"name": ")" + name +
+                 R"(", "argv": ["touch", ")" + (dir / name).string() + R"("]})";
+    }
+    return steps + "]";
+}
+
+} // namespace
+
+TEST_CASE("runner ready: a missing step supervisor is one error, and no step starts") {
+    // An emurun without its helper programs beside it or in ../libexec/emurun.
+    const fs::path bin = test::testdir("ready-bin");
+    std::ofstream(bin / "emurun") << "#!/bin/sh\nexit 0\n";
+    REQUIRE(::chmod((bin / "emurun").c_str(), 0755) == 0);
+    const test::ScopedEnv exe("EMURUN_EXE", (bin / "emurun").string());
+    const fs::path marks = test::testdir("ready-marks");
+
+    auto report = Runner(pipeline_of(three_steps(marks)), runner_options("ready-logs")).run();
+    REQUIRE_FALSE(report.has_value());
+    CHECK(report.error().kind == ErrorKind::not_found);
+    CHECK(report.error().what == "run fake: find emurun-supervisor");
+    CHECK(report.error().why.find("is neither beside " + (bin / "emurun").string()) !=
+          std::string::npos);
+    for (const char* name : {"a", "b", "c"}) {
+        CHECK_FALSE(fs::exists(marks / name));
+    }
+}
+
+TEST_CASE("runner ready: the command runner's own lack ends the run before any spawn") {
+    FakeCommandRunner fake;
+    fake.not_ready(Error{"find the build farm", "no agent answered", "start one"});
+    const Runner runner(pipeline_of(three_steps(test::testdir("ready-fake"))),
+                        runner_options("ready-fake-logs"));
+    auto ready = runner.ready(fake);
+    REQUIRE_FALSE(ready.has_value());
+    CHECK(ready.error().message() ==
+          "run fake: find the build farm: no agent answered (start one)");
+    Runner again(pipeline_of(three_steps(test::testdir("ready-fake"))),
+                 runner_options("ready-fake-logs"));
+    CHECK_FALSE(again.run(fake).has_value());
+    CHECK(fake.started().empty());
+
+    FakeCommandRunner fine;
+    CHECK(runner.ready(fine).has_value());
+    RunnerOptions none = runner_options("ready-jobs");
+    none.jobs = 0;
+    auto jobs = Runner(pipeline_of(three_steps(test::testdir("ready-fake"))), none).ready(fine);
+    REQUIRE_FALSE(jobs.has_value());
+    CHECK(jobs.error().kind == ErrorKind::bad_input);
+    CHECK(jobs.error().field == "jobs");
+}
