@@ -50,6 +50,11 @@ select_arches(const std::vector<std::string>& names, const EmulatorSearch& searc
 /// asking once per step of a run reads each binary once.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> emulator_version(const Emulator& emu);
 
+/// Whether `emu` understands binfmt_misc's P flag (preserve argv[0]): QEMU 6.0 and later read
+/// AT_FLAGS_PRESERVE_ARGV0 from the kernel (Linux >= 5.12); QEMU 5.2 (Debian 11) does not and
+/// would take the extra argument for the program's first one. True when the version is unknown.
+[[nodiscard]] EMURUN_EXPORT bool qemu_reads_preserve_argv0(const Emulator& emu);
+
 /// The CPU model qemu-user picks for `arch` when none is asked for (no -cpu, no QEMU_CPU), for
 /// an emulator of `version`: QEMU 7's linux-user defaults, measured with 7.2 (aarch64, arm and
 /// their big-endian forms "max", ppc64/ppc64le "POWER9", riscv64 "rv64", s390x "qemu");
