@@ -64,16 +64,8 @@ part_tarball() {
 # then doctor, sandbox and a pipeline there.
 in_release_root() {
     local suite=$1 r=$T/$1 out rc
-    native_root_probe "$suite"
-    need_probe aarch64 || return 0
-    need_probe s390x || return 0
-    need_sandbox || return 0
-    make_tarball
-    native_root "$suite" "$r"
+    release_root "$suite" "$r" || return 0
     unpack "$r/opt/emurun"
-    mkdir -p "$r/work/aarch64" "$r/work/s390x"
-    cp "$EMURUN_FIXTURE_DIR/aarch64/probe-static" "$r/work/aarch64/"
-    cp "$EMURUN_FIXTURE_DIR/s390x/probe-static" "$r/work/s390x/"
     cat >"$r/work/pipeline.json" <<'EOF'
 {
   "name": "release-check",

@@ -21,3 +21,18 @@ unpack() {
     mkdir -p "$1"
     tar -xzf "$tarball" --strip-components=1 -C "$1"
 }
+
+# release_root SUITE DIR: a clean SUITE root (native_root.sh, sourced first) in DIR with the
+# aarch64 and s390x probes in DIR/work/{aarch64,s390x}/, and the tarball made; false after
+# skip_part when a probe, the sandbox or the fixtures are missing.
+release_root() {
+    native_root_probe "$1"
+    need_probe aarch64 || return 1
+    need_probe s390x || return 1
+    need_sandbox || return 1
+    make_tarball
+    native_root "$1" "$2"
+    mkdir -p "$2/work/aarch64" "$2/work/s390x"
+    cp "$EMURUN_FIXTURE_DIR/aarch64/probe-static" "$2/work/aarch64/"
+    cp "$EMURUN_FIXTURE_DIR/s390x/probe-static" "$2/work/s390x/"
+}
