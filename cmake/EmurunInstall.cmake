@@ -74,14 +74,19 @@ foreach(_ini IN LISTS _emurun_meson_cross)
     COMPONENT runtime)
 endforeach()
 add_custom_target(emurun_cross_files ALL DEPENDS ${_emurun_build_cross})
+# emurun-paths.cmake names emurun relative to itself (the path from the toolchain dir to the
+# bindir), so an install stays right when its prefix is moved: the release tarball unpacks into
+# any prefix (cmake/EmurunRelease.cmake).
 install(CODE "
   set(_bin \"${CMAKE_INSTALL_BINDIR}\")
   if(NOT IS_ABSOLUTE \"\${_bin}\")
     set(_bin \"\${CMAKE_INSTALL_PREFIX}/\${_bin}\")
   endif()
-  set(_file \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${EMURUN_CMAKE_DIR}/toolchains/emurun-paths.cmake\")
+  set(_dir \"\${CMAKE_INSTALL_PREFIX}/${EMURUN_CMAKE_DIR}/toolchains\")
+  file(RELATIVE_PATH _rel \"\${_dir}\" \"\${_bin}/emurun\")
+  set(_file \"\$ENV{DESTDIR}\${_dir}/emurun-paths.cmake\")
   message(STATUS \"Installing: \${_file}\")
-  file(WRITE \"\${_file}\" \"# Written by emurun's install: the emurun the toolchain files run.\\nset(EMURUN_INSTALLED_EXECUTABLE \\\"\${_bin}/emurun\\\")\\n\")
+  file(WRITE \"\${_file}\" \"# Written by emurun's install: the emurun the toolchain files run, relative to this file.\\nget_filename_component(EMURUN_INSTALLED_EXECUTABLE \\\"\\\${CMAKE_CURRENT_LIST_DIR}/\${_rel}\\\" ABSOLUTE)\\n\")
   list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_file}\")"
   COMPONENT development)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake/schema/ DESTINATION ${CMAKE_INSTALL_DATADIR}/emurun/schema
@@ -102,8 +107,17 @@ if(NOT BUILD_SHARED_LIBS)
 else()
   set(EMURUN_PC_LIBS_PRIVATE "${_emurun_pc_deps}")
 endif()
-# Relocatable: the .pc file finds the prefix from its own location (cmake --install --prefix).
+# The prefix is written at install time (cmake --install --prefix, DESTDIR): Cflags then say
+# -I/usr/include (which pkg-config drops) rather than a path through pkgconfig/../../... The
+# release tarball's copy finds its prefix from its own location instead (${pcfiledir}/REL,
+# cmake/release/relocate.cmake): it is unpacked anywhere.
 file(RELATIVE_PATH EMURUN_PC_PREFIX_REL "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
-configure_file(${PROJECT_SOURCE_DIR}/cmake/emurun.pc.in ${PROJECT_BINARY_DIR}/emurun.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/emurun.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
-        COMPONENT development)
+set(EMURUN_PC_PREFIX "@EMURUN_PC_PREFIX@") # left for the install step
+configure_file(${PROJECT_SOURCE_DIR}/cmake/emurun.pc.in ${PROJECT_BINARY_DIR}/emurun.pc.in @ONLY)
+install(CODE "
+  set(EMURUN_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(_dir \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\")
+  message(STATUS \"Installing: \${_dir}/emurun.pc\")
+  configure_file(\"${PROJECT_BINARY_DIR}/emurun.pc.in\" \"\${_dir}/emurun.pc\" @ONLY)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_dir}/emurun.pc\")"
+  COMPONENT development)

@@ -66,12 +66,12 @@ add_custom_target(emurun_deb_changelog ALL DEPENDS ${_emurun_deb_doc}/changelog.
 foreach(_component_package IN ITEMS "runtime;emurun" "development;libemurun-dev")
   list(GET _component_package 0 _component)
   list(GET _component_package 1 _package)
-  install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/copyright ${_emurun_deb_doc}/changelog.Debian.gz
+  install(FILES ${PROJECT_SOURCE_DIR}/debian/copyright ${_emurun_deb_doc}/changelog.Debian.gz
           DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${_package} COMPONENT ${_component})
 endforeach()
 
 # Lintian overrides: tags that are deliberate, each with its reason in the file.
-install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/emurun.lintian-overrides
+install(FILES ${PROJECT_SOURCE_DIR}/debian/emurun.lintian-overrides
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME emurun COMPONENT runtime)
 
 # What dh_strip does to a static library: without debug info, .comment and .note (a
@@ -87,4 +87,5 @@ if(NOT BUILD_SHARED_LIBS)
     endif()" COMPONENT development)
 endif()
 
+include(EmurunRelease)
 include(CPack)

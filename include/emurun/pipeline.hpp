@@ -69,6 +69,7 @@ struct StepDefaults {
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
     std::optional<bool> accelerate;            ///< emulation "root": host cross compilers
     std::optional<std::string> cpu;
+    std::optional<std::string> qemu;
     /// emulation "root": which host tools ("toolchain,shell", a tool list); "" = the default
     std::optional<std::string> accelerate_tools;
     std::optional<bool> allow_revision_mismatch; ///< "accelerate": {"allow_revision_mismatch"}
@@ -100,6 +101,9 @@ struct Step {
     bool accelerate = false; ///< emulation "root": compilers/binutils run as host cross tools
     /// The CPU model QEMU emulates (exec: -cpu; sandbox, host: QEMU_CPU); emulated steps only
     std::optional<std::string> cpu;
+    /// The QEMU emulated steps run under: a version ("10.0"), a Debian suite fetched with
+    /// `emurun qemu fetch` ("trixie") or a path (choose_emulator); unset = the first found
+    std::optional<std::string> qemu;
     /// With accelerate: the --accelerate list ("toolchain,shell", tool names); "" = the default.
     std::string accelerate_tools;
     /// With accelerate: serve a tool by the host's cross package even when it was built from

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,12 +51,79 @@ select_arches(const std::vector<std::string>& names, const EmulatorSearch& searc
 /// asking once per step of a run reads each binary once.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> emulator_version(const Emulator& emu);
 
+/// Whether `emu` understands binfmt_misc's P flag (preserve argv[0]): QEMU 6.0 and later read
+/// AT_FLAGS_PRESERVE_ARGV0 from the kernel (Linux >= 5.12); QEMU 5.2 (Debian 11) does not and
+/// would take the extra argument for the program's first one. True when the version is unknown.
+[[nodiscard]] EMURUN_EXPORT bool qemu_reads_preserve_argv0(const Emulator& emu);
+
 /// The CPU model qemu-user picks for `arch` when none is asked for (no -cpu, no QEMU_CPU), for
 /// an emulator of `version`: QEMU 7's linux-user defaults, measured with 7.2 (aarch64, arm and
 /// their big-endian forms "max", ppc64/ppc64le "POWER9", riscv64 "rv64", s390x "qemu");
 /// nullopt for other arches or versions.
 [[nodiscard]] EMURUN_EXPORT std::optional<std::string> qemu_default_cpu(const Arch& arch,
                                                                         std::string_view version);
+
+/// An emulator emurun can use, with its version and where it comes from (`emurun qemu list`).
+struct AvailableEmulator {
+    Emulator emulator;
+    std::string version; ///< "10.0.13"; empty when unknown
+    /// "$EMURUN_QEMU_DIR", "PATH", "/usr/bin" (or a search dir), or for one `emurun qemu fetch`
+    /// took from Debian's archive "trixie: qemu-user 1:10.0.13+ds-0+deb13u1"
+    std::string source;
+    std::string suite; ///< the Debian suite of a fetched emulator; empty for the others
+};
+
+/// Every emulator found for `arch` (every arch when null): each directory of `search` in order
+/// (its qemu-<cpu>-static and qemu-<cpu>, one entry per file however many names reach it),
+/// then the fetched ones of every suite in emurun's cache (`qemu/SUITE/`).
+[[nodiscard]] EMURUN_EXPORT std::vector<AvailableEmulator>
+list_emulators(const Arch* arch = nullptr, const EmulatorSearch& search = {});
+
+/// `search` narrowed to the one emulator `choice` names for `arch` (a pipeline's or step's
+/// "qemu"): a version ("10.0" matches 10.0.x, "7.2.22" only itself; the first in
+/// list_emulators' order), a Debian suite fetched with `emurun qemu fetch --suite SUITE`
+/// ("trixie"), or a path (a qemu-<cpu>[-static] file or a directory holding one). The result
+/// searches that emulator's directory only, so every module that takes an EmulatorSearch (exec,
+/// sandbox, root) finds it. Error when none matches, naming what there is and the fetch
+/// command that gets it.
+[[nodiscard]] EMURUN_EXPORT Result<EmulatorSearch>
+choose_emulator(const Arch& arch, std::string_view choice, const EmulatorSearch& search = {});
+
+/// Where `emurun qemu fetch` keeps the emulators of `suite`: `qemu/SUITE/` in emurun's cache
+/// (the cache dir checked as every cache is; the suite dir is not created). Error for a suite
+/// name that is no Debian suite name (lower-case letters, digits, '-', '.'; no "..").
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
+fetched_emulator_dir(std::string_view suite);
+
+/// `emurun qemu fetch`: Debian's static user-mode emulators of one suite into emurun's cache,
+/// without installing anything. begin() makes a private staging dir in the cache; the caller
+/// has the emurun-sysroot tool unpack `package()` of `suite()` for this host's arch into
+/// `tree()` (sysroot_tool_argv: the one apt/dpkg downloader); adopt() then moves the static
+/// emulator of each arch into fetched_emulator_dir(suite) as qemu-<cpu>-static, beside a
+/// `.source` file naming the package and version. All or nothing: the suite's dir is replaced
+/// in one rename (the emulators fetched before for other arches are kept). The staging dir
+/// goes with the object.
+class EMURUN_EXPORT QemuFetch {
+  public:
+    /// `suite` empty: this host's Debian release (VERSION_CODENAME of /etc/os-release).
+    [[nodiscard]] static Result<QemuFetch> begin(std::string suite);
+    QemuFetch(QemuFetch&&) noexcept;
+    QemuFetch& operator=(QemuFetch&&) noexcept;
+    ~QemuFetch();
+    [[nodiscard]] const std::string& suite() const;
+    [[nodiscard]] const std::filesystem::path& tree() const;
+    /// The package that carries the static emulators (from trixie on, a transitional one that
+    /// depends on qemu-user, which then holds them): "qemu-user-static".
+    [[nodiscard]] static std::string package() { return "qemu-user-static"; }
+    /// Error when the tree has no static emulator for one of `arches` (nothing is changed).
+    [[nodiscard]] Result<std::vector<AvailableEmulator>>
+    adopt(const std::vector<const Arch*>& arches);
+
+  private:
+    struct Impl;
+    explicit QemuFetch(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
 
 /// Options for one emulated run. Runs planned by emurun pass the library prefix as
 /// QEMU_LD_PREFIX in the environment (see sysroot.hpp), so that programs the guest starts

@@ -224,7 +224,7 @@ Json native_variant(Json obj, const ArchPlan& plan, bool per_arch) {
         obj.erase("native");
     }
     obj["emulation"] = "native";
-    for (const char* k : {"cpu", "root", "accelerate"}) {
+    for (const char* k : {"cpu", "qemu", "root", "accelerate"}) {
         obj.erase(k);
     }
     if (per_arch || obj.contains("arch") || plan.defaults_have_arch) {

@@ -291,6 +291,17 @@ Result<std::uint64_t> get_memory(const Json& value, const Place& at) {
     return static_cast<std::uint64_t>(bytes);
 }
 
+// "qemu": which QEMU (a version, a fetched suite or a path); which one exists is checked when
+// the step runs, where the emulators are.
+Result<std::string> get_qemu(const Json& value, const Place& at) {
+    auto qemu = EMURUN_TRY(util::get_string(value, at));
+    if (qemu.empty() || qemu.find_first_of(std::string(" \t\n\0", 4)) != std::string::npos) {
+        return at.fail("expected a QEMU version, Debian suite or path, got \"" + qemu + "\"",
+                       "\"qemu\": \"10.0\", \"qemu\": \"trixie\" (emurun qemu fetch) or a path");
+    }
+    return qemu;
+}
+
 // "limits": {"pids": N, "memory": SIZE, "cpu": CPUS}, each key overlaying `into`'s.
 Result<void> get_limits(const Json& obj, const Place& at, StepLimits& into) {
     EMURUN_TRY(util::check_object(obj, at, {"pids", "memory", "cpu"}));
@@ -355,6 +366,10 @@ Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
     if (obj.contains("cpu")) {
         auto cpu = EMURUN_TRY(get_cpu(obj["cpu"], at.key("cpu")));
         into.cpu = cpu;
+    }
+    if (obj.contains("qemu")) {
+        auto qemu = EMURUN_TRY(get_qemu(obj["qemu"], at.key("qemu")));
+        into.qemu = qemu;
     }
     if (obj.contains("limits")) {
         EMURUN_TRY(get_limits(obj["limits"], at.key("limits"), into.limits));
@@ -486,7 +501,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
         obj, at, {"name",         "kind",      "argv",     "shell",     "cwd",        "env",
                   "arch",         "emulation", "sysroots", "shim_dirs", "timeout",    "budget",
                   "needs",        "tags",      "retries",  "root",      "accelerate", "cpu",
-                  "idle_timeout", "junit",     "outputs",  "limits"}));
+                  "idle_timeout", "junit",     "outputs",  "limits",    "qemu"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -501,6 +516,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.root = merged.root;
     step.accelerate = merged.accelerate.value_or(false);
     step.cpu = merged.cpu;
+    step.qemu = merged.qemu;
     step.accelerate_tools = merged.accelerate_tools.value_or("");
     step.allow_revision_mismatch = merged.allow_revision_mismatch.value_or(false);
     step.idle_timeout = merged.idle_timeout;
@@ -642,10 +658,10 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
         return d;
     }
     const Json& obj = root["defaults"];
-    EMURUN_TRY(
-        util::check_object(obj, at.key("defaults"),
-                           {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd", "timeout",
-                            "retries", "root", "accelerate", "cpu", "idle_timeout", "limits"}));
+    EMURUN_TRY(util::check_object(obj, at.key("defaults"),
+                                  {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd",
+                                   "timeout", "retries", "root", "accelerate", "cpu",
+                                   "idle_timeout", "limits", "qemu"}));
     EMURUN_TRY(detail::check_defaults_placeholders(obj, at.key("defaults")));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;

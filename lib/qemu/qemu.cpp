@@ -9,50 +9,14 @@
 namespace emurun {
 namespace fs = std::filesystem;
 
-namespace {
-
-void append(std::vector<fs::path>& dirs, const std::vector<fs::path>& more) {
-    dirs.insert(dirs.end(), more.begin(), more.end());
-}
-
-std::vector<fs::path> search_dirs(const EmulatorSearch& search) {
-    std::vector<fs::path> dirs = search.dirs;
-    if (!search.system) {
-        return dirs;
-    }
-    if (auto qemu_dir = util::get_env("EMURUN_QEMU_DIR")) {
-        append(dirs, util::path_entries(*qemu_dir));
-    }
-    append(dirs, util::path_entries(util::path_variable()));
-    dirs.emplace_back("/usr/bin");
-    return dirs;
-}
-
-std::vector<std::string> candidate_names(const Arch& arch, bool prefer_static) {
-    std::string dyn = "qemu-" + arch.qemu;
-    std::string sta = dyn + "-static";
-    return prefer_static ? std::vector{sta, dyn} : std::vector{dyn, sta};
-}
-
-Emulator make_emulator(const Arch& arch, const fs::path& path) {
-    Emulator e;
-    e.arch = &arch;
-    e.path = path.is_absolute() ? path : fs::absolute(path);
-    auto info = read_elf(e.path, std::size_t{64} << 20);
-    e.is_static = info && info->is_static();
-    return e;
-}
-
-} // namespace
-
 Result<Emulator> find_emulator(const Arch& arch, const EmulatorSearch& search) {
-    const auto dirs = search_dirs(search);
+    const auto dirs = detail::search_dirs(search);
     // A static emulator anywhere beats a dynamic one earlier in PATH: it starts faster and
     // works inside chroots. Within one kind, search order decides.
-    for (const auto& name : candidate_names(arch, search.prefer_static)) {
+    for (const auto& name : detail::candidate_names(arch, search.prefer_static)) {
         for (const auto& dir : dirs) {
             if (util::is_executable_file(dir / name)) {
-                return make_emulator(arch, dir / name);
+                return detail::make_emulator(arch, dir / name);
             }
         }
     }

@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <cctype>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 namespace emurun {
@@ -59,6 +61,19 @@ std::optional<std::string> emulator_version(const Emulator& emu) {
         return it->second;
     }
     return cache[key] = detail::read_emulator_version(emu);
+}
+
+} // namespace emurun
+
+namespace emurun {
+
+bool qemu_reads_preserve_argv0(const Emulator& emu) {
+    const auto version = emulator_version(emu);
+    if (!version || version->empty() ||
+        !std::isdigit(static_cast<unsigned char>(version->front()))) {
+        return true;
+    }
+    return std::stoi(*version) >= 6;
 }
 
 } // namespace emurun

@@ -380,7 +380,7 @@ Result<BinfmtEntry> private_binfmt_entry(const Arch& arch, const EmulatorSearch&
                     "apt-get install qemu-user-static");
     }
     BinfmtFlags flags;
-    flags.preserve_argv0 = true;
+    flags.preserve_argv0 = qemu_reads_preserve_argv0(*emu); // QEMU >= 6.0
     flags.fix_binary = true; // opened at registration, from the host's view
     return binfmt_entry_for(arch, emu->path, flags);
 }

@@ -39,6 +39,10 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
 /// no emulator is found (the step then fails to start, saying so).
 std::optional<EmulatorRecord> step_emulator(const Step& step, const EmulatorSearch& emulators);
 
+/// The emulator search of an emulated step: the run's, narrowed to the emulator its "qemu"
+/// names (choose_emulator); the run's unchanged without one.
+Result<EmulatorSearch> step_search(const Step& step, const EmulatorSearch& emulators);
+
 /// Decide every `auto` step's mode (choose_auto_mode) before the run, so that the report
 /// records the mode each step really runs in. A step that cannot be decided stays `auto`:
 /// step_command() then fails it with the reason and the fixes.

@@ -123,8 +123,8 @@ std::vector<ToolchainMismatch> report_mismatches(const std::vector<ToolMismatch>
     return out;
 }
 
-Result<Command> root_command(const Step& step, const Arch* arch, double timeout_factor, Command cmd,
-                             RootOutcome* outcome) {
+Result<Command> root_command(const Step& step, const Arch* arch, const EmulatorSearch& emulators,
+                             double timeout_factor, Command cmd, RootOutcome* outcome) {
     auto exe = find_emurun_exe(SandboxSpec{});
     if (!exe) {
         return std::unexpected(exe.error());
@@ -132,6 +132,9 @@ Result<Command> root_command(const Step& step, const Arch* arch, double timeout_
     RootSpec spec;
     spec.dir = step.root.value_or("");
     spec.arch = arch;
+    if (step.qemu) { // the root's own static-first search, narrowed to the step's choice
+        spec.emulators = emulators;
+    }
     spec.binds.push_back(RootBind{step.cwd, step.cwd, false});
     spec.cwd = step.cwd;
     std::map<std::string, std::string> env;
@@ -158,8 +161,9 @@ Result<Command> root_command(const Step& step, const Arch* arch, double timeout_
 
 } // namespace
 
-Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
+Result<Command> step_command(const Step& step, const EmulatorSearch& run_emulators,
                              double timeout_factor, RootOutcome* root) {
+    const EmulatorSearch emulators = EMURUN_TRY(step_search(step, run_emulators));
     Command cmd;
     cmd.argv = step.argv;
     cmd.env = step_environment(step, timeout_factor);
@@ -177,7 +181,7 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& emulators,
     case Emulation::automatic:
         return undecided_auto_command(step, arch, emulators, std::move(cmd));
     case Emulation::root:
-        return root_command(step, arch, timeout_factor, std::move(cmd), root);
+        return root_command(step, arch, emulators, timeout_factor, std::move(cmd), root);
     case Emulation::native:
     case Emulation::host:
         break;

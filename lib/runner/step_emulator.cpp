@@ -32,15 +32,24 @@ void set_cpu(const Step& step, const Arch& arch, EmulatorRecord& e) {
 
 } // namespace
 
+Result<EmulatorSearch> step_search(const Step& step, const EmulatorSearch& emulators) {
+    if (!step.qemu || !step.emulated() || !step.arch) {
+        return emulators;
+    }
+    const Arch* arch = EMURUN_TRY(find_arch(*step.arch));
+    return choose_emulator(*arch, *step.qemu, emulators);
+}
+
 std::optional<EmulatorRecord> step_emulator(const Step& step, const EmulatorSearch& emulators) {
     if (!step.emulated() || !step.arch) {
         return std::nullopt;
     }
     auto arch = find_arch(*step.arch);
-    if (!arch || runs_natively(**arch)) {
+    auto search = step_search(step, emulators);
+    if (!arch || runs_natively(**arch) || !search) {
         return std::nullopt;
     }
-    auto path = emulator_path(step, **arch, emulators);
+    auto path = emulator_path(step, **arch, *search);
     if (!path) {
         return std::nullopt;
     }

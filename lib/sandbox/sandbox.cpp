@@ -119,8 +119,7 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
     }
     SandboxPlan plan;
     BinfmtFlags flags;
-    flags.preserve_argv0 = true; // qemu >= 5.2 reads AT_FLAGS_PRESERVE_ARGV0 and honours it
-    flags.fix_binary = true;     // opened now: works whatever mount view the command has
+    flags.fix_binary = true; // opened now: works whatever mount view the command has
     for (auto it = spec.arches.begin(); it != spec.arches.end(); ++it) {
         if (std::find(spec.arches.begin(), it, *it) != it) {
             return fail("emurun sandbox", "the arch " + (*it)->name + " is requested twice",
@@ -140,6 +139,8 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
                                  " is dynamically linked: foreign programs "
                                  "fail after a chroot (apt-get install qemu-user-static)");
         }
+        // P where the emulator reads AT_FLAGS_PRESERVE_ARGV0 (QEMU >= 6.0): argv[0] kept.
+        flags.preserve_argv0 = qemu_reads_preserve_argv0(emu);
         plan.entries.push_back(binfmt_entry_for(*a, emu.path, flags));
     }
     EMURUN_TRY(plan_prefix(spec, plan));

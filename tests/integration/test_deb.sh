@@ -130,14 +130,18 @@ expect_contains "installed emurun --version" "$("$R/usr/bin/emurun" --version)" 
 expect_contains "installed man page renders" "$(MANWIDTH=80 man -l "$R/usr/share/man/man1/emurun.1.gz" 2>&1)" "sandbox"
 expect_contains "installed bash completion" "$(bash -c ". $R/usr/share/bash-completion/completions/emurun; complete -p emurun")" "_emurun"
 
-# The cross files and toolchain files name emurun by its installed absolute path (/usr/bin, as
-# the package puts it), written at install time: no PATH lookup.
+# The cross files name emurun by its installed absolute path (/usr/bin, as the package puts it),
+# written at install time: no PATH lookup.
 expect_contains "the cross file's exe_wrapper is the installed /usr/bin/emurun" \
     "$(grep '^exe_wrapper' "$R/usr/share/meson/cross/emurun-aarch64")" "['/usr/bin/emurun', 'exec', '--arch', 'aarch64', '--']"
 expect_contains "the sysroot cross file too, with the sysroot" \
     "$(grep '^exe_wrapper' "$R/usr/share/meson/cross/emurun-aarch64-sysroot")" "['/usr/bin/emurun', 'exec', '--arch', 'aarch64', '--sysroot', emurun_sysroot, '--']"
 paths=$(find "$R/usr/lib" -path '*cmake/emurun/toolchains/emurun-paths.cmake' | head -n1)
-expect_contains "the toolchain files' emurun-paths.cmake names /usr/bin/emurun" "$(cat "$paths" 2>/dev/null)" '"/usr/bin/emurun"'
+# emurun-paths.cmake names emurun relative to itself (the release tarball moves): from the
+# root's copy it is the root's /usr/bin/emurun.
+printf 'include(%s)\nmessage("${EMURUN_INSTALLED_EXECUTABLE}")\n' "$paths" >"$T/paths.cmake"
+expect_eq "the toolchain files' emurun-paths.cmake finds usr/bin/emurun beside it" "$R/usr/bin/emurun" \
+    "$(cmake -P "$T/paths.cmake" 2>&1)"
 
 # meson setup --cross-file emurun-aarch64 finds the installed file by name ($XDG_DATA_DIRS); the
 # root's emurun is not at /usr/bin, so a second cross file overrides the exe_wrapper (the

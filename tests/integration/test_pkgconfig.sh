@@ -20,8 +20,12 @@ int main() {
 CPP
 # shellcheck disable=SC2046
 # Plain --libs (what a Makefile writes): the static library's own dependencies are in Libs.
-c++ -o "$T/use" "$T/use.cpp" $(pkg-config --cflags --libs emurun) 2>"$T/cc.log" ||
+c++ -std=c++23 -o "$T/use" "$T/use.cpp" $(pkg-config --cflags --libs emurun) 2>"$T/cc.log" ||
     { cat "$T/cc.log"; not_ok "compile against pkg-config flags"; finish; }
 expect_eq "program linked via pkg-config runs" "ppc64le powerpc64le-linux-gnu" "$("$T/use")"
 expect_contains "cflags point into the prefix" "$(pkg-config --cflags emurun)" "$T/prefix"
+expect_eq "cflags: a clean -I (the prefix the install wrote) and no -std" "-I$T/prefix/include" \
+    "$(pkg-config --cflags-only-I emurun | tr -s ' ' | sed 's/ *$//' | tr ' ' '\n' | grep "$T/prefix")"
+case $(pkg-config --cflags emurun) in *-std=*) not_ok "cflags force a -std" ;; *) ok "cflags leave -std to the consumer" ;; esac
+expect_contains "the .pc says which standard the headers need" "$(cat "$(pkg-config --variable=pcfiledir emurun)/emurun.pc")" "C++23"
 finish

@@ -1,3 +1,4 @@
+#include "scoped_env.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
 
@@ -155,4 +156,70 @@ TEST_CASE("qemu: trust 11: a guest's real-time signal N is QEMU's host signal N+
     CHECK_FALSE(emurun::guest_rt_signal(SIGSEGV));
     CHECK_FALSE(emurun::guest_rt_signal(33)); // glibc's own: no guest signal maps there
     CHECK_FALSE(emurun::guest_rt_signal(65));
+}
+
+namespace {
+std::string banner(const char* cpu, const char* version) {
+    return std::string("qemu-") + cpu + " version " + version + " (Debian)\n";
+}
+} // namespace
+
+TEST_CASE("qemu: a step's choice by version picks the matching emulator, by components") {
+    auto a = test::testdir("qemu-choice-a");
+    auto b = test::testdir("qemu-choice-b");
+    fake_emulator(a, "qemu-aarch64-static", banner("aarch64", "7.2.22"));
+    fake_emulator(b, "qemu-aarch64-static", banner("aarch64", "10.0.13"));
+    EmulatorSearch s{{a, b}, false, true};
+    auto ten = choose_emulator(arch("aarch64"), "10.0", s);
+    REQUIRE(ten.has_value());
+    CHECK(find_emulator(arch("aarch64"), *ten)->path == b / "qemu-aarch64-static");
+    CHECK(find_emulator(arch("aarch64"), *choose_emulator(arch("aarch64"), "7.2.22", s))->path ==
+          a / "qemu-aarch64-static");
+    auto none = choose_emulator(arch("aarch64"), "10.01", s);
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().message().find("7.2.22") != std::string::npos);
+    CHECK(none.error().message().find("10.0.13") != std::string::npos);
+    CHECK(none.error().message().find("emurun qemu fetch --suite") != std::string::npos);
+}
+
+TEST_CASE("qemu: a step's choice by path: a file or a directory, else an error") {
+    auto d = test::testdir("qemu-choice-path");
+    auto dyn = fake_emulator(d, "qemu-s390x", banner("s390x", "8.2.2"));
+    fake_emulator(d, "qemu-s390x-static", banner("s390x", "8.2.2"));
+    EmulatorSearch s{{}, false, true};
+    auto file = choose_emulator(arch("s390x"), dyn.string(), s);
+    REQUIRE(file.has_value());
+    CHECK(find_emulator(arch("s390x"), *file)->path == dyn);
+    auto dir = choose_emulator(arch("s390x"), d.string(), s);
+    REQUIRE(dir.has_value());
+    CHECK(find_emulator(arch("s390x"), *dir)->path == d / "qemu-s390x-static");
+    CHECK_FALSE(choose_emulator(arch("aarch64"), d.string(), s).has_value());
+    auto missing = choose_emulator(arch("s390x"), (d / "nope").string(), s);
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().message().find("no such file or directory") != std::string::npos);
+}
+
+TEST_CASE("qemu: a step's choice by suite looks in the fetched emulators, names the fetch") {
+    auto cache = test::testdir("qemu-choice-cache");
+    fs::permissions(cache, fs::perms(0700));
+    test::ScopedEnv env("EMURUN_CACHE_DIR", cache.string());
+    auto bad = choose_emulator(arch("aarch64"), "tri..xie");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message().find("not a Debian suite name") != std::string::npos);
+    auto absent = choose_emulator(arch("aarch64"), "trixie");
+    REQUIRE_FALSE(absent.has_value());
+    CHECK(absent.error().message().find("emurun qemu fetch --suite trixie aarch64") !=
+          std::string::npos);
+    auto dir = fetched_emulator_dir("trixie");
+    REQUIRE(dir.has_value());
+    fake_emulator(*dir, "qemu-aarch64-static", banner("aarch64", "10.0.13"));
+    std::ofstream(*dir / "qemu-aarch64-static.source") << "qemu-user 1:10.0.13+ds-0+deb13u1\n";
+    auto chosen = choose_emulator(arch("aarch64"), "trixie");
+    REQUIRE(chosen.has_value());
+    CHECK(find_emulator(arch("aarch64"), *chosen)->path == *dir / "qemu-aarch64-static");
+    auto listed = list_emulators(&arch("aarch64"), EmulatorSearch{{}, false, true});
+    REQUIRE(listed.size() == 1);
+    CHECK(listed[0].version == "10.0.13");
+    CHECK(listed[0].suite == "trixie");
+    CHECK(listed[0].source == "trixie: qemu-user 1:10.0.13+ds-0+deb13u1");
 }

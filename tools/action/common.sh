@@ -15,3 +15,20 @@ github_file() { # VAR TEXT
 }
 
 summary() { github_file GITHUB_STEP_SUMMARY "$1"; }
+
+# url_exists URL: a local path, a file:// URL or one curl can fetch (HEAD, redirects followed).
+url_exists() {
+    case $1 in
+        /*) [ -f "$1" ] ;;
+        file://*) [ -f "${1#file://}" ] ;;
+        *) curl -fsSLI --retry 2 -o /dev/null "$1" ;;
+    esac
+}
+
+# fetch URL FILE: URL (a local path too) saved as FILE.
+fetch() {
+    case $1 in
+        /*) cp "$1" "$2" ;;
+        *) curl -fsSL --retry 3 -o "$2" "$1" ;;
+    esac
+}

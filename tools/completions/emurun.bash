@@ -3,12 +3,13 @@
 
 _emurun_words() { # the words for "CMD [SUB]"
     case "$1" in
-        "") echo "inspect exec binfmt sandbox shim sysroot run report calibrate root doctor" ;;
+        "") echo "inspect exec binfmt sandbox shim sysroot run report calibrate root qemu doctor" ;;
         binfmt) echo "status register unregister enable disable verify export import" ;;
         shim) echo "add list remove" ;;
         sysroot) echo "check fetch source build-dep" ;;
         report) echo "show compare merge" ;;
         root) echo "create install run" ;;
+        qemu) echo "list fetch" ;;
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
         sandbox) echo "--arch --sysroot --env --qemu-dir --cpu" ;;
@@ -38,6 +39,8 @@ _emurun_words() { # the words for "CMD [SUB]"
         "report show") echo "--format --json --factor-basis --baseline --threshold --log-dir" ;;
         "report compare") echo "--json --baseline --threshold" ;;
         "report merge") echo "--output --junit --log-dir" ;;
+        "qemu list") echo "--json" ;;
+        "qemu fetch") echo "--suite --mirror --refresh --json" ;;
     esac
 }
 
@@ -67,6 +70,7 @@ _emurun() {
     case "$prev" in
         --color) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur"); return 0 ;;
         --format) mapfile -t COMPREPLY < <(compgen -W "table json junit markdown" -- "$cur"); return 0 ;;
+        --suite) mapfile -t COMPREPLY < <(compgen -W "bullseye bookworm bookworm-backports trixie sid" -- "$cur"); return 0 ;;
         --arch) mapfile -t COMPREPLY < <(compgen -W "$(_emurun_arches)" -- "$cur"); return 0 ;;
         --sysroot | --dir | --qemu-dir | --log-dir | --mount | --probe-dir | --binfmt-d | \
             --update-binfmts | --cache | --bind | --ro-bind)

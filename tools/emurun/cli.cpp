@@ -53,6 +53,7 @@ void add_subcommands(CLI::App& app, Action& action, int argc, char** argv) {
     add_report(app, action);
     add_calibrate(app, action);
     add_root(app, action);
+    add_qemu(app, action);
     add_doctor(app, action);
 }
 

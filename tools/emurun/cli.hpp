@@ -81,6 +81,7 @@ void add_run(CLI::App& root, Action& action);
 void add_report(CLI::App& root, Action& action);
 void add_calibrate(CLI::App& root, Action& action);
 void add_root(CLI::App& root, Action& action);
+void add_qemu(CLI::App& root, Action& action);
 
 /// Entry point called by main().
 int main(int argc, char** argv);

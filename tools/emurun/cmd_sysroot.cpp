@@ -115,21 +115,10 @@ void check_packages_named(const SysrootRequest& r) {
                   k_exit_usage);
 }
 
-/// `emurun sysroot fetch|source|build-dep` run the emurun-sysroot script (apt and dpkg do the
-/// work); its exit code is emurun's, except its usage error (2): emurun built that command line
-/// from what it was given, so a value the script refused is bad input (125; it said why).
+/// `emurun sysroot fetch|source|build-dep`: the emurun-sysroot tool does it.
 int sysroot_script_run(const SysrootRequest& request) {
     check_packages_named(request);
-    auto argv = unwrap(sysroot_tool_argv(request, sysroot_script()));
-    const std::string script = argv.front();
-    const auto status = run_foreground(Command{.argv = std::move(argv)});
-    if (!status) {
-        throw Failure(Error{"exec " + script, status.error().why,
-                            "install emurun-sysroot (tools/emurun-sysroot) next to emurun or in "
-                            "PATH"});
-    }
-    const int code = status->shell_code();
-    return code == k_exit_usage ? k_exit_failure : code;
+    return run_sysroot_tool(request);
 }
 
 /// The options every script action takes.
@@ -182,6 +171,19 @@ void add_sysroot_script(CLI::App& sysroot, Action& action) {
 }
 
 } // namespace
+
+int run_sysroot_tool(const SysrootRequest& request) {
+    auto argv = unwrap(sysroot_tool_argv(request, sysroot_script()));
+    const std::string script = argv.front();
+    const auto status = run_foreground(Command{.argv = std::move(argv)});
+    if (!status) {
+        throw Failure(Error{"exec " + script, status.error().why,
+                            "install emurun-sysroot (tools/emurun-sysroot) next to emurun or in "
+                            "PATH"});
+    }
+    const int code = status->shell_code();
+    return code == k_exit_usage ? k_exit_failure : code;
+}
 
 void add_sysroot(CLI::App& root, Action& action) {
     auto a = std::make_shared<SysrootArgs>();
