@@ -399,9 +399,9 @@ if [ "$root_gcc" != "$host_gcc" ]; then
         "$(field accelerated acceleration)"
 else
     expect_eq "report: the same revisions: accelerated" True "$(field accelerated accelerated)"
-    expect_eq "report: the default acceleration" "toolchain" "$(field accelerated acceleration)"
+    expect_eq "report: the default acceleration" "toolchain,shell" "$(field accelerated acceleration)"
 fi
-expect_eq "report: allowed: the default acceleration" "toolchain" "$(field allowed acceleration)"
+expect_eq "report: allowed: the default acceleration" "toolchain,shell" "$(field allowed acceleration)"
 mismatch() {
     python3 -c 'import json, sys
 s = [s for s in json.load(open(sys.argv[1]))["steps"] if s["name"] == sys.argv[2]][0]
