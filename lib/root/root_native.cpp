@@ -74,6 +74,12 @@ const std::vector<NativeTool>& native_tools() {
          {"ninja"},
          true,
          "runs the build graph; its default -j is the CPU count, which both see alike"},
+        {"hostname",
+         "hostname",
+         {"hostname"},
+         true,
+         "prints the node name, which QEMU passes through unchanged (only uname's machine "
+         "field is the target's)"},
         {"coreutils",
          "coreutils",
          {"[",        "basename", "cat",    "chmod",   "cksum",     "comm",  "cp",    "csplit",
