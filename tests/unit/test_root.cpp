@@ -95,6 +95,17 @@ TEST_CASE("root: the native tools are data, each justified; machine reporters st
     CHECK(root_detail::find_native_tool("sh")->in_shell_group);
 }
 
+TEST_CASE("root: commands get CONFIG_SHELL=/bin/sh, so configure stays in dash; --env wins") {
+    using Env = std::vector<std::pair<std::string, std::string>>;
+    const auto value = [](const Env& env, const std::string& k) {
+        const auto it = std::ranges::find_if(env, [&](const auto& kv) { return kv.first == k; });
+        return it == env.end() ? std::string("unset") : it->second;
+    };
+    CHECK(value(root_detail::root_environment({}), "CONFIG_SHELL") == "/bin/sh");
+    CHECK(value(root_detail::root_environment({{"CONFIG_SHELL", "/bin/bash"}}), "CONFIG_SHELL") ==
+          "/bin/bash");
+}
+
 namespace {
 
 const char* k_host_sed = R"(Package: sed
