@@ -30,7 +30,11 @@ struct RootBind {
 };
 
 /// What to accelerate: nothing, the default list (every compiler driver and binutil the root
-/// has), or named tools (gcc, g++, cpp, as, ld, ar, ...; see root_tool_names()).
+/// has: group "toolchain"; and the arch-neutral tools proven to behave the same natively: group
+/// "shell", dash, sed, grep, awk, m4, coreutils, find, tar, ...), or named tools and groups
+/// (gcc, g++, cpp, as, ld, ar, sed, make, ...; see root_tool_names()). A native tool runs as
+/// the host's own program only when the root's package and the libraries it runs with are
+/// built from the same sources as the host's (else it stays emulated, recorded as a mismatch).
 struct Acceleration {
     enum class Mode { none, defaults, listed };
     Mode mode = Mode::none;
@@ -55,8 +59,8 @@ struct Acceleration {
 /// cannot load into the emulated binutils: every link would fail). plan_root calls it first.
 [[nodiscard]] EMURUN_EXPORT Result<void> check_acceleration(const Acceleration& acc);
 
-/// The acceleration as a report records it: "none", "toolchain" (the default: compilers and
-/// binutils), or the tools and groups listed, comma-separated ("toolchain,shell").
+/// The acceleration as a report records it: "none", "toolchain,shell" (the default: compilers,
+/// binutils and the native tools), or the tools and groups listed, comma-separated.
 [[nodiscard]] EMURUN_EXPORT std::string acceleration_name(const Acceleration& acc);
 
 /// Every tool name --accelerate accepts (aliases cc, c++, ld included).

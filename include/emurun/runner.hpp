@@ -56,8 +56,11 @@ struct ReusedSteps {
 struct RunnerOptions {
     int jobs = 1;
     std::optional<Shard> shard;
-    std::optional<Report> baseline;  ///< a native run's report: rule (b)
-    std::optional<Report> previous;  ///< history for scheduling, ETA, sharding and rule (c)
+    std::optional<Report> baseline; ///< a native run's report: rule (b)
+    std::optional<Report> previous; ///< history for scheduling, ETA, sharding and rule (c)
+    /// Step durations of earlier runs (load_run_history) for scheduling (longest first), ETA
+    /// and sharding when there is no `previous` report; never for rule (c).
+    History history;
     std::optional<double> job_limit; ///< seconds: rule (d)
     FlagRules rules;
     TimeoutMultiplier timeout_multiplier;
@@ -158,6 +161,27 @@ struct MatrixChoice {
 /// over); with build_once, the build part alone is over.
 [[nodiscard]] EMURUN_EXPORT Result<MatrixChoice>
 choose_matrix(const Pipeline& pipeline, const History& history, const MatrixRequest& request);
+
+/// The file that keeps the timing history of the pipeline read from `pipeline_file` (made
+/// absolute) named `pipeline_name` in `dir`: DIR/NAME-HEX.json, HEX a stable hash of the path,
+/// the name and `variant` (what changes the steps' times: "native", the arches chosen).
+[[nodiscard]] EMURUN_EXPORT std::filesystem::path
+run_history_file(const std::filesystem::path& dir, const std::filesystem::path& pipeline_file,
+                 std::string_view pipeline_name, std::string_view variant);
+
+/// Where `emurun run` keeps the histories unless told: run-history/ in emurun's cache dir
+/// (cache_dir(), sysroot.hpp). Errors: that dir is not this user's alone.
+[[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path> default_run_history_dir();
+
+/// The step durations in a history file; empty when there is none, or it is damaged or of
+/// another schema (the run then schedules as the first one did).
+[[nodiscard]] EMURUN_EXPORT History load_run_history(const std::filesystem::path& file);
+
+/// The report's measured steps (Report::history) merged into the history file, written
+/// atomically: a step's latest wall replaces the earlier one; steps this run did not run (a
+/// shard's others) keep theirs. Errors: the directory or the file cannot be written.
+[[nodiscard]] EMURUN_EXPORT Result<void> save_run_history(const std::filesystem::path& file,
+                                                          const Report& report);
 
 /// Runs a Pipeline and produces its Report.
 class Runner {

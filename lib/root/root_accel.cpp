@@ -135,8 +135,10 @@ Result<void> mount_acceleration(const RootPlan& plan) {
             return r;
         }
     }
-    // Tool dir: as/ld... as relative symlinks to ../../bin/TRIPLET-* (bound below or emulated).
-    if (std::error_code ec; fs::is_directory("/usr/" + t + "/bin", ec)) {
+    // Tool dir: as/ld... as relative symlinks to ../../bin/TRIPLET-* (bound below or emulated),
+    // where the host's cross gcc looks for them: only with the compilers (an emulated gcc
+    // would find it too, and record /usr/TRIPLET/bin/ld where it says /usr/bin/ld).
+    if (std::error_code ec; !plan.gcc_major.empty() && fs::is_directory("/usr/" + t + "/bin", ec)) {
         if (auto r = bind_into(plan.dir, "/usr/" + t + "/bin", "/usr/" + t + "/bin", true); !r) {
             return r;
         }

@@ -176,6 +176,60 @@ std::vector<ToolIdentity> toolchain_identity(std::string_view root_status,
     return out;
 }
 
+namespace {
+
+/// The library packages (lib*) of `package`'s Pre-Depends and Depends in `status_text`, every
+/// alternative counted, without architecture qualifiers.
+std::vector<std::string> library_dependencies(std::string_view status_text,
+                                              std::string_view package) {
+    std::vector<std::string> out;
+    const auto f = installed_stanza(status_text, package);
+    for (const char* field : {"Pre-Depends", "Depends"}) {
+        const auto it = f ? f->find(field) : Fields::const_iterator{};
+        if (!f || it == f->end()) {
+            continue;
+        }
+        std::string_view rest = it->second;
+        while (!rest.empty()) {
+            const auto sep = rest.find_first_of(",|");
+            std::string name = name_and_version(rest.substr(0, sep)).first;
+            name = name.substr(0, name.find(':'));
+            if (name.starts_with("lib") && std::ranges::find(out, name) == out.end()) {
+                out.push_back(std::move(name));
+            }
+            rest = sep == std::string_view::npos ? std::string_view{} : rest.substr(sep + 1);
+        }
+    }
+    return out;
+}
+
+bool is_toolchain_group(std::string_view tool) {
+    return tool == "gcc" || tool == "g++" || tool == "cpp" || tool == "binutils";
+}
+
+} // namespace
+
+ToolIdentity root_detail::native_tool_identity(std::string_view root_status,
+                                               std::string_view host_status,
+                                               const NativeTool& tool) {
+    const std::string pkg(tool.package);
+    std::vector<std::string> packages{pkg};
+    for (auto& lib : library_dependencies(root_status, pkg)) {
+        packages.push_back(std::move(lib));
+    }
+    ToolIdentity id;
+    for (const auto& p : packages) {
+        id = ToolIdentity{std::string(tool.name), dpkg_tool_source(root_status, p),
+                          dpkg_tool_source(host_status, p)};
+        if (!id.same()) {
+            return id;
+        }
+    }
+    id.root = dpkg_tool_source(root_status, pkg);
+    id.host = dpkg_tool_source(host_status, pkg);
+    return id;
+}
+
 std::string ToolIdentity::why() const {
     if (same()) {
         return {};
@@ -184,6 +238,10 @@ std::string ToolIdentity::why() const {
                       ", the host's " + host.package + " from " + describe(host);
     if (root.source.empty() || host.source.empty()) {
         return out + ": without both records the code they emit cannot be known to be the same";
+    }
+    if (!is_toolchain_group(tool)) {
+        return out + ": the host's program (or a library it runs with) would behave as another "
+                     "revision of the source, not as the root's";
     }
     return out + ": another revision of the source can emit other code (a Debian revision "
                  "may carry fixes such as CVE-2023-4039's -fstack-protector on aarch64)";

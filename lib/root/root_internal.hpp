@@ -67,6 +67,31 @@ namespace emurun::root_detail {
 /// stops every process in them (Interrupts::stop_all).
 [[nodiscard]] Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd);
 
+/// An arch-neutral program the host runs in place of the root's own (root_native.cpp): its
+/// --accelerate name, the Debian package that ships it, its files in /usr/bin, whether the
+/// "shell" group (part of the default) has it, and why its native run is the same.
+struct NativeTool {
+    std::string_view name;
+    std::string_view package;
+    std::vector<std::string_view> files;
+    bool in_shell_group = true;
+    std::string_view why;
+};
+
+/// Every native tool, in the order the shell group lists them.
+[[nodiscard]] const std::vector<NativeTool>& native_tools();
+
+/// The entry named `name` ("sed", "coreutils", "make"), or nullptr.
+[[nodiscard]] const NativeTool* find_native_tool(std::string_view name);
+
+/// The root's and the host's sources of what a native tool's run depends on: its package and
+/// every library package of its Depends and Pre-Depends (the host's copies serve it), compared
+/// as toolchain_identity compares a compiler's. `tool` names the entry ("coreutils"); the
+/// first package pair that differs, else the tool's own. Pure: the status files as text.
+[[nodiscard]] ToolIdentity native_tool_identity(std::string_view root_status,
+                                                std::string_view host_status,
+                                                const NativeTool& tool);
+
 /// The group of toolchain_identity a tool belongs to: gcc (and cc), g++ (and c++), cpp, else
 /// binutils.
 [[nodiscard]] std::string toolchain_group(const std::string& tool);

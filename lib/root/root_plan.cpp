@@ -50,35 +50,12 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& binutils_ta
     return t;
 }
 
-/// Build-time tools that never reveal the machine they run on, run as the host's own
-/// /usr/bin/NAME (group "shell"; opt-in). Left emulated on purpose: uname and arch (they name
-/// the machine), od (its multi-byte words follow the CPU's byte order), bash ($HOSTTYPE,
-/// $MACHTYPE), perl and python (their config names the platform).
-const std::vector<std::pair<std::string, std::vector<std::string>>>& shell_table() {
-    static const std::vector<std::pair<std::string, std::vector<std::string>>> t{
-        {"sh", {"dash"}},
-        {"make", {"make"}},
-        {"sed", {"sed"}},
-        {"grep", {"grep"}},
-        {"awk", {"mawk", "gawk"}},
-        {"diffutils", {"cmp", "diff"}},
-        {"findutils", {"find", "xargs"}},
-        {"coreutils",
-         {"[",     "basename", "cat",  "chmod",  "cp",    "cut",      "date",      "dirname",
-          "echo",  "env",      "expr", "false",  "head",  "install",  "ln",        "ls",
-          "mkdir", "mktemp",   "mv",   "printf", "pwd",   "readlink", "realpath",  "rm",
-          "rmdir", "sleep",    "sort", "tail",   "tee",   "test",     "touch",     "tr",
-          "true",  "uniq",     "wc",   "tsort",  "cksum", "md5sum",   "sha256sum", "comm",
-          "join",  "paste",    "seq",  "stat",   "sum",   "tac",      "nproc"}},
-    };
-    return t;
-}
-
 bool is_shell_tool(const std::string& name) {
-    return std::ranges::any_of(shell_table(), [&](const auto& e) { return e.first == name; });
+    return find_native_tool(name) != nullptr;
 }
 
-/// Named sets of tools: "toolchain" (the default: compilers and binutils), "shell".
+/// Named sets of tools: "toolchain" (compilers and binutils), "shell" (the native tools proven
+/// the same both ways); the default is both.
 std::vector<std::string> group_members(std::string_view group) {
     std::vector<std::string> out;
     const auto add = [&out](const auto& table) {
@@ -90,7 +67,11 @@ std::vector<std::string> group_members(std::string_view group) {
         add(driver_table());
         add(binutils_table());
     } else if (group == "shell") {
-        add(shell_table());
+        for (const auto& n : native_tools()) {
+            if (n.in_shell_group) {
+                out.emplace_back(n.name);
+            }
+        }
     }
     return out;
 }
@@ -174,14 +155,22 @@ Error missing_cross(const Arch& arch, const std::string& major, const fs::path& 
 std::vector<std::string> wanted_tools(const Acceleration& acc) {
     std::vector<std::string> out;
     if (acc.mode == Acceleration::Mode::defaults) {
-        return group_members("toolchain");
+        out = group_members("toolchain");
+        for (auto& n : group_members("shell")) {
+            out.push_back(std::move(n));
+        }
+        return out;
     }
     for (const auto& t : acc.tools) {
         auto members = group_members(t);
         if (members.empty()) {
             members.push_back(canonical_tool(t));
         }
-        out.insert(out.end(), members.begin(), members.end());
+        for (auto& m : members) { // "shell,sed": sed once
+            if (std::ranges::find(out, m) == out.end()) {
+                out.push_back(std::move(m));
+            }
+        }
     }
     return out;
 }
@@ -373,6 +362,52 @@ void check_identity(const RootSpec& spec, RootPlan& plan, const Statuses& st,
     drop_refused(plan, names, std::move(refused));
 }
 
+/// Drop the native tools from `names`, saying why in the plan's notes.
+void drop_native(RootPlan& plan, std::vector<std::string>& names, const std::string& why) {
+    std::string dropped;
+    std::erase_if(names, [&](const std::string& n) {
+        const bool native = find_native_tool(n) != nullptr;
+        dropped += native ? (dropped.empty() ? "" : ",") + n : "";
+        return native;
+    });
+    if (!dropped.empty()) {
+        plan.notes.push_back(dropped + " kept emulated: " + why);
+    }
+}
+
+/// The native tools of `names` the root may run as the host's programs: in a root of the host's
+/// byte order only (the host's C library reads the root's locale files), and each only when
+/// the root's and the host's packages (and the libraries they run with) are built from the same
+/// sources (native_tool_identity); a difference keeps it emulated unless a revision mismatch is
+/// allowed, recorded as a compiler's is. A package either side lacks has nothing to serve.
+void check_native(const RootSpec& spec, RootPlan& plan, const Statuses& st,
+                  std::vector<std::string>& names) {
+    const Arch* host = host_arch();
+    if (host == nullptr || host->elf_data != plan.arch->elf_data) {
+        drop_native(plan, names,
+                    "the root is " + std::string(plan.arch->endianness()) +
+                        "-endian and the host's C library could not read its locale files");
+        return;
+    }
+    const bool allow = spec.accelerate.allow_revision_mismatch;
+    std::erase_if(names, [&](const std::string& n) {
+        const NativeTool* tool = find_native_tool(n);
+        if (tool == nullptr) {
+            return false;
+        }
+        ToolIdentity id = native_tool_identity(st.root, st.host, *tool);
+        if (id.same()) {
+            return false;
+        }
+        const std::string pkg(tool->package);
+        if (dpkg_version_of(st.root, pkg).empty() || dpkg_version_of(st.host, pkg).empty()) {
+            return true;
+        }
+        plan.mismatches.push_back(ToolMismatch{std::move(id), allow});
+        return !allow;
+    });
+}
+
 /// The probe corpus' verdict for compilers still to be accelerated: recorded on their
 /// mismatch (or a new one when only the probe differs); a difference keeps gcc and g++ (and
 /// the binutils with them) emulated unless a revision mismatch is allowed.
@@ -408,6 +443,7 @@ Result<void> check_toolchain(const RootSpec& spec, RootPlan& plan,
     const Statuses st{util::read_file(plan.dir / "var/lib/dpkg/status").value_or(std::string{}),
                       util::read_file("/var/lib/dpkg/status").value_or(std::string{})};
     check_identity(spec, plan, st, names);
+    check_native(spec, plan, st, names);
     if (!plan.gcc_major.empty() && wants_compiler(names) &&
         spec.accelerate.allow_revision_mismatch) {
         const std::string driver = "/usr/bin/" + plan.arch->triplet + "-gcc-" + plan.gcc_major;
@@ -461,9 +497,9 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
                 add_tool(plan, f, seen);
             }
         }
-        for (const auto& [name, files] : shell_table()) {
-            for (const auto& f : name == n ? files : std::vector<std::string>{}) {
-                add_host_tool(plan, f, seen);
+        if (const NativeTool* tool = find_native_tool(n)) {
+            for (const auto& f : tool->files) {
+                add_host_tool(plan, std::string(f), seen);
             }
         }
     }
@@ -477,8 +513,8 @@ std::vector<std::string> root_tool_names() {
     for (auto& n : group_members("toolchain")) {
         out.push_back(std::move(n));
     }
-    for (auto& n : group_members("shell")) {
-        out.push_back(std::move(n));
+    for (const auto& n : native_tools()) {
+        out.emplace_back(n.name);
     }
     return out;
 }
@@ -488,7 +524,7 @@ std::string acceleration_name(const Acceleration& acc) {
     case Acceleration::Mode::none:
         return "none";
     case Acceleration::Mode::defaults:
-        return "toolchain";
+        return "toolchain,shell";
     case Acceleration::Mode::listed:
         break;
     }

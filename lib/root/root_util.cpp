@@ -358,6 +358,10 @@ root_environment(const std::vector<std::pair<std::string, std::string>>& extra) 
         {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
         {"HOME", "/root"},
         {"LANG", "C.UTF-8"},
+        // Autoconf's configure re-executes itself under bash when /bin/sh lacks $LINENO (dash
+        // does), and bash stays emulated (root_native.cpp): with this it stays in /bin/sh, the
+        // same shell both ways, and makes Makefiles' SHELL /bin/sh.
+        {"CONFIG_SHELL", "/bin/sh"},
     };
     if (auto term = util::get_env("TERM")) {
         env["TERM"] = *term;

@@ -192,9 +192,7 @@ class Execution {
 // The graph is built once: names to indices, reverse edges, counts of unfinished needs.
 Execution::Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands)
     : m_p(p), m_o(o), m_commands(commands), m_t0(commands.now()) {
-    if (o.previous) {
-        m_history = o.previous->history();
-    }
+    m_history = o.previous ? o.previous->history() : o.history;
     std::size_t n = p.steps.size();
     m_rank.resize(n);
     auto order = priority_order(p, m_history);
@@ -665,7 +663,7 @@ Result<Report> Runner::run(CommandRunner& commands) {
     EMURUN_TRY(ready(commands));
     Pipeline selected = m_pipeline;
     if (m_options.shard) {
-        History h = m_options.previous ? m_options.previous->history() : History{};
+        History h = m_options.previous ? m_options.previous->history() : m_options.history;
         selected = select_shard(m_pipeline, *m_options.shard, h);
     }
     detail::resolve_auto_emulation(selected);

@@ -54,8 +54,8 @@ TEST_CASE("root: --accelerate values") {
 
 TEST_CASE("root: the acceleration a report records") {
     CHECK(acceleration_name(*parse_acceleration("none")) == "none");
-    CHECK(acceleration_name(*parse_acceleration("")) == "toolchain");
-    CHECK(acceleration_name(*parse_acceleration("all")) == "toolchain");
+    CHECK(acceleration_name(*parse_acceleration("")) == "toolchain,shell");
+    CHECK(acceleration_name(*parse_acceleration("all")) == "toolchain,shell");
     CHECK(acceleration_name(*parse_acceleration("toolchain")) == "toolchain");
     CHECK(acceleration_name(*parse_acceleration("toolchain,shell")) == "toolchain,shell");
     CHECK(acceleration_name(*parse_acceleration("gcc,as")) == "gcc,as");
@@ -69,9 +69,89 @@ TEST_CASE("root: --accelerate groups") {
     for (const char* n : {"sh", "make", "sed", "grep", "awk", "coreutils"}) {
         CHECK(std::ranges::find(names, n) != names.end());
     }
-    for (const char* n : {"uname", "arch", "od", "bash", "python3", "perl"}) {
+    for (const char* n : {"uname", "arch", "od", "bash", "python3", "perl", "cmake"}) {
         CHECK(std::ranges::find(names, n) == names.end());
     }
+}
+
+TEST_CASE("root: the native tools are data, each justified; machine reporters stay out") {
+    std::vector<std::string_view> files;
+    for (const auto& t : root_detail::native_tools()) {
+        CHECK_MESSAGE(t.why.size() > 20, t.name);
+        CHECK_MESSAGE(!t.files.empty(), t.name);
+        files.insert(files.end(), t.files.begin(), t.files.end());
+    }
+    for (const char* f : {"dash", "sed", "grep", "mawk", "m4", "cat", "find", "xargs", "tar",
+                          "gzip", "xz", "diff", "cmp", "make"}) {
+        CHECK_MESSAGE(std::ranges::find(files, f) != files.end(), f);
+    }
+    // They name the machine, or compute in long double (80-bit on x86-64, 128-bit on arm64).
+    for (const char* f : {"uname", "arch", "nproc", "od", "bash", "perl", "python3", "cmake",
+                          "printf", "seq", "sort", "dpkg"}) {
+        CHECK_MESSAGE(std::ranges::find(files, f) == files.end(), f);
+    }
+    // make's $(MAKE_HOST) names the host: opt-in, not in the shell group (the default).
+    REQUIRE(root_detail::find_native_tool("make") != nullptr);
+    CHECK_FALSE(root_detail::find_native_tool("make")->in_shell_group);
+    CHECK(root_detail::find_native_tool("sh")->in_shell_group);
+}
+
+TEST_CASE("root: commands get CONFIG_SHELL=/bin/sh, so configure stays in dash; --env wins") {
+    using Env = std::vector<std::pair<std::string, std::string>>;
+    const auto value = [](const Env& env, const std::string& k) {
+        const auto it = std::ranges::find_if(env, [&](const auto& kv) { return kv.first == k; });
+        return it == env.end() ? std::string("unset") : it->second;
+    };
+    CHECK(value(root_detail::root_environment({}), "CONFIG_SHELL") == "/bin/sh");
+    CHECK(value(root_detail::root_environment({{"CONFIG_SHELL", "/bin/bash"}}), "CONFIG_SHELL") ==
+          "/bin/bash");
+}
+
+namespace {
+
+const char* k_host_sed = R"(Package: sed
+Status: install ok installed
+Architecture: amd64
+Version: 4.9-1
+Pre-Depends: libacl1 (>= 2.2.23), libc6 (>= 2.34), libselinux1 (>= 3.1~)
+
+Package: libc6
+Status: install ok installed
+Architecture: amd64
+Source: glibc
+Version: 2.36-9+deb12u14
+
+Package: libacl1
+Status: install ok installed
+Source: acl
+Version: 2.3.1-3
+
+Package: libselinux1
+Status: install ok installed
+Source: libselinux (3.4-1)
+Version: 3.4-1+b6
+)";
+
+} // namespace
+
+TEST_CASE("root: a native tool's identity: its package and the libraries it runs with") {
+    const root_detail::NativeTool& sed = *root_detail::find_native_tool("sed");
+    std::string root = k_host_sed; // binNMUs differ per arch: the source version counts
+    root.replace(root.find("3.4-1+b6"), 8, "3.4-1+b5");
+    auto id = root_detail::native_tool_identity(root, k_host_sed, sed);
+    CHECK(id.same());
+    CHECK(id.tool == "sed");
+    CHECK(id.root == ToolSource{"sed", "sed", "4.9-1"});
+    root.replace(root.find("2.36-9+deb12u14"), 15, "2.36-9+deb12u13");
+    id = root_detail::native_tool_identity(root, k_host_sed, sed);
+    CHECK_FALSE(id.same());
+    CHECK(id.root == ToolSource{"libc6", "glibc", "2.36-9+deb12u13"});
+    CHECK(id.host == ToolSource{"libc6", "glibc", "2.36-9+deb12u14"});
+    const std::string text = ToolMismatch{id, false}.text();
+    CHECK(text.find("sed kept emulated: the root's libc6 is built from glibc 2.36-9+deb12u13, "
+                    "the host's libc6 from glibc 2.36-9+deb12u14") == 0);
+    CHECK(text.find("behave as another revision") != std::string::npos);
+    CHECK(text.find("CVE") == std::string::npos); // that is the compilers' sentence
 }
 
 TEST_CASE("root: the shell group binds host tools the root has, never uname or od" *
@@ -84,6 +164,7 @@ TEST_CASE("root: the shell group binds host tools the root has, never uname or o
     }
     const fs::path d = fs::temp_directory_path() / ("emurun-shell-" + std::to_string(::getpid()));
     write(d / "var/lib/dpkg/arch", "arm64\n");
+    fs::copy_file("/var/lib/dpkg/status", d / "var/lib/dpkg/status"); // the same sources
     for (const char* f : {"dash", "sed", "uname", "od", "cat"}) {
         write(d / "usr/bin" / f, "target program");
     }
@@ -123,6 +204,7 @@ TEST_CASE("root: a step's report says which host tools really ran, not only what
     }
     const fs::path d = fs::temp_directory_path() / ("emurun-told-" + std::to_string(::getpid()));
     write(d / "var/lib/dpkg/arch", "arm64\n");
+    fs::copy_file("/var/lib/dpkg/status", d / "var/lib/dpkg/status"); // the same sources
     write(d / "usr/bin/dash", "target program"); // no sed: "sed" has nothing to serve
     fs::create_directories(d / "bin");
     fs::create_symlink("../usr/bin/dash", d / "bin/sh");

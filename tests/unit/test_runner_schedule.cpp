@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace emurun;
@@ -80,6 +81,39 @@ TEST_CASE("runner: ready steps start longest first by the previous run's walls")
         // x is the longest but waits for a; d has no history and comes last.
         CHECK(fake.started() == Names{"b", "c", "a", "x", "d"});
     }
+}
+
+TEST_CASE("runner: its own timing history schedules like --previous, which wins") {
+    const std::string steps = R"([{"name": "a", "argv": ["a"]}, {"name": "b", "argv": ["b"]},
+        {"name": "c", "argv": ["c"]}])";
+    FakeCommandRunner fake;
+    RunnerOptions o = runner_options("own-history");
+    o.history = {{"a", 1}, {"b", 5}, {"c", 3}};
+    (void)run(fake, steps, o);
+    CHECK(fake.started() == Names{"b", "c", "a"});
+    FakeCommandRunner again;
+    o.previous = test::history_of({{"a", 9}, {"b", 1}, {"c", 2}});
+    (void)run(again, steps, o);
+    CHECK(again.started() == Names{"a", "c", "b"});
+}
+
+TEST_CASE("runner: the history file keeps the latest walls, merges shards, ignores damage") {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("emurun-history-" + std::to_string(::getpid()));
+    const auto file = run_history_file(dir, "ci/p.json", "my pipeline", "emulated");
+    CHECK(file.parent_path() == dir);
+    CHECK(file.filename().string().starts_with("my_pipeline-"));
+    CHECK(file != run_history_file(dir, "ci/p.json", "my pipeline", "native"));
+    CHECK(file != run_history_file(dir, "other/p.json", "my pipeline", "emulated"));
+    CHECK(load_run_history(file).empty()); // none yet
+    REQUIRE(save_run_history(file, test::history_of({{"a", 1}, {"b", 2}})).has_value());
+    REQUIRE(save_run_history(file, test::history_of({{"b", 4}, {"c", 3}})).has_value()); // a shard
+    CHECK(load_run_history(file) == History{{"a", 1}, {"b", 4}, {"c", 3}});
+    std::ofstream(file) << R"({"schema": 1, "steps": [)"; // torn
+    CHECK(load_run_history(file).empty());
+    std::ofstream(file) << R"({"schema": 2, "steps": {"a": 1}})"; // a later format
+    CHECK(load_run_history(file).empty());
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("runner: a step whose need did not pass is skipped with the reason") {

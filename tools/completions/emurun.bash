@@ -13,7 +13,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
         sandbox) echo "--arch --sysroot --env --qemu-dir --cpu" ;;
-        run) echo "--jobs --shard --matrix --baseline --previous --threshold --factor-basis --job-limit
+        run) echo "--jobs --shard --matrix --baseline --previous --history --no-history --threshold --factor-basis --job-limit
                   --job-limit-share --timeout-multiplier --calibration --grace --heartbeat --report --junit
                   --markdown --log-dir --fail-on-flag --quiet --pack --unpack --build-once --arch --native" ;;
         calibrate) echo "--arch --output --native-program --emulated-program --json" ;;

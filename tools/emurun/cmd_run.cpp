@@ -35,6 +35,8 @@ struct RunArgs {
     std::string report = "emurun-report.json", junit, markdown, log_dir = "emurun-logs";
     std::string grace = "10s", heartbeat;
     std::string matrix, pack, unpack;
+    std::string history;             ///< --history DIR ("": the cache dir's run-history/)
+    bool no_history = false;         ///< --no-history
     std::vector<std::string> arches; ///< --arch A[,B]: some of the pipeline's "arches"
     bool native = false;             ///< --native: the native baseline run
     double threshold = 10, share = 80;
@@ -236,6 +238,28 @@ TimeoutMultiplier timeout_multiplier(const RunArgs& a, const Pipeline& pipeline,
     return m;
 }
 
+// The file of this pipeline's own timing history (--history DIR, else the cache dir's
+// run-history/); nullopt with --no-history, or when the cache dir cannot be used (said once).
+std::optional<std::filesystem::path> history_file(const RunArgs& a, const Pipeline& pipeline) {
+    if (a.no_history) {
+        return std::nullopt;
+    }
+    std::filesystem::path dir = a.history;
+    if (dir.empty()) {
+        auto d = default_run_history_dir();
+        if (!d) {
+            spdlog::warn("no timing history kept: {}", cli_spelling(d.error().message()));
+            return std::nullopt;
+        }
+        dir = *d;
+    }
+    std::string variant = a.native ? "native" : "emulated";
+    for (const auto& arch : a.arches) {
+        variant += "," + arch;
+    }
+    return run_history_file(dir, a.pipeline, pipeline.name, variant);
+}
+
 RunnerOptions runner_options(const RunArgs& a, const Pipeline& pipeline) {
     RunnerOptions o;
     o.jobs = a.jobs;
@@ -248,6 +272,9 @@ RunnerOptions runner_options(const RunArgs& a, const Pipeline& pipeline) {
         }
     }
     o.previous = load_report(a.previous);
+    if (const auto file = history_file(a, pipeline)) {
+        o.history = load_run_history(*file); // --previous, when given, wins (the runner)
+    }
     if (!a.job_limit.empty()) {
         o.job_limit =
             static_cast<double>(option_duration("--job-limit", a.job_limit).count()) / 1e3;
@@ -347,7 +374,7 @@ int print_matrix(const Pipeline& pipeline, const RunnerOptions& o, const RunArgs
             throw Failure(Error{"--matrix " + a.matrix, "expected a number of shards or auto",
                                 "e.g. --matrix 4, or --matrix auto --job-limit 6h"});
         }
-        History h = o.previous ? o.previous->history() : History{};
+        History h = o.previous ? o.previous->history() : o.history;
         std::cout << unwrap(ci_matrix_json(pipeline, count, h)) << '\n';
         return 0;
     }
@@ -481,7 +508,13 @@ int run_pipeline(const RunArgs& a) {
             printer->print(s, stream, chunk);
         };
     }
+    const auto history = history_file(a, pipeline);
     Report report = unwrap(Runner(std::move(pipeline), o).run());
+    if (history && !report.interrupted_by) {
+        if (auto saved = save_run_history(*history, report); !saved) {
+            spdlog::warn("timing history not kept: {}", cli_spelling(saved.error().message()));
+        }
+    }
     if (tty) {
         printer->err().write("\r\033[K");
     }
@@ -538,6 +571,13 @@ void add_run(CLI::App& root, Action& action) {
     sub->add_option("--baseline", a->baseline,
                     "Report of a native run: flag steps over --threshold");
     sub->add_option("--previous", a->previous, "Previous report: history, ETA, regressions");
+    auto* history = sub->add_option("--history", a->history,
+                                    "Keep this pipeline's timing history in DIR (default: the "
+                                    "cache dir's run-history/); later runs schedule longest first "
+                                    "from it");
+    sub->add_flag("--no-history", a->no_history,
+                  "Neither read nor keep the timing history (--previous still works)")
+        ->excludes(history);
     sub->add_option("--threshold", a->threshold, "Emulated/native factor that flags (default 10)");
     sub->add_option("--factor-basis", a->factor_basis,
                     "What the factor against --baseline divides: wall (default) or cpu (user + "

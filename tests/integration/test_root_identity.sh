@@ -1,0 +1,143 @@
+#!/bin/bash
+# ctest-tier: root
+# ctest-parts: hello libogg jansson
+# Proof of identity for the native tools of an accelerated root (issue 32): GNU hello and libogg
+# (autotools) and jansson (CMake + Ninja), Debian's sources, each configured, built and checked
+# in an arm64 root twice with Debian's hardening flags (dpkg-buildflags, hardening=+all):
+# fully emulated (--accelerate=none) and with the default --accelerate (the root's sh, sed, grep,
+# awk, m4, coreutils, find, tar, ninja ... run as the host's programs; the compilers as the
+# identity rule decides). The same config.h, the same configure substitutions (config.status's
+# S[...] lines; CMakeCache.txt for CMake), the same objects but for .comment, the same test
+# results. Both builds use the same path inside the root (/src), so no path differs.
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/root.sh"
+root_probe aarch64
+command -v aarch64-linux-gnu-objcopy >/dev/null || skip "no aarch64-linux-gnu-objcopy (binutils-aarch64-linux-gnu)"
+command -v dpkg-buildflags >/dev/null || skip "dpkg-buildflags missing (apt-get install dpkg-dev)"
+
+W=$T/identity
+mkdir -p "$W"
+make_root aarch64 "$W/root"
+
+# The native tools must really be native here, else this proves nothing: the root's dash runs
+# as the host's (x86-64 libc in its maps, no qemu), uname still says aarch64, and no native
+# tool of the shell group was kept emulated by the identity rule.
+view=$("$EMURUN" root run --accelerate "$W/root" -- sh -c 'uname -m
+    grep -q x86_64-linux-gnu/libc /proc/$$/maps && echo host-libc
+    grep -q qemu /proc/$$/maps && echo qemu; true' 2>"$T/view.err" | tr '\n' ' ')
+kept=$(grep -oE '(sh|sed|grep|awk|m4|coreutils|findutils|diffutils|tar|gzip|xz|ninja) kept emulated: [^;]*' "$T/view.err" || true)
+[ -z "$kept" ] || skip "the identity rule keeps native tools emulated here (host and root differ): $kept"
+expect_eq "--accelerate: uname says aarch64, sh is the host's dash (x86-64 libc, no qemu)" \
+    "aarch64 host-libc " "$view"
+
+# Debian's hardening flags for arm64, the file prefix map at the in-root path.
+flags=()
+for v in CFLAGS CPPFLAGS CXXFLAGS LDFLAGS; do
+    val=$(DEB_HOST_ARCH=arm64 DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$v" |
+        sed 's/-ffile-prefix-map=[^ ]*/-ffile-prefix-map=\/src=./')
+    flags+=(--env "$v=$val")
+done
+echo "flags: ${flags[*]}"
+
+# build MODE PROJECT SCRIPT: a fresh copy of PROJECT's source built in the root at /src.
+build() {
+    local acc=$1 dir=$W/$2-$1
+    rm -rf "$dir" && cp -a "$src" "$dir"
+    local s=$SECONDS rc=0
+    "$EMURUN" root run --accelerate="$acc" "${flags[@]}" --bind "$dir:/src" --cwd /src "$W/root" \
+        -- sh -c "$3" >"$W/$2-$acc.log" 2>&1 || rc=$?
+    echo "$2 --accelerate=$acc: exit $rc in $((SECONDS - s)) s"
+    [ "$rc" = 0 ] || { tail -n 40 "$W/$2-$acc.log"; not_ok "$2 built and tested with --accelerate=$acc"; }
+}
+
+# same_objects PROJECT: every object of both builds, without .comment, the same bytes.
+same_objects() {
+    local n=0 same=0 o
+    (cd "$W/$1-none" && find . -name '*.o' | sort) >"$T/objs-none"
+    (cd "$W/$1-default" && find . -name '*.o' | sort) >"$T/objs-default"
+    expect_eq "$1: the same objects made" "$(cat "$T/objs-none")" "$(cat "$T/objs-default")"
+    while read -r o; do
+        n=$((n + 1))
+        aarch64-linux-gnu-objcopy --remove-section .comment "$W/$1-none/$o" "$T/e.o"
+        aarch64-linux-gnu-objcopy --remove-section .comment "$W/$1-default/$o" "$T/a.o"
+        if cmp -s "$T/e.o" "$T/a.o"; then same=$((same + 1)); else echo "differs: $o"; fi
+    done <"$T/objs-none"
+    [ "$n" -gt 0 ] && ok "$1: $n objects compared" || not_ok "$1: no objects"
+    expect_eq "$1: objects identical but for .comment" "$n" "$same"
+}
+
+# same_file PROJECT FILE [FILTER]: FILE of both builds the same (after FILTER, a sed script).
+same_file() {
+    local f=$2 filter=${3:-p}
+    [ -f "$W/$1-none/$f" ] || { not_ok "$1: no $f"; return; }
+    sed -n "$filter" "$W/$1-none/$f" >"$T/f-none"
+    sed -n "$filter" "$W/$1-default/$f" >"$T/f-default"
+    if cmp -s "$T/f-none" "$T/f-default"; then
+        ok "$1: the same $f ($(wc -l <"$T/f-none") lines compared)"
+    else
+        not_ok "$1: $f differs:"
+        diff "$T/f-none" "$T/f-default" | head -n 20
+    fi
+}
+
+# same_results PROJECT REGEX: the lines of the two logs that give test results (sorted: make
+# -j2 check finishes tests in either order; without ctest's times).
+same_results() {
+    grep -E "$2" "$W/$1-none.log" | sed 's/ *[0-9.]* sec$//; s/^ *[0-9]*\/[0-9]* //' | sort >"$T/r-none" || true
+    grep -E "$2" "$W/$1-default.log" | sed 's/ *[0-9.]* sec$//; s/^ *[0-9]*\/[0-9]* //' | sort >"$T/r-default" || true
+    [ -s "$T/r-none" ] && ok "$1: the tests reported ($(wc -l <"$T/r-none") lines)" ||
+        not_ok "$1: no test results in the emulated log"
+    expect_eq "$1: the same test results" "$(cat "$T/r-none")" "$(cat "$T/r-default")"
+}
+
+# The configure substitutions: config.status's S["NAME"]="VALUE" lines.
+subst='/^S\["/p'
+automake_results='^(# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):|(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): )'
+autotools='./configure && make -j2 && make -j2 check'
+
+project() { # NAME: its Debian source, unpacked once in the root cache
+    src=$("$EMURUN_SOURCE_DIR/tools/emurun-sysroot" source --cache "$ROOT_CACHE/apt" \
+        --dir "$ROOT_CACHE/src" "$1" 2>"$T/source.log") || {
+        grep -q 'could not be reached\|Temporary failure' "$T/source.log" &&
+            { skip_part "the Debian archive cannot be reached: $(tail -n1 "$T/source.log")"; return 1; }
+        cat "$T/source.log"; not_ok "emurun-sysroot source $1"; return 1
+    }
+}
+
+part_hello() {
+    project hello || return 0
+    build none hello "$autotools"
+    build default hello "$autotools"
+    same_file hello config.h
+    same_file hello config.status "$subst"
+    same_objects hello
+    same_results hello "$automake_results"
+}
+
+part_libogg() {
+    project libogg || return 0
+    build none libogg "$autotools"
+    build default libogg "$autotools"
+    same_file libogg config.h
+    same_file libogg config.status "$subst"
+    same_file libogg include/ogg/config_types.h
+    same_objects libogg
+    # Its check rule runs test_bitwise and test_framing, which print "Testing ... ok." lines.
+    same_results libogg '(^[Tt]esting |ok\.$|FAIL|[Ee]rror)'
+}
+
+part_jansson() {
+    project jansson || return 0
+    local cmake='cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=None && ninja -C build && ctest --test-dir build'
+    build none jansson "$cmake"
+    build default jansson "$cmake"
+    same_file jansson build/private_include/jansson_private_config.h
+    same_file jansson build/include/jansson_config.h
+    # The cache without its comments (CMAKE_COMMAND and friends name the same in-root paths).
+    same_file jansson build/CMakeCache.txt '/^[^#/]/p'
+    same_objects jansson
+    same_results jansson '(Test +#[0-9]+:|tests passed|tests failed)'
+}
+
+run_parts hello libogg jansson
+finish
