@@ -690,6 +690,10 @@ Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, cons
 
 } // namespace
 
+Result<void> root_detail::check_new_root_dir(const fs::path& dir) {
+    return check_dir(dir);
+}
+
 int root_interrupted_by() {
     return g_interrupted_by;
 }

@@ -155,4 +155,17 @@ struct ProbeObject {
                                            std::string_view root_status,
                                            std::string_view host_status);
 
+/// A new root's directory (create_root's and import_root's rule): a path, absent (and
+/// creatable) or an empty directory that can be written.
+[[nodiscard]] Result<void> check_new_root_dir(const std::filesystem::path& dir);
+
+/// The arch of the root's bin/sh (its symlinks followed inside `dir`), from its ELF header.
+[[nodiscard]] Result<const Arch*> shell_arch(const std::filesystem::path& dir);
+
+/// Apply the layer tarballs `layers` (bottom to top) to the empty directory `dir` (import_root's
+/// rules); `notes` gets what the user should know.
+[[nodiscard]] Result<void> apply_layers(const std::vector<std::filesystem::path>& layers,
+                                        const std::filesystem::path& dir,
+                                        std::vector<std::string>& notes);
+
 } // namespace emurun::root_detail
