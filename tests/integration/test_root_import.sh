@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick run=root
-# ctest-parts: layers hostile run
+# ctest-parts: layers tools hostile run
 # `emurun root import`: images built here by hand (no registry, no container engine) — an OCI
 # image layout of two layers (a whiteout, an opaque directory, gzip), a multi-arch index, a
 # `docker save` archive and a rootfs tarball — become roots with the layers applied in order;
@@ -152,6 +152,38 @@ part_layers() {
         "$EMURUN" root import "$T/oci" "$T/full"
 }
 
+# Images made by Debian's own tools: umoci builds an OCI layout in two layers (the second
+# removes a file and a directory: umoci writes the whiteouts), skopeo turns it into a docker
+# archive; both import to the same tree.
+part_tools() {
+    need_tools umoci skopeo || return 0
+    local L=$T/umoci
+    umoci init --layout "$L"
+    umoci new --image "$L:t"
+    umoci config --image "$L:t" --architecture arm64 --os linux --config.env FOO=umoci \
+        --config.workingdir /work
+    umoci unpack --rootless --image "$L:t" "$T/b1" >/dev/null
+    mkdir -p "$T/b1/rootfs/etc" "$T/b1/rootfs/old"
+    echo keep >"$T/b1/rootfs/etc/keep"
+    echo gone >"$T/b1/rootfs/etc/gone"
+    echo a >"$T/b1/rootfs/old/a"
+    umoci repack --image "$L:t" "$T/b1"
+    umoci unpack --rootless --image "$L:t" "$T/b2" >/dev/null
+    rm -r "$T/b2/rootfs/etc/gone" "$T/b2/rootfs/old"
+    echo added >"$T/b2/rootfs/etc/added"
+    umoci repack --image "$L:t" "$T/b2"
+    skopeo copy --quiet "oci:$L:t" "docker-archive:$T/umoci-docker.tar:t:1"
+    local src
+    for src in "$L" "$T/umoci-docker.tar"; do
+        rm -rf "$T/r-tools"
+        "$EMURUN" root import "$src" "$T/r-tools" 2>"$T/tools.err"
+        expect_contains "$src: two layers" "$(cat "$T/tools.err")" "(2 layers)"
+        expect_eq "$src: umoci's whiteouts applied" "added keep" "$(ls "$T/r-tools/etc" | tr '\n' ' ' | sed 's/ $//')"
+        [ ! -e "$T/r-tools/old" ] && ok "$src: the removed directory is gone" || not_ok "$src: old/ is still there"
+        expect_contains "$src: the Env kept" "$(cat "$T/r-tools/.emurun-image.json")" '"FOO=umoci"'
+    done
+}
+
 # hostile NAME PY: a layer written by Python's tarfile (PY gets `t`, the open TarFile, and the
 # helpers add_file/add_link/add_dir).
 hostile() {
@@ -249,5 +281,5 @@ part_run() {
         "$EMURUN" root import "$T/lying" "$T/r-lying"
 }
 
-run_parts layers hostile run
+run_parts layers tools hostile run
 finish

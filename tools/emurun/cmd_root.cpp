@@ -170,8 +170,9 @@ int run_import(const RootArgs& a) {
         spdlog::info("{}", note);
     }
     std::cerr << "emurun: imported the " << made.arch->name << " " << made.image.source_kind
-              << " image " << a.source << " (" << made.image.layers.size() << " layers) into "
-              << a.dir << "\n";
+              << " image " << a.source << " (" << made.image.layers.size()
+              << (made.image.layers.size() == 1 ? " layer) into " : " layers) into ") << a.dir
+              << "\n";
     if (a.json) {
         std::cout << json_text({{"dir", std::filesystem::absolute(a.dir).string()},
                                 {"arch", made.arch->name},
