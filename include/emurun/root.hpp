@@ -267,9 +267,9 @@ struct RootCreated {
 /// as soon as apt has the mirror's index, before any package is installed; not retried).
 [[nodiscard]] EMURUN_EXPORT Result<RootCreated> create_root(const RootCreateSpec& spec);
 
-/// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted the last create_root or
-/// install_in_root of this process (its error then says "interrupted by ..."), else 0: a
-/// command line exits 128 + it, as a shell does.
+/// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted the last create_root,
+/// install_in_root or import_root of this process (its error then says "interrupted by ..."), else
+/// 0: a command line exits 128 + it, as a shell does.
 [[nodiscard]] EMURUN_EXPORT int root_interrupted_by();
 
 /// apt-get update (when the lists are missing) and apt-get install -y PKGS inside the root.
@@ -326,7 +326,9 @@ struct RootImported {
 /// gets a private /dev); members that hold more bytes than DIR's file system has free. Files
 /// belong to the calling user (root inside the root); setuid and setgid bits of files are
 /// cleared. The arch is the config's `architecture` (for a rootfs tarball: spec.arch, else
-/// that of bin/sh), checked against bin/sh's ELF when there is one.
+/// that of bin/sh), checked against bin/sh's ELF when there is one. A SIGINT, SIGTERM or
+/// SIGHUP while tar or sha256sum runs stops it: an error, nothing left, and
+/// root_interrupted_by() names the signal.
 [[nodiscard]] EMURUN_EXPORT Result<RootImported> import_root(const RootImportSpec& spec);
 
 /// DIR/k_root_image_file of an imported root; std::nullopt for a root without one (created by

@@ -62,6 +62,7 @@ Result<std::string> sha256_of(const fs::path& file) {
     if (run.start_error) {
         return std::unexpected(*run.start_error);
     }
+    root_detail::note_interrupted(run.interrupted_by);
     if (run.interrupted_by != 0 || !run.status.success() || run.out.size() < 64) {
         return fail("sha256sum " + file.string(),
                     run.interrupted_by != 0 ? "interrupted" : run.status.describe());
@@ -212,36 +213,6 @@ Result<FoundImage> find_docker(const fs::path& dir, const RootImportSpec& spec) 
     return img;
 }
 
-/// The names of a tarball's members (tar -t).
-Result<std::vector<std::string>> tar_names(const fs::path& archive, const std::string& what) {
-    detail::CaptureOptions o;
-    o.timeout = std::chrono::hours(1);
-    o.max_output = 256 * 1024 * 1024;
-    o.stop_on_interrupt = true;
-    auto run = EMURUN_TRY(detail::run_captured(
-        Command{.argv = {"tar", "-t", "-P", "--quoting-style=escape", "-f", archive.string()}}, o));
-    if (run.start_error) {
-        return std::unexpected(*run.start_error);
-    }
-    if (run.interrupted_by != 0 || !run.status.success()) {
-        return fail(what, "tar cannot list it (" + run.status.describe() + ")",
-                    "give an OCI image layout directory, a 'docker save' archive or a rootfs "
-                    "tarball");
-    }
-    std::vector<std::string> names;
-    for (std::size_t at = 0; at < run.out.size();) {
-        auto end = run.out.find('\n', at);
-        end = end == std::string::npos ? run.out.size() : end;
-        std::string name = run.out.substr(at, end - at);
-        while (name.starts_with("./")) {
-            name.erase(0, 2);
-        }
-        names.push_back(name);
-        at = end + 1;
-    }
-    return names;
-}
-
 /// A tarball of an image (docker-archive or OCI layout) unpacked into `into`, its members
 /// checked as a layer's are.
 Result<void> unpack_container(const fs::path& archive, const fs::path& into) {
@@ -262,7 +233,7 @@ Result<FoundImage> find_image(const RootImportSpec& spec, const fs::path& work) 
         return find_oci(spec.source, spec);
     }
     EMURUN_TRY(util::open_read(spec.source)); // a missing source says so, not tar
-    const auto names = EMURUN_TRY(tar_names(spec.source, what));
+    const auto names = EMURUN_TRY(root_detail::tar_member_names(spec.source, what));
     const auto has = [&](std::string_view n) { return std::ranges::find(names, n) != names.end(); };
     if (!has("manifest.json") && !has("oci-layout")) {
         FoundImage img;
@@ -382,6 +353,7 @@ Result<const Arch*> oci_platform_arch(const std::string& architecture, const std
 }
 
 Result<RootImported> import_root(const RootImportSpec& spec) {
+    root_detail::note_interrupted(0);
     EMURUN_TRY(root_detail::check_new_root_dir(spec.dir));
     std::error_code ec;
     const fs::path dir = fs::absolute(spec.dir, ec);

@@ -159,8 +159,17 @@ struct ProbeObject {
 /// creatable) or an empty directory that can be written.
 [[nodiscard]] Result<void> check_new_root_dir(const std::filesystem::path& dir);
 
+/// Record `sig` (0: none) as what root_interrupted_by() says about the last create, install
+/// or import.
+void note_interrupted(int sig);
+
 /// The arch of the root's bin/sh (its symlinks followed inside `dir`), from its ELF header.
 [[nodiscard]] Result<const Arch*> shell_arch(const std::filesystem::path& dir);
+
+/// The names of a tarball's members (tar -t -P: as stored), without "./" in front or "/"
+/// behind. Error: tar cannot list it (`what` names the request).
+[[nodiscard]] Result<std::vector<std::string>>
+tar_member_names(const std::filesystem::path& archive, const std::string& what);
 
 /// Apply the layer tarballs `layers` (bottom to top) to the empty directory `dir` (import_root's
 /// rules); `notes` gets what the user should know.

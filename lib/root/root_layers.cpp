@@ -83,6 +83,7 @@ Result<std::string> run_tar(std::vector<std::string> args, const std::string& wh
         return std::unexpected(*run.start_error);
     }
     if (run.interrupted_by != 0) {
+        root_detail::note_interrupted(run.interrupted_by);
         return fail(what, std::string("interrupted by SIG") + ::sigabbrev_np(run.interrupted_by),
                     "nothing was imported");
     }
@@ -327,6 +328,16 @@ std::size_t clear_setid(const fs::path& root) {
 }
 
 } // namespace
+
+Result<std::vector<std::string>> root_detail::tar_member_names(const fs::path& archive,
+                                                               const std::string& what) {
+    auto names = split_lines(
+        EMURUN_TRY(run_tar({"-t", "-P", "--quoting-style=escape", "-f", archive.string()}, what)));
+    for (auto& name : names) {
+        name = normalized(std::move(name));
+    }
+    return names;
+}
 
 Result<void> root_detail::apply_layers(const std::vector<fs::path>& layers, const fs::path& dir,
                                        std::vector<std::string>& notes) {
