@@ -279,13 +279,79 @@ struct RootCreated {
 /// as soon as apt has the mirror's index, before any package is installed; not retried).
 [[nodiscard]] EMURUN_EXPORT Result<RootCreated> create_root(const RootCreateSpec& spec);
 
-/// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted the last create_root or
-/// install_in_root of this process (its error then says "interrupted by ..."), else 0: a
-/// command line exits 128 + it, as a shell does.
+/// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted the last create_root,
+/// install_in_root or import_root of this process (its error then says "interrupted by ..."), else
+/// 0: a command line exits 128 + it, as a shell does.
 [[nodiscard]] EMURUN_EXPORT int root_interrupted_by();
 
 /// apt-get update (when the lists are missing) and apt-get install -y PKGS inside the root.
 [[nodiscard]] EMURUN_EXPORT Result<void> install_in_root(const RootSpec& spec,
                                                          const std::vector<std::string>& packages);
+
+/// The file of an imported root (in its top directory) that keeps the image's run defaults.
+inline constexpr std::string_view k_root_image_file = ".emurun-image.json";
+
+/// Importing a container image as a root (root_import.cpp).
+struct RootImportSpec {
+    /// An OCI image layout directory (oci-layout, index.json, blobs/), a tarball of one, a
+    /// `docker save`/`podman save` archive (manifest.json and layer tars), or a rootfs tarball
+    std::filesystem::path source;
+    std::filesystem::path dir; ///< the new root: absent or an empty directory
+    /// The platform to take from a multi-arch index, and the arch the root must be; nullptr:
+    /// the image's only one (an index of several is an error listing them)
+    const Arch* arch = nullptr;
+    std::string variant; ///< e.g. "v8" of linux/arm64/v8; empty: any
+};
+
+/// An image's run defaults and where the root came from: DIR/k_root_image_file.
+struct RootImage {
+    std::string source_kind;  ///< "oci", "docker-archive" or "rootfs"
+    std::string architecture; ///< the OCI name: "arm64", "ppc64le", ...
+    std::string variant;
+    std::vector<std::string> env; ///< "K=V", in order
+    std::string working_dir;      ///< empty: "/"
+    std::string user;             ///< recorded; root run runs as root (uid 0 of its namespace)
+    std::vector<std::string> entrypoint, cmd;
+    std::vector<std::string> layers; ///< the layers' digests, applied bottom to top
+};
+
+/// The arch an OCI platform's architecture and variant name ("arm64", "arm" + "v7" is armhf,
+/// "ppc64le", "386", ...). Error: an arch emurun does not know.
+[[nodiscard]] EMURUN_EXPORT Result<const Arch*> oci_platform_arch(const std::string& architecture,
+                                                                  const std::string& variant);
+
+/// What import_root made.
+struct RootImported {
+    const Arch* arch = nullptr;
+    RootImage image;
+    std::vector<std::string> notes; ///< facts for the user (e.g. setuid bits cleared: N files)
+};
+
+/// Import `spec.source` into `spec.dir`: the manifest of the chosen platform, its config and
+/// its layers checked against their sha256 digests, the layers applied bottom to top in
+/// DIR's sibling `.DIR.emurun-partial-PID` (whiteouts `.wh.NAME` remove NAME of the layers
+/// below, an opaque `.wh..wh..opq` empties its directory), then renamed to DIR: on any error
+/// nothing is left. Hostile layers are refused before they are extracted, naming the member:
+/// a name that is absolute, holds "..", a control character or a backslash; a member, hard link
+/// target or whiteout whose directory passes through a symlink (of a lower layer or its own);
+/// a directory over a symlink; a device node outside dev/ (those in dev/ are skipped: a root
+/// gets a private /dev); members that hold more bytes than DIR's file system has free. Files
+/// belong to the calling user (root inside the root); setuid and setgid bits of files are
+/// cleared. The arch is the config's `architecture` (for a rootfs tarball: spec.arch, else
+/// that of bin/sh), checked against bin/sh's ELF when there is one. A SIGINT, SIGTERM or
+/// SIGHUP while tar or sha256sum runs stops it: an error, nothing left, and
+/// root_interrupted_by() names the signal.
+[[nodiscard]] EMURUN_EXPORT Result<RootImported> import_root(const RootImportSpec& spec);
+
+/// DIR/k_root_image_file of an imported root; std::nullopt for a root without one (created by
+/// create_root). Error: the file is there but is not what import_root writes.
+[[nodiscard]] EMURUN_EXPORT Result<std::optional<RootImage>>
+read_root_image(const std::filesystem::path& dir);
+
+/// The image's run defaults applied to a run of `spec` (nothing for a root without image):
+/// its Env before spec.env (which wins), its WorkingDir when spec.cwd is unset, and, when
+/// `argv` is empty, Entrypoint followed by Cmd. Error: no command given and the image has none.
+[[nodiscard]] EMURUN_EXPORT Result<void> apply_root_image(RootSpec& spec,
+                                                          std::vector<std::string>& argv);
 
 } // namespace emurun

@@ -701,6 +701,14 @@ Result<void> unpack_root(const BinfmtEntry& entry, const fs::path& tarball, cons
 
 } // namespace
 
+Result<void> root_detail::check_new_root_dir(const fs::path& dir) {
+    return check_dir(dir);
+}
+
+void root_detail::note_interrupted(int sig) {
+    g_interrupted_by = sig;
+}
+
 int root_interrupted_by() {
     return g_interrupted_by;
 }

@@ -180,4 +180,26 @@ struct ProbeObject {
                                            std::string_view root_status,
                                            std::string_view host_status);
 
+/// A new root's directory (create_root's and import_root's rule): a path, absent (and
+/// creatable) or an empty directory that can be written.
+[[nodiscard]] Result<void> check_new_root_dir(const std::filesystem::path& dir);
+
+/// Record `sig` (0: none) as what root_interrupted_by() says about the last create, install
+/// or import.
+void note_interrupted(int sig);
+
+/// The arch of the root's bin/sh (its symlinks followed inside `dir`), from its ELF header.
+[[nodiscard]] Result<const Arch*> shell_arch(const std::filesystem::path& dir);
+
+/// The names of a tarball's members (tar -t -P: as stored), without "./" in front or "/"
+/// behind. Error: tar cannot list it (`what` names the request).
+[[nodiscard]] Result<std::vector<std::string>>
+tar_member_names(const std::filesystem::path& archive, const std::string& what);
+
+/// Apply the layer tarballs `layers` (bottom to top) to the empty directory `dir` (import_root's
+/// rules); `notes` gets what the user should know.
+[[nodiscard]] Result<void> apply_layers(const std::vector<std::filesystem::path>& layers,
+                                        const std::filesystem::path& dir,
+                                        std::vector<std::string>& notes);
+
 } // namespace emurun::root_detail

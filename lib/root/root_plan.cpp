@@ -585,6 +585,10 @@ Result<const Arch*> root_arch(const fs::path& dir) {
                     "it is not a directory (a root is a Debian root's directory)",
                     "create one in a directory of its own with emurun root create");
     }
+    if (auto image = read_root_image(dir); !image || *image) { // an imported root
+        return image ? oci_platform_arch((*image)->architecture, (*image)->variant)
+                     : std::unexpected(image.error());
+    }
     if (!fs::is_directory(dir / "var/lib/dpkg", ec) || !fs::exists(dir / "bin/sh", ec)) {
         return fail(ErrorKind::bad_input, "use " + dir.string() + " as a root",
                     "not a Debian root (no var/lib/dpkg or bin/sh in it)",
@@ -593,6 +597,11 @@ Result<const Arch*> root_arch(const fs::path& dir) {
     if (const std::string deb = first_line(dir / "var/lib/dpkg/arch"); !deb.empty()) {
         return find_arch(deb);
     }
+    return root_detail::shell_arch(dir);
+}
+
+Result<const Arch*> root_detail::shell_arch(const fs::path& dir) {
+    std::error_code ec;
     fs::path sh = dir / "bin/sh";
     for (int i = 0; i < 8 && fs::is_symlink(sh, ec); ++i) {
         const fs::path to = fs::read_symlink(sh, ec);

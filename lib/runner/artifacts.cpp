@@ -4,6 +4,7 @@
 #include "util/file.hpp"
 #include "util/hash.hpp"
 #include "util/json.hpp"
+#include "util/path.hpp"
 
 #include <emurun/artifacts.hpp>
 #include <emurun/json.hpp>
@@ -24,26 +25,10 @@
 namespace emurun {
 namespace {
 
+using util::is_plain_relative;
 using util::Json;
 using util::Place;
 namespace fs = std::filesystem;
-
-// A relative path that stays where it is put: not empty, not absolute, no "." or ".."
-// component, no control character (tar lists one name a line).
-bool is_plain_relative(std::string_view path) {
-    if (path.empty() || path.front() == '/' || path.back() == '/') {
-        return false;
-    }
-    if (std::ranges::any_of(path, [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
-        return false;
-    }
-    for (const auto& part : fs::path(path)) {
-        if (part == "." || part == ".." || part.empty()) {
-            return false;
-        }
-    }
-    return fs::path(path).lexically_normal().string() == path; // "a//b" is not "a/b"
-}
 
 // `path` is `dir` or below it (both relative, lexically normal).
 bool is_at_or_below(std::string_view path, std::string_view dir) {

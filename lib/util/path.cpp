@@ -1,5 +1,6 @@
 #include "util/path.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,6 +50,21 @@ std::optional<fs::path> find_executable(std::string_view name, std::string_view 
 
 std::optional<fs::path> find_executable(std::string_view name) {
     return find_executable(name, path_variable());
+}
+
+bool is_plain_relative(std::string_view path) {
+    if (path.empty() || path.front() == '/' || path.back() == '/') {
+        return false;
+    }
+    if (std::ranges::any_of(path, [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+        return false;
+    }
+    for (const auto& part : std::filesystem::path(path)) {
+        if (part == "." || part == ".." || part.empty()) {
+            return false;
+        }
+    }
+    return std::filesystem::path(path).lexically_normal().string() == path;
 }
 
 } // namespace emurun::util

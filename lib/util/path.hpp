@@ -15,6 +15,11 @@
 
 namespace emurun::util {
 
+/// A relative path that stays where it is put (an archive member's name, a path of an
+/// artifact manifest): not empty, not absolute, no trailing '/', no "." or ".." component, no
+/// control character (tar lists one name a line), lexically normal ("a//b" is not "a/b").
+[[nodiscard]] bool is_plain_relative(std::string_view path);
+
 /// The search list used when PATH is unset (and added by emurun when it sets PATH itself).
 inline constexpr std::string_view k_default_path = "/usr/local/bin:/usr/bin:/bin";
 

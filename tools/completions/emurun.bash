@@ -8,7 +8,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         shim) echo "add list remove" ;;
         sysroot) echo "check fetch source build-dep" ;;
         report) echo "show compare merge" ;;
-        root) echo "create install run" ;;
+        root) echo "create import install run" ;;
         qemu) echo "list fetch" ;;
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
@@ -34,6 +34,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "sysroot source") echo "--dir --mirror --suite --cache --refresh" ;;
         "sysroot build-dep") echo "--arch --dir --mirror --suite --cache --refresh --profiles" ;;
         "root create") echo "--arch --suite --include --mirror --pin-toolchain --json" ;;
+        "root import") echo "--arch --platform --json" ;;
         "root install") echo "--arch --env" ;;
         "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate --allow-revision-mismatch" ;;
         "report show") echo "--format --json --factor-basis --baseline --threshold --log-dir" ;;

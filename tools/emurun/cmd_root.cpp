@@ -30,6 +30,8 @@ struct RootArgs {
     bool allow_revision_mismatch = false;
     bool pin_toolchain = false;
     bool json = false;
+    std::string platform;          ///< import: os/arch[/variant]
+    std::string source;            ///< import: the image
     std::vector<std::string> rest; ///< run: the command; install: the packages
 };
 
@@ -128,6 +130,67 @@ int run_create(const RootArgs& a) {
     return 0;
 }
 
+/// "linux/arm64/v8" (or "arm64"): the arch and variant an import takes from an index.
+void parse_platform(const std::string& text, RootImportSpec& spec) {
+    std::vector<std::string> parts;
+    for (std::size_t at = 0; at <= text.size();) {
+        auto slash = text.find('/', at);
+        slash = slash == std::string::npos ? text.size() : slash;
+        parts.push_back(text.substr(at, slash - at));
+        at = slash + 1;
+    }
+    if (parts.size() > 1 && parts.front() != "linux") {
+        throw Failure(Error{"--platform " + text, "only linux images become roots",
+                            "e.g. --platform linux/arm64"});
+    }
+    if (parts.size() > 1) {
+        parts.erase(parts.begin());
+    }
+    if (parts.size() > 2 || parts.front().empty()) {
+        throw Failure(Error{"--platform " + text, "expected OS/ARCH[/VARIANT]",
+                            "e.g. --platform linux/arm64 or linux/arm/v7"});
+    }
+    const std::string variant = parts.size() == 2 ? parts[1] : "";
+    const Arch* arch = unwrap(oci_platform_arch(parts[0], variant));
+    if (spec.arch != nullptr && spec.arch != arch) {
+        throw Failure(
+            Error{"--platform " + text, "it is not --arch " + spec.arch->name, "give one of them"});
+    }
+    spec.arch = arch;
+    spec.variant = variant;
+}
+
+int run_import(const RootArgs& a) {
+    RootImportSpec spec;
+    spec.source = a.source;
+    spec.dir = a.dir;
+    spec.arch = arch_or_null(a.arch);
+    if (!a.platform.empty()) {
+        parse_platform(a.platform, spec);
+    }
+    const RootImported made = unwrap_interruptible(import_root(spec));
+    for (const auto& note : made.notes) {
+        spdlog::info("{}", note);
+    }
+    std::cerr << "emurun: imported the " << made.arch->name << " " << made.image.source_kind
+              << " image " << a.source << " (" << made.image.layers.size()
+              << (made.image.layers.size() == 1 ? " layer) into " : " layers) into ") << a.dir
+              << "\n";
+    if (a.json) {
+        std::cout << json_text({{"dir", std::filesystem::absolute(a.dir).string()},
+                                {"arch", made.arch->name},
+                                {"source_kind", made.image.source_kind},
+                                {"layers", made.image.layers},
+                                {"env", made.image.env},
+                                {"working_dir", made.image.working_dir},
+                                {"user", made.image.user},
+                                {"entrypoint", made.image.entrypoint},
+                                {"cmd", made.image.cmd}})
+                  << '\n';
+    }
+    return 0;
+}
+
 void add_common(CLI::App* sub, RootArgs& a) {
     sub->add_option("--arch", a.arch, "Expected arch of the root (default: whatever it is)");
     sub->add_option("--env", a.env, "K=V set inside (repeatable)")->allow_extra_args(false);
@@ -152,6 +215,26 @@ void add_create(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs
     sub->callback([&action, a] { action = [a] { return run_create(*a); }; });
 }
 
+void add_import(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
+    auto* sub = parent.add_subcommand(
+        "import", "Import a container image (OCI layout, docker save archive or rootfs "
+                  "tarball) as a root, rootless; its Env, WorkingDir and Entrypoint/Cmd kept "
+                  "for root run");
+    sub->add_option("--arch", a->arch, "The image's arch to take (and expect): aarch64, ...");
+    sub->add_option("--platform", a->platform,
+                    "The platform to take from a multi-arch image: linux/arm64, linux/arm/v7, ...");
+    sub->add_flag("--json", a->json,
+                  "Machine-readable on stdout: {dir, arch, source_kind, layers, env, "
+                  "working_dir, user, entrypoint, cmd}");
+    sub->add_option("source", a->source,
+                    "An OCI image layout directory, a 'docker save' archive or a rootfs tarball")
+        ->required();
+    sub->add_option("dir", a->dir, "The new root's directory (absent or empty)")->required();
+    sub->footer("Example: skopeo copy docker://debian:bookworm oci:img:bookworm && "
+                "emurun root import --platform linux/arm64 img roots/arm64");
+    sub->callback([&action, a] { action = [a] { return run_import(*a); }; });
+}
+
 void add_install(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
     auto* sub = parent.add_subcommand("install", "apt-get install packages inside a root");
     add_common(sub, *a);
@@ -173,7 +256,8 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
         ->allow_extra_args(false);
     sub->add_option("--ro-bind", a->ro_binds, "SRC[:DST] bound read-only (repeatable)")
         ->allow_extra_args(false);
-    sub->add_option("--cwd", a->cwd, "Working directory inside (default /)");
+    sub->add_option("--cwd", a->cwd,
+                    "Working directory inside (default: an imported image's WorkingDir, else /)");
     sub->add_flag("--accelerate{default}", a->accelerate,
                   "Run the root's compilers and binutils as the host's cross toolchain: "
                   "--accelerate (all it has), --accelerate=gcc,g++,ld,ar,nm,ranlib (compilers "
@@ -195,11 +279,12 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
             if (!cmd.empty() && cmd.front() == "--") { // CLI11 keeps it in a nested subcommand
                 cmd.erase(cmd.begin());
             }
+            RootSpec spec = make_spec(*a);
+            unwrap(apply_root_image(spec, cmd)); // an imported root's Env, WorkingDir, Cmd
             if (cmd.empty()) {
                 throw Failure(Error{"emurun root run", "no command given",
                                     "emurun root run DIR -- CMD ARGS"});
             }
-            const RootSpec spec = make_spec(*a);
             if (spec.accelerate.allow_revision_mismatch &&
                 spec.accelerate.mode == Acceleration::Mode::none) {
                 spdlog::warn("--allow-revision-mismatch without --accelerate allows nothing: "
@@ -222,6 +307,7 @@ void add_root(CLI::App& root, Action& action) {
                                             "(accelerated: native cross compilers)");
     sub->require_subcommand(1);
     add_create(*sub, action, args);
+    add_import(*sub, action, args);
     add_install(*sub, action, args);
     add_run_cmd(*sub, action, args);
 }

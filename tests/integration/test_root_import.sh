@@ -1,0 +1,285 @@
+#!/bin/bash
+# ctest-tier: quick run=root
+# ctest-parts: layers tools hostile run
+# `emurun root import`: images built here by hand (no registry, no container engine) — an OCI
+# image layout of two layers (a whiteout, an opaque directory, gzip), a multi-arch index, a
+# `docker save` archive and a rootfs tarball — become roots with the layers applied in order;
+# crafted layers (a member "../..", an absolute symlink then a file through it, in one layer or
+# across two, a hard link through a symlink, a device node, a damaged digest) are refused with
+# nothing left behind. `run`: an arm64 root made from the shared cached root's dash and libc runs
+# `uname -m` as aarch64 and honours the image's Env, WorkingDir and Cmd.
+. "$(dirname "$0")/lib/common.sh"
+
+# expect_refused LABEL NEEDLE DIR CMD...: exit 125, NEEDLE in the message, DIR and no partial
+# directory beside it left.
+expect_refused() {
+    local label=$1 needle=$2 dir=$3 rc=0 err
+    shift 3
+    err=$("$@" 2>&1) || rc=$?
+    expect_eq "$label: exit 125" 125 "$rc"
+    expect_contains "$label: says why" "$err" "$needle"
+    if [ -e "$dir" ] || compgen -G "$(dirname "$dir")/.$(basename "$dir").emurun-*" >/dev/null; then
+        not_ok "$label: left $(ls -d "$dir" "$(dirname "$dir")/.$(basename "$dir")".emurun-* 2>/dev/null)"
+    else
+        ok "$label: nothing left"
+    fi
+}
+
+# blob LAYOUT FILE: FILE stored as LAYOUT's blob; prints "DIGEST SIZE".
+blob() {
+    local hex size
+    hex=$(sha256sum "$2" | cut -d' ' -f1)
+    size=$(stat -c %s "$2")
+    mkdir -p "$1/blobs/sha256"
+    cp "$2" "$1/blobs/sha256/$hex"
+    echo "sha256:$hex $size"
+}
+
+# det_tar OUT DIR NAMES...: a reproducible tar of NAMES in DIR.
+det_tar() {
+    local out=$1 dir=$2
+    shift 2
+    tar -C "$dir" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf "$out" "$@"
+}
+
+# oci_layout LAYOUT ARCHES CONFIG_EXTRA LAYER...: an OCI layout whose index has one manifest
+# per arch of ARCHES (the same layers), each config with CONFIG_EXTRA's Env/WorkingDir/Cmd.
+oci_layout() {
+    local layout=$1 arches=$2 extra=$3 a d s layers="" diffs="" manifests="" cfg man l
+    shift 3
+    mkdir -p "$layout"
+    echo '{"imageLayoutVersion":"1.0.0"}' >"$layout/oci-layout"
+    for l in "$@"; do
+        read -r d s <<<"$(blob "$layout" "$l")"
+        local type=application/vnd.oci.image.layer.v1.tar
+        case $l in *.gz) type=$type+gzip ;; esac
+        layers+="${layers:+,}{\"mediaType\":\"$type\",\"digest\":\"$d\",\"size\":$s}"
+        diffs+="${diffs:+,}\"sha256:$( (case $l in *.gz) gzip -dc "$l" ;; *) cat "$l" ;; esac) | sha256sum | cut -d' ' -f1)\""
+    done
+    for a in $arches; do
+        cfg=$T/config-$a.json man=$T/manifest-$a.json
+        printf '{"architecture":"%s","os":"linux","config":{%s},"rootfs":{"type":"layers","diff_ids":[%s]}}' \
+            "$a" "$extra" "$diffs" >"$cfg"
+        read -r d s <<<"$(blob "$layout" "$cfg")"
+        printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"%s","size":%s},"layers":[%s]}' \
+            "$d" "$s" "$layers" >"$man"
+        read -r d s <<<"$(blob "$layout" "$man")"
+        manifests+="${manifests:+,}{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"$d\",\"size\":$s,\"platform\":{\"os\":\"linux\",\"architecture\":\"$a\"}}"
+    done
+    echo "{\"schemaVersion\":2,\"manifests\":[$manifests]}" >"$layout/index.json"
+}
+
+EXTRA='"Env":["PATH=/usr/bin:/bin","FOO=from-image"],"WorkingDir":"/work","Cmd":["/bin/sh","-c","echo cmd-ran in $PWD"]'
+
+# The two test layers: the base (etc/keep, etc/gone, old/{a,b}, a symlink), and the top one
+# that whites out etc/gone, makes old/ opaque (only old/c stays) and adds etc/added.
+make_layers() {
+    local base=$T/l1 top=$T/l2
+    mkdir -p "$base/etc" "$base/old" "$base/work" "$base/tmp" "$base/proc" "$base/dev" "$base/sys" "$base/root"
+    echo keep >"$base/etc/keep"
+    echo gone >"$base/etc/gone"
+    echo a >"$base/old/a"
+    echo b >"$base/old/b"
+    ln -s etc/keep "$base/keep-link"
+    det_tar "$T/layer1.tar" "$base" .
+    mkdir -p "$top/etc" "$top/old"
+    : >"$top/etc/.wh.gone"
+    : >"$top/old/.wh..wh..opq"
+    echo c >"$top/old/c"
+    echo added >"$top/etc/added"
+    det_tar "$T/layer2.tar" "$top" .
+    gzip -9n <"$T/layer2.tar" >"$T/layer2.tar.gz"
+}
+
+# check_tree LABEL DIR: the two layers applied.
+check_tree() {
+    local d=$2
+    expect_eq "$1: a base file kept" keep "$(cat "$d/etc/keep")"
+    expect_eq "$1: the top layer's file" added "$(cat "$d/etc/added")"
+    [ ! -e "$d/etc/gone" ] && ok "$1: the whiteout removed etc/gone" || not_ok "$1: etc/gone is still there"
+    expect_eq "$1: the opaque dir holds only the top layer's" c "$(ls "$d/old")"
+    [ ! -e "$d/etc/.wh.gone" ] && [ ! -e "$d/old/.wh..wh..opq" ] && ok "$1: no whiteout file unpacked" ||
+        not_ok "$1: a whiteout file was unpacked"
+    expect_eq "$1: a symlink kept" etc/keep "$(readlink "$d/keep-link")"
+    expect_eq "$1: the arch recorded" arm64 "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["architecture"])' "$d/.emurun-image.json")"
+}
+
+part_layers() {
+    need_tools python3 gzip sha256sum || return 0
+    make_layers
+    oci_layout "$T/oci" arm64 "$EXTRA" "$T/layer1.tar" "$T/layer2.tar.gz"
+    "$EMURUN" root import "$T/oci" "$T/r-oci" --json >"$T/oci.json"
+    check_tree "OCI layout" "$T/r-oci"
+    expect_contains "OCI: --json names the env" "$(cat "$T/oci.json")" '"FOO=from-image"'
+    expect_eq "OCI: the image file keeps WorkingDir" /work \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["working_dir"])' "$T/r-oci/.emurun-image.json")"
+
+    # A tarball of the layout imports the same.
+    tar -C "$T/oci" -cf "$T/oci.tar" .
+    "$EMURUN" root import "$T/oci.tar" "$T/r-ocitar"
+    check_tree "OCI layout tarball" "$T/r-ocitar"
+
+    # A multi-arch index: ambiguous without a platform, then each platform by --platform/--arch.
+    oci_layout "$T/multi" "arm64 ppc64le" "$EXTRA" "$T/layer1.tar" "$T/layer2.tar.gz"
+    expect_refused "multi-arch without a platform" "linux/arm64, linux/ppc64le" "$T/r-multi" \
+        "$EMURUN" root import "$T/multi" "$T/r-multi"
+    "$EMURUN" root import --platform linux/ppc64le "$T/multi" "$T/r-ppc"
+    expect_eq "--platform linux/ppc64le takes that manifest" ppc64le \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["architecture"])' "$T/r-ppc/.emurun-image.json")"
+    "$EMURUN" root import --arch aarch64 "$T/multi" "$T/r-arm"
+    check_tree "--arch aarch64 of a multi-arch index" "$T/r-arm"
+    expect_refused "a platform the index lacks" "has no manifest for s390x" "$T/r-s390x" \
+        "$EMURUN" root import --platform linux/s390x "$T/multi" "$T/r-s390x"
+
+    # A docker save archive: manifest.json, config, uncompressed layers checked by diff_ids.
+    mkdir -p "$T/docker/l1" "$T/docker/l2"
+    cp "$T/layer1.tar" "$T/docker/l1/layer.tar"
+    cp "$T/layer2.tar" "$T/docker/l2/layer.tar"
+    cp "$T/config-arm64.json" "$T/docker/config.json"
+    echo '[{"Config":"config.json","RepoTags":["t:1"],"Layers":["l1/layer.tar","l2/layer.tar"]}]' \
+        >"$T/docker/manifest.json"
+    tar -C "$T/docker" -cf "$T/docker.tar" .
+    "$EMURUN" root import "$T/docker.tar" "$T/r-docker"
+    check_tree "docker archive" "$T/r-docker"
+
+    # A plain rootfs tarball: one layer, the arch named.
+    "$EMURUN" root import --arch aarch64 "$T/layer1.tar" "$T/r-rootfs"
+    expect_eq "rootfs tarball unpacked" keep "$(cat "$T/r-rootfs/etc/keep")"
+    expect_refused "rootfs tarball without arch or bin/sh" "no image config and no bin/sh" \
+        "$T/r-rootfs2" "$EMURUN" root import "$T/layer1.tar" "$T/r-rootfs2"
+    mkdir -p "$T/full/x"
+    expect_refused "into a directory that is not empty" "not an empty directory" "$T/full/y" \
+        "$EMURUN" root import "$T/oci" "$T/full"
+}
+
+# Images made by Debian's own tools: umoci builds an OCI layout in two layers (the second
+# removes a file and a directory: umoci writes the whiteouts), skopeo turns it into a docker
+# archive; both import to the same tree.
+part_tools() {
+    need_tools umoci skopeo || return 0
+    local L=$T/umoci
+    umoci init --layout "$L"
+    umoci new --image "$L:t"
+    umoci config --image "$L:t" --architecture arm64 --os linux --config.env FOO=umoci \
+        --config.workingdir /work
+    umoci unpack --rootless --image "$L:t" "$T/b1" >/dev/null
+    mkdir -p "$T/b1/rootfs/etc" "$T/b1/rootfs/old"
+    echo keep >"$T/b1/rootfs/etc/keep"
+    echo gone >"$T/b1/rootfs/etc/gone"
+    echo a >"$T/b1/rootfs/old/a"
+    umoci repack --image "$L:t" "$T/b1"
+    umoci unpack --rootless --image "$L:t" "$T/b2" >/dev/null
+    rm -r "$T/b2/rootfs/etc/gone" "$T/b2/rootfs/old"
+    echo added >"$T/b2/rootfs/etc/added"
+    umoci repack --image "$L:t" "$T/b2"
+    skopeo copy --quiet "oci:$L:t" "docker-archive:$T/umoci-docker.tar:t:1"
+    local src
+    for src in "$L" "$T/umoci-docker.tar"; do
+        rm -rf "$T/r-tools"
+        "$EMURUN" root import "$src" "$T/r-tools" 2>"$T/tools.err"
+        expect_contains "$src: two layers" "$(cat "$T/tools.err")" "(2 layers)"
+        expect_eq "$src: umoci's whiteouts applied" "added keep" "$(ls "$T/r-tools/etc" | tr '\n' ' ' | sed 's/ $//')"
+        [ ! -e "$T/r-tools/old" ] && ok "$src: the removed directory is gone" || not_ok "$src: old/ is still there"
+        expect_contains "$src: the Env kept" "$(cat "$T/r-tools/.emurun-image.json")" '"FOO=umoci"'
+    done
+}
+
+# hostile NAME PY: a layer written by Python's tarfile (PY gets `t`, the open TarFile, and the
+# helpers add_file/add_link/add_dir).
+hostile() {
+    python3 - "$T/$1.tar" "$2" <<'EOF'
+import io, sys, tarfile
+def add(t, name, type=tarfile.REGTYPE, data=b"", link="", mode=0o644):
+    i = tarfile.TarInfo(name); i.type = type; i.linkname = link; i.mode = mode; i.size = len(data)
+    t.addfile(i, io.BytesIO(data) if data else None)
+with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as t:
+    exec(sys.argv[2])
+EOF
+}
+
+part_hostile() {
+    need_tools python3 sha256sum || return 0
+    local outside=$T/outside
+    mkdir -p "$outside"
+    hostile dotdot 'add(t, "../../etc/x", data=b"x")'
+    oci_layout "$T/h-dotdot" arm64 "" "$T/dotdot.tar"
+    expect_refused "a member ../../etc/x" "holds \"..\"" "$T/r1" "$EMURUN" root import "$T/h-dotdot" "$T/r1"
+
+    hostile abs 'add(t, "/abs", data=b"x")'
+    oci_layout "$T/h-abs" arm64 "" "$T/abs.tar"
+    expect_refused "an absolute member" "is absolute" "$T/r2" "$EMURUN" root import "$T/h-abs" "$T/r2"
+
+    hostile linkthen "add(t, 'evil', tarfile.SYMTYPE, link='$outside'); add(t, 'evil/pwned', data=b'x')"
+    oci_layout "$T/h-same" arm64 "" "$T/linkthen.tar"
+    expect_refused "absolute symlink then a file through it" "through the symlink 'evil' of the same layer" \
+        "$T/r3" "$EMURUN" root import "$T/h-same" "$T/r3"
+
+    hostile link1 "add(t, 'evil', tarfile.SYMTYPE, link='$outside')"
+    hostile through2 "add(t, 'evil/pwned', data=b'x')"
+    oci_layout "$T/h-two" arm64 "" "$T/link1.tar" "$T/through2.tar"
+    expect_refused "a file through a lower layer's symlink" "of a lower layer" \
+        "$T/r4" "$EMURUN" root import "$T/h-two" "$T/r4"
+
+    hostile dirover "add(t, 'evil', tarfile.DIRTYPE, mode=0o777)"
+    oci_layout "$T/h-dir" arm64 "" "$T/link1.tar" "$T/dirover.tar"
+    expect_refused "a directory over a lower layer's symlink" "of a lower layer" \
+        "$T/r5" "$EMURUN" root import "$T/h-dir" "$T/r5"
+
+    hostile hardout "add(t, 'evil', tarfile.SYMTYPE, link='$outside'); add(t, 'h', tarfile.LNKTYPE, link='evil/secret')"
+    oci_layout "$T/h-hard" arm64 "" "$T/hardout.tar"
+    expect_refused "a hard link through a symlink" "through the symlink 'evil'" \
+        "$T/r6" "$EMURUN" root import "$T/h-hard" "$T/r6"
+
+    hostile dev "add(t, 'etc/disk', tarfile.BLKTYPE)"
+    oci_layout "$T/h-dev" arm64 "" "$T/dev.tar"
+    expect_refused "a device node outside dev/" "device node outside dev/" \
+        "$T/r7" "$EMURUN" root import "$T/h-dev" "$T/r7"
+
+    hostile whroot "add(t, '.wh.', data=b'')"
+    oci_layout "$T/h-wh" arm64 "" "$T/whroot.tar"
+    expect_refused "a whiteout of no name" "removes no name" "$T/r8" "$EMURUN" root import "$T/h-wh" "$T/r8"
+
+    hostile good 'add(t, "etc/ok", data=b"ok")'
+    oci_layout "$T/h-digest" arm64 "" "$T/good.tar"
+    printf 'X' >>"$(ls "$T"/h-digest/blobs/sha256/* | while read -r f; do tar -tf "$f" >/dev/null 2>&1 && echo "$f"; done | head -n1)"
+    expect_refused "a layer whose digest does not match" "as the image says" \
+        "$T/r9" "$EMURUN" root import "$T/h-digest" "$T/r9"
+
+    expect_eq "nothing was written outside" "" "$(ls -A "$outside")"
+}
+
+part_run() {
+    local cache=${EMURUN_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/roots} tarball
+    tarball=$(compgen -G "$cache/emurun/roots/arm64-bookworm-*.tar" | head -n1 || true)
+    [ -n "$tarball" ] || { skip_part "no cached arm64 root (integration.root_create makes it)"; return 0; }
+    need_tools python3 qemu-aarch64-static sha256sum || return 0
+    unshare --user --map-root-user --mount sh -c \
+        'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null ||
+        { skip_part "no binfmt_misc in a user namespace here (needs Linux >= 6.7)"; return 0; }
+    # A tiny arm64 root: dash, uname and libc from the cached Debian root.
+    local base=$T/arm
+    mkdir -p "$base"
+    tar -C "$base" -xf "$tarball" ./usr/bin/dash ./usr/bin/uname \
+        ./usr/lib/aarch64-linux-gnu/libc.so.6 ./usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1 \
+        ./usr/lib/ld-linux-aarch64.so.1
+    ln -s dash "$base/usr/bin/sh"
+    ln -s usr/bin "$base/bin"
+    ln -s usr/lib "$base/lib"
+    mkdir -p "$base/etc" "$base/work" "$base/tmp" "$base/proc" "$base/dev" "$base/sys" "$base/root"
+    det_tar "$T/arm.tar" "$base" .
+    oci_layout "$T/arm-oci" arm64 "$EXTRA" "$T/arm.tar"
+    "$EMURUN" root import "$T/arm-oci" "$T/r-arm"
+    expect_eq "uname -m in the imported root" aarch64 "$("$EMURUN" root run "$T/r-arm" -- uname -m)"
+    expect_eq "the image's Env and WorkingDir" "from-image /work" \
+        "$("$EMURUN" root run "$T/r-arm" -- /bin/sh -c 'echo $FOO $(pwd)')"
+    expect_eq "--env and --cwd win over the image's" "mine /tmp" \
+        "$("$EMURUN" root run --env FOO=mine --cwd /tmp "$T/r-arm" -- /bin/sh -c 'echo $FOO $(pwd)')"
+    expect_eq "no command: the image's Cmd" "cmd-ran in /work" "$("$EMURUN" root run "$T/r-arm")"
+    # The arch is checked against the binaries: an amd64 config over arm64 binaries is refused.
+    oci_layout "$T/lying" amd64 "" "$T/arm.tar"
+    expect_refused "a config whose arch the binaries contradict" "bin/sh is aarch64" "$T/r-lying" \
+        "$EMURUN" root import "$T/lying" "$T/r-lying"
+}
+
+run_parts layers tools hostile run
+finish
