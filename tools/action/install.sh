@@ -58,7 +58,7 @@ install_source() {
         cmake -S "$root" -B "$build" $gen -DCMAKE_BUILD_TYPE=Release -DEMURUN_BUILD_TESTS=OFF
     fi
     cmake --build "$build" --parallel "$(nproc)" --target emurun_cli emurun_man_pages emurun_deb_changelog
-    in_prefix cmake --install "$build" --prefix "$prefix" --component runtime
+    in_prefix cmake --install "$build" --prefix "$prefix" # everything the release tarball holds, toolchain files too
     echo "::endgroup::"
 }
 

@@ -6,7 +6,7 @@
 # spec or mirror is never used for this one. Source after common.sh.
 ROOT_CACHE=${EMURUN_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/roots}
 # One spec for every suite, so one tarball serves them all.
-ROOT_INCLUDE=python3-dev,python3-setuptools,python3-wheel,python3-pip,cmake,ninja-build
+ROOT_INCLUDE=python3-dev,python3-setuptools,python3-wheel,python3-pip
 
 # The Debian mirror this machine's apt uses (host:port of its first URI), for the probe.
 mirror_hostport() {
