@@ -248,7 +248,7 @@ std::optional<std::filesystem::path> history_file(const RunArgs& a, const Pipeli
     if (dir.empty()) {
         auto d = default_run_history_dir();
         if (!d) {
-            spdlog::warn("no timing history kept: {}", cli_spelling(d.error().message()));
+            spdlog::warn("no timing history kept: {}", error_text(d.error()));
             return std::nullopt;
         }
         dir = *d;
@@ -512,7 +512,7 @@ int run_pipeline(const RunArgs& a) {
     Report report = unwrap(Runner(std::move(pipeline), o).run());
     if (history && !report.interrupted_by) {
         if (auto saved = save_run_history(*history, report); !saved) {
-            spdlog::warn("timing history not kept: {}", cli_spelling(saved.error().message()));
+            spdlog::warn("timing history not kept: {}", error_text(saved.error()));
         }
     }
     if (tty) {
