@@ -165,6 +165,9 @@ assert all(s["baseline_wall"] is not None for s in steps if s["name"].startswith
 PY
     # Each CI file's jobs, in the project as the page left it but without the reports and logs
     # (the build trees stay: the jobs' cmake runs are then incremental).
+    # The GitLab job installs emurun from a release tarball's URL: this tree's install as one.
+    tar -C "$T" -czf "$T/emurun-release.tar.gz" prefix
+    export EMURUN_TARBALL_URL=file://$T/emurun-release.tar.gz
     for f in .github/workflows/arches.yml .gitlab-ci.yml Jenkinsfile; do
         name=ci-$(basename "$f" | tr -c 'a-zA-Z0-9\n' '-')
         (cd "$d" && rm -rf native.json report.* emurun-report.json emurun-junit.xml emurun-logs)
