@@ -88,6 +88,12 @@ PY
     else
         not_ok "inspect --json exited $rc: $(head -c 300 err.txt)"
     fi
+    # One file that is no ELF among others: the others are still shown, the bad one named.
+    printf 'int main;\n' >f.c
+    rc=0; "$EMURUN" inspect /bin/true f.c /bin/ls >out.txt 2>err.txt || rc=$?
+    expect_eq "inspect of a non-ELF among ELF files: 125" 125 "$rc"
+    expect_contains "...the ELF files still shown" "$(cat out.txt)" "/bin/ls: x86_64"
+    expect_contains "...the bad one named" "$(cat err.txt)" "f.c"
 }
 
 part_merge() {

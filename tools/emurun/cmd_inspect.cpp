@@ -52,7 +52,28 @@ void print_human(const Inspection& in) {
     }
 }
 
+/// Each file as it is inspected, a file that cannot be (not ELF, unreadable) said on stderr
+/// without keeping the others from being shown; exit 125 then. --json stays all or nothing.
+int inspect_each(const InspectArgs& a) {
+    bool missing = false, refused = false;
+    for (const auto& f : a.files) {
+        auto r = inspect_binary(f, to_paths(a.sysroots));
+        if (!r) {
+            std::cout.flush();
+            std::cerr << "emurun: error: " << error_text(r.error()) << '\n';
+            refused = true;
+            continue;
+        }
+        missing = missing || !r->links.complete();
+        print_human(*r);
+    }
+    return refused ? k_exit_failure : missing ? 1 : 0;
+}
+
 int run_inspect(const InspectArgs& a) {
+    if (!a.json) {
+        return inspect_each(a);
+    }
     std::vector<Inspection> results;
     for (const auto& f : a.files) {
         results.push_back(unwrap(inspect_binary(f, to_paths(a.sysroots))));
