@@ -29,6 +29,15 @@ constexpr StepStatus k_statuses[] = {
     StepStatus::timed_out, StepStatus::skipped, StepStatus::interrupted,
     StepStatus::not_run,   StepStatus::reused,  StepStatus::resource_limit};
 
+/// A mismatch's tool: a program's file name (the toolchain groups and the native tools).
+bool is_tool_name(std::string_view name) {
+    return !name.empty() && name.size() <= 64 && name != "." && name != ".." &&
+           std::ranges::all_of(name, [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '+' || c == '-';
+           });
+}
+
 Json flags_json(const std::vector<Flag>& flags) {
     Json out = Json::array();
     for (const auto& f : flags) {
@@ -110,8 +119,9 @@ Result<std::vector<ToolchainMismatch>> mismatches_from(const Json& j, const Plac
             auto v = EMURUN_TRY(util::get_string(list[i][key], e.key(key)));
             *into = v;
         }
-        if (m.tool != "gcc" && m.tool != "g++" && m.tool != "cpp" && m.tool != "binutils") {
-            return e.key("tool").fail("expected gcc, g++, cpp or binutils, got \"" + m.tool + "\"");
+        if (!is_tool_name(m.tool)) {
+            return e.key("tool").fail("expected a program's name (gcc, g++, cpp, binutils or a "
+                                      "native tool such as xz), got \"" + m.tool + "\"");
         }
         const Json probe = list[i].value("probe", Json(nullptr));
         if (!probe.is_null()) { // "" in reports of older versions: it did not run

@@ -318,8 +318,9 @@ void drop_refused(RootPlan& plan, std::vector<std::string>& names, std::set<std:
     if (follow) {
         refused.insert({"gcc", "g++", "binutils"});
         auto it = std::ranges::find_if(plan.mismatches, [&](const ToolMismatch& m) {
-            return !m.accelerated && (compiler_refused ? m.identity.tool != "binutils"
-                                                       : m.identity.tool == "binutils");
+            const std::string& t = m.identity.tool;
+            return !m.accelerated &&
+                   (compiler_refused ? t == "gcc" || t == "g++" : t == "binutils");
         });
         if (it != plan.mismatches.end()) {
             it->company_follows = true;

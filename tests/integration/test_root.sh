@@ -115,7 +115,10 @@ escape=/tmp/emurun-escape-$$
 # refused_bind NAME EXPECTED SPEC: `root run --bind SPEC` of the root without gcc is refused,
 # naming EXPECTED.
 refused_bind() { expect_refused "$1" "$2" "$EMURUN" root run --bind "$3" "$T/nogcc" -- true; }
-refused_bind "bind of an empty path" "empty path" ''
+# An empty --bind value is a usage error, as for every option but --accelerate (exit 2).
+rc=0; err=$("$EMURUN" root run --bind '' "$T/nogcc" -- true 2>&1) || rc=$?
+expect_eq "bind of an empty value: exit 2 (usage)" 2 "$rc"
+expect_contains "bind of an empty value: says why" "$err" "--bind: an empty value"
 refused_bind "bind ':'" "empty path" :
 refused_bind "bind to an empty destination" "empty path" "$T/work:"
 refused_bind "bind with '..' in the destination" "'..'" "$T/work:/../../..$escape"

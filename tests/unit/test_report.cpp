@@ -465,9 +465,11 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     CHECK(refused(missing).find("toolchain_mismatches[0].host_source: missing") !=
           std::string::npos);
     auto tool = j;
-    tool["steps"][0]["toolchain_mismatches"][0]["tool"] = "clang";
-    CHECK(refused(tool).find("tool: expected gcc, g++, cpp or binutils, got \"clang\"") !=
-          std::string::npos);
+    tool["steps"][0]["toolchain_mismatches"][0]["tool"] = "../gcc";
+    CHECK(refused(tool).find("tool: expected a program's name (gcc, g++, cpp, binutils or a "
+                             "native tool such as xz), got \"../gcc\"") != std::string::npos);
+    tool["steps"][0]["toolchain_mismatches"][0]["tool"] = "xz"; // a native tool kept emulated
+    CHECK(refused(tool) == "accepted");
     auto unnamed = j;
     unnamed["steps"][0]["acceleration"] = "";
     CHECK(refused(unnamed).find("steps[0].acceleration: is empty") != std::string::npos);
