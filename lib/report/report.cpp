@@ -29,9 +29,9 @@ constexpr StepStatus k_statuses[] = {
     StepStatus::timed_out, StepStatus::skipped, StepStatus::interrupted,
     StepStatus::not_run,   StepStatus::reused,  StepStatus::resource_limit};
 
-/// A mismatch's tool: a program's file name (the toolchain groups and the native tools).
+/// A mismatch's tool: a program's file name, the schema's pattern (toolchain groups, native tools).
 bool is_tool_name(std::string_view name) {
-    return !name.empty() && name.size() <= 64 && name != "." && name != ".." &&
+    return !name.empty() && name.size() <= 64 &&
            std::ranges::all_of(name, [](char c) {
                return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '.' || c == '_' || c == '+' || c == '-';
