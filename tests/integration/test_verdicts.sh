@@ -55,10 +55,12 @@ import json, sys
 t = sys.argv[1]
 def rep(emulation, wall, tests):
     return {"schema_version": 1, "pipeline": "p", "started": "2026-01-01T00:00:00Z", "wall": wall,
-            "host_arch": "x86_64", "steps": [{"name": "test", "kind": "test", "arch": "aarch64",
-            "emulation": emulation, "status": "passed", "exit_code": 0, "wall": wall,
-            "user": wall / 2, "sys": 0, "max_rss_kib": 1, "log": "", "message": "",
-            "tests": tests}]}
+            "host_arch": "x86_64", "shard": {"index": 1, "count": 1}, "job_limit": None,
+            "interrupted_by": None, "flags": [],
+            "steps": [{"name": "test", "kind": "test", "arch": "aarch64",
+            "emulation": emulation, "status": "passed", "exit_code": 0, "signal": None,
+            "wall": wall, "user": wall / 2, "sys": 0, "max_rss_kib": 1, "budget": None,
+            "baseline_wall": None, "log": "", "message": "", "flags": [], "tests": tests}]}
 emu = rep("exec", 30, [{"name": "t", "classname": "c", "time": 2, "status": "passed", "message": ""}])
 nat = rep("native", 2, [{"name": "t", "classname": "c", "time": 0.1, "status": "passed", "message": ""}])
 json.dump(emu, open(t + "/emulated.json", "w"))
