@@ -13,6 +13,7 @@ Json lookup_json(const LibraryLookup& l) {
     j["path"] = l.path ? Json(l.path->string()) : Json(nullptr);
     if (!l.package_hint.empty()) {
         j["package"] = l.package_hint;
+        j["package_guessed"] = l.package_guessed;
     }
     return j;
 }

@@ -52,6 +52,12 @@ TEST_CASE("sysroot: guesses Debian packages by name and policy") {
     CHECK(guess_package("libfoo2.so.1.4", arch("aarch64")) == "libfoo2-1:arm64");
     CHECK(guess_package("/lib/ld64.so.1", arch("s390x")) == "libc6:s390x");
     CHECK(guess_package("weird", arch("s390x")).empty());
+    // Which answers are guesses (said as such by inspect and the missing-library hint).
+    CHECK_FALSE(package_guessed("libz.so.1"));
+    CHECK_FALSE(package_guessed("/lib/ld64.so.1"));
+    CHECK(package_guessed("libprotobuf.so.32"));
+    CHECK(package_guessed("libxml2.so.2")); // "libxml2-2": Debian's package is libxml2
+    CHECK_FALSE(package_guessed("weird"));  // no answer at all
 }
 
 TEST_CASE("sysroot: resolves a dynamic C++ fixture in Debian's cross sysroot" * test::may_skip()) {
