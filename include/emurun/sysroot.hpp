@@ -82,6 +82,11 @@ inspect_binary(const std::filesystem::path& file,
 /// libraries ({name, needed_by, path or null, [package]}), missing, sysroots.
 [[nodiscard]] EMURUN_EXPORT nlohmann::json inspection_json(const Inspection& inspection);
 
+/// Every sysroot a caller named is a directory: a mistyped one is refused as such, not taken as
+/// a sysroot without libraries (exec, inspect, sysroot check).
+[[nodiscard]] EMURUN_EXPORT Result<void>
+check_sysroot_dirs(const std::vector<std::filesystem::path>& sysroots);
+
 /// The Debian package that most likely ships `soname` for `arch` ("libz.so.1" → "zlib1g:arm64"),
 /// or empty if no guess.
 [[nodiscard]] EMURUN_EXPORT std::string guess_package(const std::string& soname, const Arch& arch);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <expected>
 #include <utility>
 
 namespace emurun {
@@ -122,6 +123,29 @@ std::string guess_package(const std::string& soname, const Arch& arch) {
         return pkg;
     }
     return pkg + ":" + arch.debian;
+}
+
+Result<void> check_sysroot_dirs(const std::vector<std::filesystem::path>& sysroots) {
+    for (const auto& root : sysroots) {
+        std::error_code ec;
+        const auto st = std::filesystem::status(root, ec);
+        if (st.type() == std::filesystem::file_type::directory) {
+            continue;
+        }
+        const std::string why = st.type() == std::filesystem::file_type::not_found
+                                    ? "no such directory"
+                                : ec ? ec.message()
+                                     : "not a directory";
+        return std::unexpected(
+            Error{"sysroot " + root.string(), why,
+                  "name a directory holding the target's /lib and /usr/lib, or make one: "
+                  "emurun-sysroot fetch --arch ARCH --dir " +
+                      root.string() + " libc6 PACKAGE...",
+                  st.type() == std::filesystem::file_type::not_found ? ErrorKind::not_found
+                                                                     : ErrorKind::bad_input,
+                  "sysroots"});
+    }
+    return {};
 }
 
 bool package_guessed(const std::string& soname) {

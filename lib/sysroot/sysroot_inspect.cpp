@@ -22,6 +22,7 @@ Json lookup_json(const LibraryLookup& l) {
 
 Result<Inspection> inspect_binary(const std::filesystem::path& file,
                                   const std::vector<std::filesystem::path>& sysroots) {
+    EMURUN_TRY(check_sysroot_dirs(sysroots));
     auto elf = EMURUN_TRY(read_elf(file));
     std::vector<std::filesystem::path> roots = sysroots;
     if (roots.empty() && elf.arch != nullptr) {

@@ -21,6 +21,14 @@ part_inspect() {
     out=$("$EMURUN" inspect --json --sysroot /usr/aarch64-linux-gnu "$T/libf.so") || true
     expect_contains "json linkage" "$out" '"linkage": "shared library"'
     expect_contains "json: not static" "$out" '"static": false'
+    # A --sysroot that is not there is bad input, as exec takes it, not a sysroot without
+    # libraries (review finding, issue 26).
+    rc=0; out=$("$EMURUN" inspect --sysroot "$T/no-such-sysroot" "$T/libf.so" 2>&1) || rc=$?
+    expect_eq "inspect --sysroot of a missing dir: exit 125" 125 "$rc"
+    expect_contains "it names the dir and why" "$out" "sysroot $T/no-such-sysroot: no such directory"
+    rc=0; out=$("$EMURUN" inspect --json --sysroot "$T/lib.c" "$T/libf.so" 2>&1) || rc=$?
+    expect_eq "inspect --json --sysroot of a file: exit 125" 125 "$rc"
+    expect_contains "it says not a directory" "$out" "sysroot $T/lib.c: not a directory"
     printf 'int main(void) { return 0; }\n' >"$T/p.c"
     aarch64-linux-gnu-gcc -static -o "$T/p-static" "$T/p.c"
     out=$("$EMURUN" inspect "$T/p-static" 2>&1) || true
