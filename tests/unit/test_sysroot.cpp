@@ -210,7 +210,8 @@ TEST_CASE("inspect JSON: every field, null for what is absent, package only when
           R"({"arch":"aarch64","class":64,"endianness":"little","file":"out/prog",)"
           R"("interpreter":{"name":"/lib/ld-linux-aarch64.so.1","needed_by":"prog",)"
           R"("path":"/sr/lib/ld-linux-aarch64.so.1"},"libraries":[{"name":"libz.so.1",)"
-          R"("needed_by":"prog","package":"zlib1g:arm64","path":null}],"linkage":"dynamic",)"
+          R"("needed_by":"prog","package":"zlib1g:arm64","package_guessed":false,"path":null}],)"
+          R"("linkage":"dynamic",)"
           R"("machine":183,"machine_arch":null,)"
           R"("missing":["libz.so.1"],"needed":["libz.so.1"],"rpath":[],"runpath":["$ORIGIN"],)"
           R"("soname":null,"static":false,"sysroots":["/sr"],"type":"DYN"})");
