@@ -15,6 +15,7 @@
 #include <string>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <vector>
 
 namespace emurun::detail {
 
@@ -55,6 +56,9 @@ struct CaptureOptions {
     /// too) stops the child: SIGTERM to its process group, SIGKILL after a grace of 2 s. The
     /// signal is taken: Captured::interrupted_by says which, the caller decides what follows.
     bool stop_on_interrupt = false;
+    /// The child's stderr goes into the captured pipe too (what `2>&1` does), else it is
+    /// inherited: for a tool whose message is the caller's error text.
+    bool merge_stderr = false;
 };
 
 /// What a captured run did.
@@ -67,10 +71,16 @@ struct Captured {
     int start_errno = 0;                ///< the errno of start_error (ENOEXEC, ...)
 };
 
-/// Run `cmd` with stdin from /dev/null and stdout captured, stderr inherited, in its own
-/// process group (killed with it at the time limit, or when emurun dies). For short probes.
+/// Run `cmd` with stdin from /dev/null and stdout captured, stderr inherited (or merged), in its
+/// own process group (killed with it at the time limit, or when emurun dies). For short probes.
 /// Errors: bad argv, program not in PATH, pipe/open failures.
 [[nodiscard]] Result<Captured> run_captured(const Command& cmd, const CaptureOptions& options);
+
+/// Debian's tar (from PATH) with `args`, as run_captured runs it with stop_on_interrupt always
+/// on: the one way the library runs tar (artifact archives, image layers). What tar did is the
+/// caller's to tell (status, timed_out, interrupted_by, out). Errors: tar could not start
+/// (not installed, bad argv, pipe/open failures).
+[[nodiscard]] Result<Captured> run_tar(std::vector<std::string> args, CaptureOptions options);
 
 /// What a forked function did.
 struct ForkedRun {
