@@ -1,6 +1,8 @@
-// Private API of the process module, also for binfmt and sandbox: the one way emurun starts a
-// child (Boost.Process v2's POSIX launcher with our child set-up), the one fork without exec,
-// and two small runners built on them for probes. Nothing else in lib/ calls fork or exec.
+// Private API of the process module, also for binfmt, sandbox, root and runner: the one
+// spawn-and-exec (Boost.Process v2's POSIX launcher with child_setup.c's set-up), the one fork
+// without exec, and the small runners built on them (probes, tar). The namespaces' clone and
+// the job slots' posix_spawn are the process module's other two spawners, one job each
+// (ARCHITECTURE.md says which serves what and why). Nothing else in lib/ calls fork or exec.
 #pragma once
 
 #include "process/process_exec.hpp"
@@ -42,7 +44,7 @@ struct ChildSetup {
 
 /// fork() without exec: the child runs `body` and _exit()s with what it returns. Only
 /// async-signal-safe code may run in `body` (the caller may have threads). The caller reaps.
-/// The one fork in emurun outside Boost's launcher: see process_spawn.cpp for why.
+/// The one fork without exec: see process_spawn.cpp for why it is not Boost's.
 [[nodiscard]] Result<pid_t> fork_call(const std::function<int()>& body);
 
 /// wait4(pid) retrying on EINTR: the raw wait status, rusage into `usage` when given.
