@@ -3,6 +3,7 @@ find_program(CLANG_FORMAT_EXE NAMES clang-format clang-format-14)
 if(CLANG_FORMAT_EXE)
   file(GLOB_RECURSE _emurun_fmt_sources CONFIGURE_DEPENDS
        ${CMAKE_CURRENT_SOURCE_DIR}/lib/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/lib/*.hpp
+       ${CMAKE_CURRENT_SOURCE_DIR}/lib/*.c ${CMAKE_CURRENT_SOURCE_DIR}/lib/*.h
        ${CMAKE_CURRENT_SOURCE_DIR}/include/*.hpp
        ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.hpp
        ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.c ${CMAKE_CURRENT_SOURCE_DIR}/tools/*.h

@@ -2,6 +2,7 @@
 // The parent writes the maps (a process cannot map more than its own id into its own
 // namespace); the child waits for them on a pipe, runs the caller's set-up and starts the command.
 #include "process/namespaces.hpp"
+#include "process/child_setup.h"
 #include "process/spawn.hpp"
 #include "util/file.hpp"
 #include "util/self.hpp"
@@ -146,7 +147,7 @@ std::vector<std::string> env_strings(const Command& cmd) {
     return out;
 }
 
-/// The command, as the child of pid 1: default signals, its env, exec (PATH from its env).
+/// The command, as the child of pid 1: default signals and mask, its env, exec (PATH from its env).
 [[noreturn]] void exec_command(const Command& cmd, std::vector<std::string> envs) {
     std::vector<char*> envp;
     for (auto& e : envs) {
@@ -159,9 +160,7 @@ std::vector<std::string> env_strings(const Command& cmd) {
         argv.push_back(a.data());
     }
     argv.push_back(nullptr);
-    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) {
-        std::signal(sig, SIG_DFL);
-    }
+    ecs_default_signals(); // pid 1's are emurun's, and its mask
     environ = envp.data();
     const std::string program = cmd.program ? cmd.program->string() : cmd.argv.front();
     ::execvp(program.c_str(), argv.data());

@@ -147,10 +147,12 @@ Result<Captured> run_captured(const Command& cmd, const CaptureOptions& options)
     auto out = EMURUN_TRY(make_pipe());
     const auto deadline = Clock::now() + options.timeout;
     Interrupts interrupts(options.stop_on_interrupt); // before the spawn: none is lost
-    auto pid = spawn_prepared(*exec, ChildSetup{.new_process_group = true,
-                                                .stdin_fd = null_in.get(),
-                                                .stdout_fd = out.second.get(),
-                                                .parent_death_signal = SIGKILL});
+    auto pid =
+        spawn_prepared(*exec, ChildSetup{.new_process_group = true,
+                                         .stdin_fd = null_in.get(),
+                                         .stdout_fd = out.second.get(),
+                                         .stderr_fd = options.merge_stderr ? out.second.get() : -1,
+                                         .parent_death_signal = SIGKILL});
     out.second.reset();
     Captured result;
     if (!pid) {
@@ -167,6 +169,16 @@ Result<Captured> run_captured(const Command& cmd, const CaptureOptions& options)
     auto status = EMURUN_TRY(reap(*pid));
     result.status = ExitStatus::from_wait_status(status);
     return result;
+}
+
+Result<Captured> run_tar(std::vector<std::string> args, CaptureOptions options) {
+    args.insert(args.begin(), "tar");
+    options.stop_on_interrupt = true;
+    auto run = EMURUN_TRY(run_captured(Command{.argv = std::move(args)}, options));
+    if (run.start_error) {
+        return std::unexpected(*run.start_error);
+    }
+    return run;
 }
 
 Result<ForkedRun> run_forked(const std::function<int(int report_fd)>& body) {

@@ -1,6 +1,8 @@
 // Private: preparing a Command for exec, and how a start failure is recorded and told.
 #pragma once
 
+#include "process/child_setup.h"
+
 #include <emurun/process.hpp>
 
 #include <memory>
@@ -29,16 +31,18 @@ struct PreparedExec {
 [[nodiscard]] Result<std::unique_ptr<PreparedExec>> prepare_exec(const Command& cmd);
 
 /// Which step of starting a child failed. The child-side stages travel to the parent through
-/// the launcher's error pipe (see process_spawn.cpp); the values are part of that encoding.
+/// the launcher's error pipe (see process_spawn.cpp) and the supervisor's report; the values
+/// are child_setup.h's, the one definition both encodings use.
 enum class ExecStage : int {
-    setpgid = 1,
-    dup2 = 2,
-    chdir = 3,
-    execve = 4,
-    prctl = 5,
-    fork = 6,
-    setup = 7,  ///< in emurun, before fork: the launcher's pipe, memory
-    limits = 8, ///< joining the child's cgroups, setting its rlimits (ResourceLimits)
+    setpgid = ecs_stage_setpgid,
+    dup2 = ecs_stage_dup2,
+    chdir = ecs_stage_chdir,
+    execve = ecs_stage_execve,
+    prctl = ecs_stage_prctl,
+    fork = ecs_stage_fork,
+    setup = ecs_stage_setup, ///< in emurun, before fork: the launcher's pipe, memory
+    limits =
+        ecs_stage_limits, ///< joining the child's cgroups, setting its rlimits (ResourceLimits)
 };
 
 /// Why a child never ran: the stage and its errno.

@@ -32,18 +32,17 @@
 // (:406; vfork_launcher and fork_and_forget_launcher too), and the sandbox probe (a child that
 // unshares a user namespace) is forked code that never execs. fork_call below is that one raw
 // fork. (The step supervisor is a program of its own, started with posix_spawn in
-// process_supervisor.cpp: Boost's launchers fork, which copies emurun's page tables.)
+// process_supervisor.cpp, which says why neither this launcher, whose fork copies emurun's page
+// tables, nor Boost's vfork_launcher serves there.) The child's set-up itself is child_setup.c,
+// which the supervisor compiles too.
+#include "process/child_setup.h"
 #include "process/spawn.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/process/v2/process.hpp>
 
 #include <cerrno>
-#include <climits>
-#include <csignal>
 #include <exception>
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <system_error>
@@ -70,95 +69,26 @@ ExecFailure decode_failure(int value) {
                        value & ((1 << k_stage_shift) - 1)};
 }
 
-void reset_signals() {
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigemptyset(&dfl.sa_mask);
-    for (int sig = 1; sig < NSIG; ++sig) {
-        if (sig != SIGKILL && sig != SIGSTOP) {
-            ::sigaction(sig, &dfl, nullptr); // fails harmlessly for glibc-reserved signals
-        }
-    }
-    sigset_t empty;
-    ::sigemptyset(&empty);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-}
-
-/// dup2 the given descriptors onto 0, 1, 2 (-1 = leave that one). Each source is first copied
-/// above 2, so a source that already sits on 0..2 cannot be overwritten before it is used.
-bool redirect_stdio(const ChildSetup& setup) {
-    const int sources[3] = {setup.stdin_fd, setup.stdout_fd, setup.stderr_fd};
-    int high[3] = {-1, -1, -1};
-    for (int i = 0; i < 3; ++i) {
-        if (sources[i] >= 0 && (high[i] = ::fcntl(sources[i], F_DUPFD_CLOEXEC, 3)) < 0) {
-            return false;
-        }
-    }
-    for (int i = 0; i < 3; ++i) {
-        if (high[i] >= 0 && ::dup2(high[i], i) != i) { // dup2 clears FD_CLOEXEC on i
-            return false;
-        }
-    }
-    return true; // the high copies go with the stray descriptors
-}
-
-void close_fds(unsigned from, unsigned to) {
-    if (::close_range(from, to, 0) == 0) {
-        return;
-    }
-    struct rlimit limit {}; // no close_range (kernel < 5.9): close one by one
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    const unsigned last = limit.rlim_cur < to ? static_cast<unsigned>(limit.rlim_cur) : to;
-    for (unsigned fd = from; fd < last; ++fd) {
-        ::close(static_cast<int>(fd));
-    }
-}
-
-/// Close every descriptor from 3 up except those in `keep` (the launcher's error pipe).
-void close_stray_fds(const std::vector<int>& keep) {
-    unsigned from = 3;
-    for (;;) {
-        unsigned next = UINT_MAX; // the lowest kept descriptor at or above `from`
-        for (int fd : keep) {
-            if (fd >= 0 && static_cast<unsigned>(fd) >= from && static_cast<unsigned>(fd) < next) {
-                next = static_cast<unsigned>(fd);
-            }
-        }
-        if (next == UINT_MAX) {
-            close_fds(from, ~0U);
-            return;
-        }
-        if (next > from) {
-            close_fds(from, next - 1);
-        }
-        from = next + 1;
-    }
-}
-
 /// The initializer Boost's launcher calls: the child's set-up, and the parent's view of a fork
 /// failure. Only async-signal-safe calls on the child side.
 class ChildInit {
   public:
     ChildInit(const ChildSetup& setup, const char* cwd) : m_setup(setup), m_cwd(cwd) {}
 
-    /// Child, after fork. Dispositions first, then the mask: a pending signal must not reach
-    /// emurun's handlers.
+    /// Child, after fork: the set-up of child_setup.c, the launcher's error pipe kept.
     BoostError on_exec_setup(Launcher& launcher, const Path&, const char* const*) const {
-        reset_signals();
-        if (m_setup.parent_death_signal != 0 &&
-            ::prctl(PR_SET_PDEATHSIG, m_setup.parent_death_signal) != 0) {
-            return failed(ExecStage::prctl);
+        const ecs_child child{
+            .parent_death_signal = m_setup.parent_death_signal,
+            .new_process_group = m_setup.new_process_group ? 1 : 0,
+            .stdio = {m_setup.stdin_fd, m_setup.stdout_fd, m_setup.stderr_fd},
+            .close_absent = 0,
+            .cwd = m_cwd,
+            .keep = launcher.fd_whitelist.data(),
+            .n_keep = static_cast<int>(launcher.fd_whitelist.size()),
+        };
+        if (const int stage = ecs_setup_child(&child); stage != 0) {
+            return failed(static_cast<ExecStage>(stage));
         }
-        if (m_setup.new_process_group && ::setpgid(0, 0) != 0) {
-            return failed(ExecStage::setpgid);
-        }
-        if (!redirect_stdio(m_setup)) {
-            return failed(ExecStage::dup2);
-        }
-        if (m_cwd != nullptr && ::chdir(m_cwd) != 0) {
-            return failed(ExecStage::chdir);
-        }
-        close_stray_fds(launcher.fd_whitelist);
         return {};
     }
     /// Child, after a hook or execve failed and errno went to the parent: leave without

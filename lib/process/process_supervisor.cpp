@@ -18,7 +18,12 @@
 // Why a separate program started with posix_spawn, not a fork of emurun: a fork copies
 // emurun's page tables, so each step cost more the bigger emurun grew (5,000 steps cost 15x
 // 500), and the command's max RSS began as emurun's. posix_spawn's clone(CLONE_VM|CLONE_VFORK)
-// copies nothing, and the command is forked from the helper's few hundred KiB. Why slots and
+// copies nothing, and the command is forked from the helper's few hundred KiB. Why not Boost's
+// vfork_launcher, which copies nothing either (Boost 1.81, posix/vfork_launcher.hpp): its vfork
+// child runs asio's notify_fork and the initializers in emurun's memory with emurun's signal
+// handlers live, and a failed exec ends it with exit(), whose atexit handlers would run there
+// too; glibc's posix_spawn blocks every signal around its clone, runs the child on a stack of
+// its own, resets the dispositions and reports an exec failure itself. Why slots and
 // not a supervisor per step: a step then costs one process creation, not two (a supervisor
 // per step, even forked from a small server, cost ~0.08 ms and 10-13% of a shell loop's step,
 // issue 15's runner rows).

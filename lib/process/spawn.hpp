@@ -1,6 +1,8 @@
-// Private API of the process module, also for binfmt and sandbox: the one way emurun starts a
-// child (Boost.Process v2's POSIX launcher with our child set-up), the one fork without exec,
-// and two small runners built on them for probes. Nothing else in lib/ calls fork or exec.
+// Private API of the process module, also for binfmt, sandbox, root and runner: the one
+// spawn-and-exec (Boost.Process v2's POSIX launcher with child_setup.c's set-up), the one fork
+// without exec, and the small runners built on them (probes, tar). The namespaces' clone and
+// the job slots' posix_spawn are the process module's other two spawners, one job each
+// (ARCHITECTURE.md says which serves what and why). Nothing else in lib/ calls fork or exec.
 #pragma once
 
 #include "process/process_exec.hpp"
@@ -15,6 +17,7 @@
 #include <string>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <vector>
 
 namespace emurun::detail {
 
@@ -41,7 +44,7 @@ struct ChildSetup {
 
 /// fork() without exec: the child runs `body` and _exit()s with what it returns. Only
 /// async-signal-safe code may run in `body` (the caller may have threads). The caller reaps.
-/// The one fork in emurun outside Boost's launcher: see process_spawn.cpp for why.
+/// The one fork without exec: see process_spawn.cpp for why it is not Boost's.
 [[nodiscard]] Result<pid_t> fork_call(const std::function<int()>& body);
 
 /// wait4(pid) retrying on EINTR: the raw wait status, rusage into `usage` when given.
@@ -55,6 +58,9 @@ struct CaptureOptions {
     /// too) stops the child: SIGTERM to its process group, SIGKILL after a grace of 2 s. The
     /// signal is taken: Captured::interrupted_by says which, the caller decides what follows.
     bool stop_on_interrupt = false;
+    /// The child's stderr goes into the captured pipe too (what `2>&1` does), else it is
+    /// inherited: for a tool whose message is the caller's error text.
+    bool merge_stderr = false;
 };
 
 /// What a captured run did.
@@ -67,10 +73,16 @@ struct Captured {
     int start_errno = 0;                ///< the errno of start_error (ENOEXEC, ...)
 };
 
-/// Run `cmd` with stdin from /dev/null and stdout captured, stderr inherited, in its own
-/// process group (killed with it at the time limit, or when emurun dies). For short probes.
+/// Run `cmd` with stdin from /dev/null and stdout captured, stderr inherited (or merged), in its
+/// own process group (killed with it at the time limit, or when emurun dies). For short probes.
 /// Errors: bad argv, program not in PATH, pipe/open failures.
 [[nodiscard]] Result<Captured> run_captured(const Command& cmd, const CaptureOptions& options);
+
+/// Debian's tar (from PATH) with `args`, as run_captured runs it with stop_on_interrupt always
+/// on: the one way the library runs tar (artifact archives, image layers). What tar did is the
+/// caller's to tell (status, timed_out, interrupted_by, out). Errors: tar could not start
+/// (not installed, bad argv, pipe/open failures).
+[[nodiscard]] Result<Captured> run_tar(std::vector<std::string> args, CaptureOptions options);
 
 /// What a forked function did.
 struct ForkedRun {

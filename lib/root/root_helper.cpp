@@ -1,7 +1,8 @@
-// The root launch mode: root_argv() re-enters an emurun executable with a marker and the
-// RootSpec as JSON; run_if_root_helper() in that fresh process enters the root. No CLI syntax
-// travels: the spec is data the library writes and reads (as the sandbox's helper does).
+// The root launch mode: root_argv() re-enters an emurun executable with the RootSpec as JSON
+// (util/helper_call.hpp, the protocol sandbox steps use too); run_if_root_helper() in that
+// fresh process enters the root. No CLI syntax travels.
 #include "root/root_internal.hpp"
+#include "util/helper_call.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,8 @@ namespace emurun {
 namespace {
 
 using Json = nlohmann::json;
+
+constexpr util::HelperCall k_call{k_root_helper_marker, "root", "root_argv()"};
 
 Json accel_json(const Acceleration& acc) {
     const char* mode = acc.mode == Acceleration::Mode::none       ? "none"
@@ -83,51 +86,38 @@ Result<RootSpec> spec_from(const Json& j) {
 } // namespace
 
 Result<std::string> root_detail::root_spec_to_json(const RootSpec& spec) {
-    try {
-        return spec_json(spec).dump();
-    } catch (const Json::exception& e) { // type_error 316: a string that is not UTF-8
-        return fail("pass the root spec to a fresh emurun", e.what(),
-                    "use UTF-8 paths and variables for root steps");
-    }
+    return util::helper_spec_text(k_call, spec_json(spec));
 }
 
 Result<RootSpec> root_detail::root_spec_from_json(std::string_view text) {
     try {
         return spec_from(Json::parse(text));
     } catch (const Json::exception& e) {
-        return fail("read the root spec", e.what(),
-                    "the root helper takes only what root_argv() writes");
+        return std::unexpected(util::helper_spec_error(k_call, e.what()));
     }
 }
 
 Result<std::vector<std::string>> root_argv(const std::filesystem::path& emurun_exe,
                                            const RootSpec& spec,
                                            const std::vector<std::string>& inner) {
-    if (inner.empty()) {
-        return fail("build the root command", "no command");
-    }
-    auto json = EMURUN_TRY(root_detail::root_spec_to_json(spec));
-    std::vector<std::string> argv{emurun_exe.string(), std::string(k_root_helper_marker),
-                                  std::move(json)};
-    argv.insert(argv.end(), inner.begin(), inner.end());
-    return argv;
+    return util::helper_argv(k_call, emurun_exe, spec_json(spec), inner);
 }
 
 std::optional<Result<ExitStatus>> run_if_root_helper(int argc, char** argv,
                                                      const DiagnosticSink& diagnostics) {
-    if (argc < 2 || argv[1] != k_root_helper_marker) {
+    auto call = util::read_helper_call(k_call, argc, argv);
+    if (!call) {
         return std::nullopt;
     }
-    if (argc < 4) {
-        return fail("emurun root helper", "no spec or no command",
-                    "it runs only what root_argv() builds");
+    if (!*call) {
+        return std::unexpected(call->error());
     }
-    auto spec = root_detail::root_spec_from_json(argv[2]);
+    auto spec = root_detail::root_spec_from_json((*call)->spec);
     if (!spec) {
         return std::unexpected(spec.error());
     }
     spec->diagnostics = diagnostics;
-    return exec_in_root(*spec, std::vector<std::string>(argv + 3, argv + argc));
+    return exec_in_root(*spec, (*call)->command);
 }
 
 } // namespace emurun

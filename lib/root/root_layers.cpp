@@ -70,18 +70,11 @@ std::vector<std::string> split_lines(const std::string& text) {
 // tar with `args`, its output (stderr too with `merge`), or an error naming `what`.
 Result<std::string> run_tar(std::vector<std::string> args, const std::string& what,
                             bool merge = false) {
-    args.insert(args.begin(), "tar");
-    if (merge) {
-        args.insert(args.begin(), {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"});
-    }
     detail::CaptureOptions o;
     o.timeout = std::chrono::hours(6);
     o.max_output = k_max_listing;
-    o.stop_on_interrupt = true;
-    auto run = EMURUN_TRY(detail::run_captured(Command{.argv = args}, o));
-    if (run.start_error) {
-        return std::unexpected(*run.start_error);
-    }
+    o.merge_stderr = merge;
+    auto run = EMURUN_TRY(detail::run_tar(std::move(args), o));
     if (run.interrupted_by != 0) {
         root_detail::note_interrupted(run.interrupted_by);
         return fail(what, std::string("interrupted by SIG") + ::sigabbrev_np(run.interrupted_by),

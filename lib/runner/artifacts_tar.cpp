@@ -86,18 +86,11 @@ Result<std::string> tar(std::vector<std::string> args, const std::vector<std::st
                         const std::string& what, int& interrupted_by, std::size_t max_output = 0,
                         const std::string& refusing = {}) {
     args.insert(args.begin(), comp.begin(), comp.end());
-    args.insert(args.begin(), "tar");
-    if (!refusing.empty()) {
-        args.insert(args.begin(), {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"});
-    }
     detail::CaptureOptions o;
     o.timeout = k_tar_timeout;
     o.max_output = max_output;
-    o.stop_on_interrupt = true;
-    auto run = EMURUN_TRY(detail::run_captured(Command{.argv = args}, o));
-    if (run.start_error) {
-        return std::unexpected(*run.start_error);
-    }
+    o.merge_stderr = !refusing.empty();
+    auto run = EMURUN_TRY(detail::run_tar(std::move(args), o));
     if (run.interrupted_by != 0) {
         interrupted_by = run.interrupted_by;
         return fail(what, std::string("interrupted by SIG") + ::sigabbrev_np(run.interrupted_by),

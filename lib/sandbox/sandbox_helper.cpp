@@ -1,7 +1,8 @@
-// The sandbox launch mode: sandbox_argv() re-enters an emurun executable with a marker and the
-// spec as JSON; run_if_sandbox_helper() in that fresh, single-threaded process enters the
-// sandbox. No CLI syntax travels: the spec is data the library writes and reads.
+// The sandbox launch mode: sandbox_argv() re-enters an emurun executable with the spec as JSON
+// (util/helper_call.hpp, the protocol root steps use too); run_if_sandbox_helper() in that
+// fresh, single-threaded process enters the sandbox. No CLI syntax travels.
 #include "sandbox/sandbox_internal.hpp"
+#include "util/helper_call.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,8 @@ namespace emurun {
 namespace {
 
 using Json = nlohmann::json;
+
+constexpr util::HelperCall k_call{k_sandbox_helper_marker, "sandbox", "sandbox_argv()"};
 
 Json optional_path(const std::optional<std::filesystem::path>& p) {
     return p ? Json(p->string()) : Json(nullptr);
@@ -76,51 +79,40 @@ Result<SandboxSpec> spec_from(const Json& j) {
 } // namespace
 
 Result<std::string> detail::sandbox_spec_to_json(const SandboxSpec& spec) {
-    try {
-        return spec_json(spec).dump();
-    } catch (const Json::exception& e) { // type_error 316: a string that is not UTF-8
-        return fail("pass the sandbox spec to a fresh emurun", e.what(),
-                    "use UTF-8 paths and variables for sandbox steps");
-    }
+    return util::helper_spec_text(k_call, spec_json(spec));
 }
 
 Result<SandboxSpec> detail::sandbox_spec_from_json(std::string_view text) {
     try {
         return spec_from(Json::parse(text));
     } catch (const Json::exception& e) {
-        return fail("read the sandbox spec", e.what(),
-                    "the sandbox helper takes only what sandbox_argv() writes");
+        return std::unexpected(util::helper_spec_error(k_call, e.what()));
     }
 }
 
 Result<std::vector<std::string>> sandbox_argv(const SandboxSpec& spec,
                                               const std::vector<std::string>& inner) {
-    if (spec.arches.empty() || inner.empty()) {
+    if (spec.arches.empty() || inner.empty()) { // before looking for emurun: the caller's fault
         return fail("build the sandbox command", spec.arches.empty() ? "no arch" : "no command");
     }
-    const auto exe = EMURUN_TRY(find_emurun_exe(spec));
-    auto json = EMURUN_TRY(detail::sandbox_spec_to_json(spec));
-    std::vector<std::string> argv{exe.string(), std::string(k_sandbox_helper_marker),
-                                  std::move(json)};
-    argv.insert(argv.end(), inner.begin(), inner.end());
-    return argv;
+    return util::helper_argv(k_call, EMURUN_TRY(find_emurun_exe(spec)), spec_json(spec), inner);
 }
 
 std::optional<SandboxFailure> run_if_sandbox_helper(int argc, char** argv,
                                                     const DiagnosticSink& diagnostics) {
-    if (argc < 2 || argv[1] != k_sandbox_helper_marker) {
+    auto call = util::read_helper_call(k_call, argc, argv);
+    if (!call) {
         return std::nullopt;
     }
-    if (argc < 4) {
-        return SandboxFailure{Error{"emurun sandbox helper", "no spec or no command",
-                                    "it runs only what sandbox_argv() builds"}};
+    if (!*call) {
+        return SandboxFailure{call->error()};
     }
-    auto spec = detail::sandbox_spec_from_json(argv[2]);
+    auto spec = detail::sandbox_spec_from_json((*call)->spec);
     if (!spec) {
         return SandboxFailure{spec.error()};
     }
     spec->diagnostics = diagnostics;
-    return exec_in_sandbox(*spec, std::vector<std::string>(argv + 3, argv + argc));
+    return exec_in_sandbox(*spec, (*call)->command);
 }
 
 } // namespace emurun

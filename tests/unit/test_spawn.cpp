@@ -165,6 +165,36 @@ TEST_CASE("spawn: run_captured captures stdout, kills at the time limit, names e
     CHECK_FALSE(has_zombie_child());
 }
 
+TEST_CASE("spawn: run_captured merges stderr into the capture only when asked") {
+    using namespace std::chrono_literals;
+    const Command both{.argv = {helper("print_bytes").string(), "3", "5"}};
+    auto merged = emurun::detail::run_captured(both, {.timeout = 20s, .merge_stderr = true});
+    REQUIRE(merged.has_value());
+    CHECK(merged->status.success());
+    CHECK(merged->out.size() == 8);
+    auto apart = emurun::detail::run_captured(both, {.timeout = 20s});
+    REQUIRE(apart.has_value());
+    CHECK(apart->out.size() == 3);
+}
+
+TEST_CASE("spawn: run_tar runs tar from PATH, its output and status the caller's to tell") {
+    using namespace std::chrono_literals;
+    auto dir = emurun::test::testdir("run-tar");
+    auto version = emurun::detail::run_tar({"--version"}, {.timeout = 20s});
+    REQUIRE_MESSAGE(version.has_value(), (version ? "" : version.error().message()));
+    CHECK(version->status.success());
+    CHECK(version->out.find("tar") != std::string::npos);
+    const std::string missing = (dir / "missing.tar").string();
+    auto failed = emurun::detail::run_tar({"-t", "-f", missing}, {.timeout = 20s});
+    REQUIRE(failed.has_value());
+    CHECK_FALSE(failed->status.success());
+    CHECK(failed->out.empty()); // its message went to stderr, inherited
+    auto said =
+        emurun::detail::run_tar({"-t", "-f", missing}, {.timeout = 20s, .merge_stderr = true});
+    REQUIRE(said.has_value());
+    CHECK(said->out.find("missing.tar") != std::string::npos);
+}
+
 TEST_CASE("spawn: run_captured with stop_on_interrupt stops the child on SIGTERM, pending too") {
     // `emurun run --pack` went on packing for 44 s after SIGTERM and exited 0.
     using namespace std::chrono_literals;

@@ -38,7 +38,7 @@
  * slot is non-dumpable, so a step of its uid cannot take the descriptor either), each written
  * with one write():
  *   "S <pid>\n"                        the command has exec'd
- *   "E <stage> <errno>\n"              it never ran (stage numbers: lib/process ExecStage)
+ *   "E <stage> <errno>\n"              it never ran (stage: lib/process/child_setup.h)
  *   "F <wait status> <leftovers> <utime s> <utime us> <stime s> <stime us> <max rss KiB>
  *      <signalled>\n"   signalled: 1 when a 'T' or 'K' (or EOF) reached the command while it
  *                      ran, 0 when it ended on its own (a stop that came after its end is none)
@@ -63,19 +63,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { k_socket_fd = 3, k_max_request = 4 << 20, k_max_cgroups = 2, k_max_fds = 6 + k_max_cgroups };
+#include "process/child_setup.h"
 
-/* ExecStage of lib/process/process_exec.hpp: part of the report's encoding. */
-enum {
-    stage_setpgid = 1,
-    stage_dup2 = 2,
-    stage_chdir = 3,
-    stage_execve = 4,
-    stage_prctl = 5,
-    stage_fork = 6,
-    stage_setup = 7,
-    stage_limits = 8
-};
+enum { k_socket_fd = 3, k_max_request = 4 << 20, k_max_cgroups = 2, k_max_fds = 6 + k_max_cgroups };
 
 /* One step as received: its descriptors (stdin only when has_stdin) and its strings. */
 struct Request {
@@ -118,39 +108,6 @@ static void report_failure(int fd, int stage, int err) {
     write_all(fd, line, (size_t)n);
 }
 
-static void close_above(int last) {
-    if (syscall(SYS_close_range, (unsigned)last + 1, ~0U, 0) == 0) {
-        return;
-    }
-    struct rlimit limit; /* no close_range (kernel < 5.9): one by one */
-    getrlimit(RLIMIT_NOFILE, &limit);
-    for (long fd = last + 1; fd < (long)limit.rlim_cur && fd < 65536; ++fd) {
-        close((int)fd);
-    }
-}
-
-static void set_all_signals(void (*handler)(int)) {
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = handler;
-    sigemptyset(&action.sa_mask);
-    for (int sig = 1; sig < NSIG; ++sig) {
-        if (sig != SIGKILL && sig != SIGSTOP) {
-            sigaction(sig, &action, NULL); /* refused by glibc for its reserved signals */
-        }
-    }
-}
-
-/* glibc refuses sigaction() for the signals it reserves (32 and 33, below SIGRTMIN), so one
- * ignored in this process would stay ignored in the command: ask the kernel directly. An
- * all-zero kernel sigaction is SIG_DFL, no flags, an empty mask in every layout. */
-static void default_reserved_signals(void) {
-    unsigned long zero[4] = {0, 0, 0, 0};
-    for (int sig = 32; sig < SIGRTMIN; ++sig) {
-        syscall(SYS_rt_sigaction, sig, zero, NULL, sizeof(unsigned long));
-    }
-}
-
 /* The slot's own dispositions: deaf to the terminal's and a step's stray signals (a stop from
  * the terminal's signals too; SIGSTOP cannot be refused, emurun continues a stopped slot). */
 static void ignore_signals(void) {
@@ -166,18 +123,6 @@ static void ignore_signals(void) {
     sigset_t empty;
     sigemptyset(&empty);
     sigprocmask(SIG_SETMASK, &empty, NULL);
-}
-
-/* The step's descriptors onto 0, 1, 2 in the command (received ones are above 3: the slot
- * keeps 0..3 open; dup2 clears their close-on-exec). 0 when done. */
-static int arrange_stdio(const struct Request* req) {
-    const int src[3] = {req->in, req->out, req->err};
-    for (int i = 0; i < 3; ++i) {
-        if (src[i] < 0 ? close(i) != 0 && errno != EBADF : dup2(src[i], i) < 0) {
-            return -1;
-        }
-    }
-    return 0;
 }
 
 /* The command joins its cgroups and takes its rlimits (the step's "limits"). 0 when done. */
@@ -198,34 +143,25 @@ static int apply_limits(const struct Request* req) {
     return 0;
 }
 
-/* The command's side of the fork: its limits, default signals, an empty mask, its own process
- * group, SIGKILL when the slot dies, its stdio, the working directory, then execve. A failure goes
- * to `error_fd` as "<stage> <errno>". */
+/* The command's side of the fork: its limits, then child_setup.c's set-up (default signals, an
+ * empty mask, SIGKILL when the slot dies, its own process group, its stdio, no descriptor but
+ * those and `error_fd`, the working directory), then execve. A failure goes to `error_fd` as
+ * "<stage> <errno>". */
 static void exec_command(int error_fd, const struct Request* req) {
-    int stage = stage_limits;
-    if (apply_limits(req) != 0) {
-        goto failed;
+    const struct ecs_child child = {
+        .parent_death_signal = SIGKILL,
+        .new_process_group = 1,
+        .stdio = {req->in, req->out, req->err},
+        .close_absent = 1,
+        .cwd = req->cwd,
+        .keep = &error_fd,
+        .n_keep = 1,
+    };
+    int stage = ecs_stage_limits;
+    if (apply_limits(req) == 0 && (stage = ecs_setup_child(&child)) == 0) {
+        stage = ecs_stage_execve;
+        execve(req->program, req->argv, req->envp);
     }
-    stage = stage_prctl;
-    set_all_signals(SIG_DFL);
-    default_reserved_signals();
-    sigset_t empty;
-    sigemptyset(&empty);
-    sigprocmask(SIG_SETMASK, &empty, NULL);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0) {
-        stage = stage_setpgid;
-        if (setpgid(0, 0) == 0) {
-            stage = stage_dup2;
-            if (arrange_stdio(req) == 0) {
-                stage = stage_chdir;
-                if (req->cwd[0] == '\0' || chdir(req->cwd) == 0) {
-                    stage = stage_execve;
-                    execve(req->program, req->argv, req->envp);
-                }
-            }
-        }
-    }
-failed:;
     char line[32];
     int n = snprintf(line, sizeof line, "%d %d", stage, errno);
     write_all(error_fd, line, (size_t)n);
@@ -239,7 +175,7 @@ failed:;
 static pid_t start_command(const struct Request* req) {
     int pipe_fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipe_fds) != 0) {
-        report_failure(req->report, stage_setup, errno);
+        report_failure(req->report, ecs_stage_setup, errno);
         return -1;
     }
     pid_t pid = fork();
@@ -251,7 +187,7 @@ static pid_t start_command(const struct Request* req) {
     close(pipe_fds[1]);
     if (pid < 0) {
         close(pipe_fds[0]);
-        report_failure(req->report, stage_fork, fork_errno);
+        report_failure(req->report, ecs_stage_fork, fork_errno);
         return -1;
     }
     char failure[32] = {0};
@@ -263,7 +199,7 @@ static pid_t start_command(const struct Request* req) {
     if (n <= 0) { /* EOF: the exec closed the pipe */
         return pid;
     }
-    int stage = stage_execve;
+    int stage = ecs_stage_execve;
     int err = 0;
     sscanf(failure, "%d %d", &stage, &err);
     waitpid(pid, NULL, 0);
@@ -616,7 +552,7 @@ static ssize_t receive_request(char** text, struct Request* req) {
 
 /* The slot: become a subreaper, then one step per request until the socket's EOF. */
 static int serve_slot(void) {
-    close_above(k_socket_fd);
+    ecs_close_range(k_socket_fd + 1, ~0U);
     ignore_signals();
     fcntl(k_socket_fd, F_SETFD, FD_CLOEXEC);
     /* Non-dumpable: a step of the same uid can neither open /proc/<slot>/fd/N nor ptrace the
@@ -646,7 +582,7 @@ static int serve_slot(void) {
         if (parsed == 0 && setup_errno == 0) {
             run_step(&req, sigfd);
         } else if (parsed == 0 || name_fds(&req) == 0) {
-            report_failure(req.report, stage_setup, parsed == 0 ? setup_errno : EINVAL);
+            report_failure(req.report, ecs_stage_setup, parsed == 0 ? setup_errno : EINVAL);
         }
         /* The step's descriptors end here: EOF on its report socket tells emurun it is over. */
         for (int i = 0; i < req.nfds; ++i) {
