@@ -126,8 +126,8 @@ std::optional<std::string> unknown_help_topic(const CLI::App& app,
         auto subs =
             at->get_subcommands([&](const CLI::App* s) { return s->get_name() == given[i]; });
         if (subs.empty()) {
-            return path + ": unknown command '" + given[i] + "' ('" + path +
-                   " --help' lists its usage)";
+            return error_text(Error{path, "unknown command '" + given[i] + "'",
+                                    "'" + path + " --help' lists its usage"});
         }
         at = subs.front();
         path += " " + given[i];

@@ -25,7 +25,8 @@ inline constexpr int k_exit_failure = 125;
 std::string flag_spelling(std::string_view field);
 
 /// A library Error as the CLI prints it (after "emurun: error: "): its message() with the field
-/// spelled as a flag.
+/// spelled as a flag, and without emurun's name at the start of its `what` ("emurun root run"
+/// is said "root run", "emurun" nothing): the prefix says it once.
 std::string error_text(const Error& e);
 
 /// The one exception type: thrown only in the CLI, printed as "emurun: error: <message>", exit 125.
@@ -60,8 +61,9 @@ inline void unwrap(Result<void> r) {
 std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std::string> args);
 
 /// A CLI11 parse error of `args` (the words parsed by `app`) as emurun says a usage error
-/// (printed after "emurun: error: ", exit k_exit_usage): the command it concerns, the closest
-/// subcommand or option to a misspelt word, and the --help that lists the usage.
+/// (printed after "emurun: error: ", exit k_exit_usage): the command it concerns (none for
+/// emurun's own: "unknown command 'exe': …"), the closest subcommand or option to a misspelt
+/// word, an option given before the command it belongs to, and the --help that lists the usage.
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args);
 
