@@ -40,6 +40,8 @@ case_ "--json doctor" "emurun" "the option '--json' belongs to 'emurun doctor' a
 case_ "--jobs 2 run p.json" "emurun" "the option '--jobs' belongs to 'emurun run' and goes after 'run'" "emurun run"
 case_ "root --arch aarch64 create r" "emurun root" "the option '--arch' belongs to 'emurun root create'" "emurun root create"
 case_ "doctor --colour=never" "emurun doctor" "unknown option '--colour': did you mean '--color'?"
+# An option of emurun's after the command is looked up there, the command's own beside it too.
+case_ "doctor --json --color=" "emurun" "the option --color needs a value"
 case_ "frobnicate" "emurun" "unknown command 'frobnicate'"
 # A stray word before a command is the word's fault, not the command's.
 case_ "foo run p.json" "emurun" "unknown command 'foo'"

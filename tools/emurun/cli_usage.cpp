@@ -115,10 +115,32 @@ std::vector<std::string>::const_iterator given_at(const std::vector<std::string>
     });
 }
 
+/// The command `at` (a word of `args`) was given to: the deepest command on the way to
+/// `chosen` whose name comes before it.
+const CLI::App* command_at(const CLI::App* chosen, const std::vector<std::string>& args,
+                           std::vector<std::string>::const_iterator at) {
+    std::vector<const CLI::App*> path; // the root first
+    for (const CLI::App* c = chosen; c != nullptr; c = c->get_parent()) {
+        path.insert(path.begin(), c);
+    }
+    const CLI::App* given_to = path.front();
+    auto from = args.begin();
+    for (std::size_t i = 1; i < path.size(); ++i) {
+        const auto named = std::find(from, args.end(), path[i]->get_name());
+        if (named == args.end() || named > at) {
+            break;
+        }
+        given_to = path[i];
+        from = named + 1;
+    }
+    return given_to;
+}
+
 /// The words CLI11 did not take: those its message lists after "not expected: ", else (an
-/// option or a subcommand required: CLI11 says so first) the options before `--` that
-/// `command` does not know, else the first word of `args` that is no option and no subcommand.
-std::vector<std::string> unexpected_words(const CLI::ParseError& e, const CLI::App* command,
+/// option or a subcommand required: CLI11 says so first) the options before `--` that the
+/// command they were given to does not know, and the first word of `args` that is no option,
+/// no option's value and no command (`root creat --arch A`: creat, then --arch).
+std::vector<std::string> unexpected_words(const CLI::ParseError& e, const CLI::App* chosen,
                                           const std::vector<std::string>& args) {
     std::vector<std::string> words;
     const std::string what = e.what();
@@ -137,23 +159,22 @@ std::vector<std::string> unexpected_words(const CLI::ParseError& e, const CLI::A
         });
         return words;
     }
-    // One pass in the order given: unknown options, and the first word that is no option, no
-    // option's value and no command (`root creat --arch A`: creat, then --arch).
-    const auto subs = subcommand_names(command);
-    const std::string path = command_path(command) + " ";
+    const std::string path = command_path(chosen) + " ";
     bool stray_seen = false;
-    for (std::size_t i = 0; i < args.size() && args[i] != "--"; ++i) {
-        const std::string& a = args[i];
-        if (a.starts_with("-") && a.size() > 1) {
-            const CLI::Option* known = known_option(command, a.substr(0, a.find('=')));
+    for (auto at = args.begin(); at != args.end() && *at != "--"; ++at) {
+        const CLI::App* given_to = command_at(chosen, args, at);
+        if (at->starts_with("-") && at->size() > 1) {
+            const CLI::Option* known = known_option(given_to, at->substr(0, at->find('=')));
             if (known == nullptr) {
-                words.push_back(a);
-            } else if (known->get_expected_max() > 0 && a.find('=') == std::string::npos) {
-                ++i; // its value
+                words.push_back(*at);
+            } else if (known->get_expected_max() > 0 && at->find('=') == std::string::npos &&
+                       at + 1 != args.end()) {
+                ++at; // its value
             }
-        } else if (!stray_seen && std::ranges::find(subs, a) == subs.end() &&
-                   path.find(" " + a + " ") == std::string::npos) {
-            words.push_back(a);
+        } else if (const auto subs = subcommand_names(given_to);
+                   !stray_seen && std::ranges::find(subs, *at) == subs.end() &&
+                   path.find(" " + *at + " ") == std::string::npos) {
+            words.push_back(*at);
             stray_seen = true;
         }
     }
@@ -186,27 +207,6 @@ std::string suggestion(const CLI::App* command, const std::vector<std::string>& 
         }
     }
     return "";
-}
-
-/// The command `at` (a word of `args`) was given to: the deepest command on the way to
-/// `chosen` whose name comes before it.
-const CLI::App* command_at(const CLI::App* chosen, const std::vector<std::string>& args,
-                           std::vector<std::string>::const_iterator at) {
-    std::vector<const CLI::App*> path; // the root first
-    for (const CLI::App* c = chosen; c != nullptr; c = c->get_parent()) {
-        path.insert(path.begin(), c);
-    }
-    const CLI::App* given_to = path.front();
-    auto from = args.begin();
-    for (std::size_t i = 1; i < path.size(); ++i) {
-        const auto named = std::find(from, args.end(), path[i]->get_name());
-        if (named == args.end() || named > at) {
-            break;
-        }
-        given_to = path[i];
-        from = named + 1;
-    }
-    return given_to;
 }
 
 /// The command a usage error belongs to. CLI11 reports against the deepest subcommand it
@@ -307,11 +307,12 @@ std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
     if (const auto nl = what.find('\n'); nl != std::string::npos) {
         what.resize(nl);
     }
-    const CLI::App* command = blamed_command(chosen, what, unexpected_words(e, chosen, args), args);
+    const auto words = unexpected_words(e, chosen, args);
+    const CLI::App* command = blamed_command(chosen, what, words, args);
     const std::string path = command_path(command);
     // A value CLI11 refused (`--color: x not in {...}`) is said as CLI11 says it.
     const bool bad_value = e.get_name() == "ValidationError" || e.get_name() == "ConversionError";
-    std::string said = bad_value ? "" : suggestion(command, unexpected_words(e, command, args));
+    std::string said = bad_value ? "" : suggestion(command, words);
     if (said.empty() && what == "A subcommand is required") {
         std::string list;
         for (const auto& n : subcommand_names(command)) {
