@@ -40,8 +40,13 @@ case_ "--json doctor" "emurun" "the option '--json' belongs to 'emurun doctor' a
 case_ "--jobs 2 run p.json" "emurun" "the option '--jobs' belongs to 'emurun run' and goes after 'run'" "emurun run"
 case_ "root --arch aarch64 create r" "emurun root" "the option '--arch' belongs to 'emurun root create'" "emurun root create"
 case_ "doctor --colour=never" "emurun doctor" "unknown option '--colour': did you mean '--color'?"
-# An option of emurun's after the command is looked up there, the command's own beside it too.
-case_ "doctor --json --color=" "emurun" "the option --color needs a value"
+# `--name=` is an empty value, not "take the next word" (CLI11 read `--jobs= p.json` as --jobs
+# p.json); a word of the program exec runs is the program's.
+case_ "doctor --json --color=" "emurun doctor" "the option --color has an empty value"
+case_ "--color= doctor" "emurun" "the option --color has an empty value"
+case_ "run --jobs= p.json" "emurun run" "the option --jobs has an empty value"
+case_ "inspect --sysroot= /bin/true /bin/sh" "emurun inspect" "the option --sysroot has an empty value"
+expect_eq "exec: a program's own --arch= is the program's" "--arch=" "$("$EMURUN" exec /bin/echo --arch=)"
 case_ "frobnicate" "emurun" "unknown command 'frobnicate'"
 # A stray word before a command is the word's fault, not the command's.
 case_ "foo run p.json" "emurun" "unknown command 'foo'"

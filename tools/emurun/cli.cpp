@@ -210,6 +210,10 @@ int main(int argc, char** argv) {
         std::cerr << "emurun: error: " << usage_error(app, e, given) << '\n';
         return k_exit_usage;
     }
+    if (auto empty = empty_value_error(app, given)) {
+        std::cerr << "emurun: error: " << *empty << '\n';
+        return k_exit_usage;
+    }
     const int verbosity = g.quiet ? -1 : g.verbosity > 0 ? g.verbosity : verbosity_from_env();
     setup_output(verbosity, parse_color_mode(g.color));
     return run_action(action);

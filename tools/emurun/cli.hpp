@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -66,6 +67,12 @@ std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std:
 /// word, an option given before the command it belongs to, and the --help that lists the usage.
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args);
+
+/// After a parse of `args` that succeeded: an option that needs a value given as `--name=`,
+/// whose value CLI11 took from the next word, as a usage error (printed after "emurun: error: ",
+/// exit k_exit_usage); nullopt when there is none.
+std::optional<std::string> empty_value_error(const CLI::App& app,
+                                             const std::vector<std::string>& args);
 
 /// A subcommand's action; returns emurun's exit code.
 using Action = std::function<int()>;

@@ -256,6 +256,42 @@ std::optional<Error> misplaced_option(const CLI::App* chosen,
     return std::nullopt;
 }
 
+/// True when `word` is among the values a positional of `command` or its parents took (a word
+/// of the program `exec` runs, not one of emurun's).
+bool taken_by_positional(const CLI::App* command, const std::string& word) {
+    for (; command != nullptr; command = command->get_parent()) {
+        for (const CLI::Option* o : command->get_options()) {
+            if (!o->nonpositional() &&
+                std::ranges::find(o->results(), word) != o->results().end()) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/// An option that needs a value given as `--name=`: CLI11 reads nothing after '=' as no value
+/// and takes the next word instead (`run --jobs= P` read P as the jobs, `inspect --sysroot= A B`
+/// inspected B alone in the sysroot A).
+std::optional<Error> empty_assignment(const CLI::App* chosen,
+                                      const std::vector<std::string>& args) {
+    for (auto at = args.begin(); at != args.end() && *at != "--"; ++at) {
+        if (!at->starts_with("--") || at->find('=') != at->size() - 1) {
+            continue;
+        }
+        const std::string name = at->substr(0, at->size() - 1);
+        const CLI::App* given_to = command_at(chosen, args, at);
+        const CLI::Option* opt = known_option(given_to, name);
+        if (opt != nullptr && opt->get_items_expected_min() > 0 &&
+            !taken_by_positional(chosen, *at)) {
+            return Error{command_path(given_to), "the option " + name + " has an empty value",
+                         "give it one: " + name + "=VALUE; '" + command_path(given_to) +
+                             " --help' lists its usage"};
+        }
+    }
+    return std::nullopt;
+}
+
 /// CLI11's own sentences in emurun's words: "pipeline is required" -> "missing the argument
 /// PIPELINE", "--arch is required" -> "missing the option --arch", "--sysroot: 1 required TEXT
 /// missing" -> "the option --sysroot needs a value".
@@ -297,11 +333,20 @@ std::string plain_words(const std::string& what) {
 
 } // namespace
 
+std::optional<std::string> empty_value_error(const CLI::App& app,
+                                             const std::vector<std::string>& args) {
+    auto empty = empty_assignment(chosen_command(app), args);
+    return empty ? std::optional<std::string>(error_text(*empty)) : std::nullopt;
+}
+
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args) {
     const CLI::App* chosen = chosen_command(app);
     if (auto misplaced = misplaced_option(chosen, args)) {
         return error_text(*misplaced);
+    }
+    if (auto empty = empty_assignment(chosen, args)) {
+        return error_text(*empty);
     }
     std::string what = e.what();
     if (const auto nl = what.find('\n'); nl != std::string::npos) {
