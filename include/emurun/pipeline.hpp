@@ -57,6 +57,12 @@ struct StepLimits {
     std::optional<double> cpus;                ///< "cpu": 1.5 (CPUs of bandwidth)
 };
 
+/// What a step's missing test results do (the pipeline's "junit_missing"): a pattern of its
+/// `junit` that gave no file written by the step and read (none matched, only older or
+/// future-dated files, a malformed one). flag: the step is flagged junit_missing; fail: also,
+/// a step that passed fails; ignore: only the note in its message.
+enum class JunitMissing { flag, fail, ignore };
+
 struct StepDefaults {
     std::optional<std::string> arch; ///< canonical arch name (aliases resolved)
     std::optional<Emulation> emulation;
@@ -74,6 +80,7 @@ struct StepDefaults {
     std::optional<std::string> accelerate_tools;
     std::optional<bool> allow_revision_mismatch; ///< "accelerate": {"allow_revision_mismatch"}
     std::optional<Duration> idle_timeout;
+    std::optional<JunitMissing> junit_missing;
     StepLimits limits;
 };
 
@@ -113,6 +120,8 @@ struct Step {
     /// JUnit XML files the step writes, as paths or glob patterns ("Testing/*.xml") relative
     /// to cwd: after the step their test cases go into its report (StepResult::tests)
     std::vector<std::string> junit;
+    /// What a pattern of `junit` that gave no test results does (JunitMissing)
+    JunitMissing junit_missing = JunitMissing::flag;
     /// What the step produces, as written: paths or glob patterns relative to `cwd`, each
     /// inside the pipeline's directory (checked on load). A build job packs them for test jobs
     /// (pack_artifacts, artifacts.hpp).

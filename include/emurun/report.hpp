@@ -44,7 +44,8 @@ enum class StepStatus {
 
 /// A slow-step flag: which rule fired and a sentence for humans.
 struct Flag {
-    std::string rule;    ///< "budget", "baseline", "regression", "job_limit" or "flaky"
+    /// "budget", "baseline", "regression", "job_limit", "flaky" or "junit_missing"
+    std::string rule;
     std::string message; ///< e.g. "wall 12.0s is over the budget 10.0s"
     friend bool operator==(const Flag&, const Flag&) = default;
 };
@@ -201,7 +202,8 @@ struct StepResult {
     /// The test cases of the JUnit files the step names (Step::junit), in file order; why some
     /// are missing (no file matched, a file older than the step or dated in the future, a
     /// malformed one) is said in `message` (10 such notes at most, then "… N more"; the log has
-    /// them all).
+    /// them all), and a pattern that gave none flags the step junit_missing
+    /// (Step::junit_missing).
     std::vector<TestResult> tests;
 
     [[nodiscard]] double cpu() const { return user + sys; }

@@ -336,6 +336,23 @@ Result<void> get_limits(const Json& obj, const Place& at, StepLimits& into) {
     return {};
 }
 
+// "junit_missing": "flag" (the default), "fail" or "ignore".
+Result<JunitMissing> get_junit_missing(const Json& value, const Place& at) {
+    auto text = EMURUN_TRY(util::get_string(value, at));
+    static constexpr std::pair<std::string_view, JunitMissing> k_modes[] = {
+        {"flag", JunitMissing::flag},
+        {"fail", JunitMissing::fail},
+        {"ignore", JunitMissing::ignore}};
+    for (const auto& [name, mode] : k_modes) {
+        if (text == name) {
+            return mode;
+        }
+    }
+    return at.fail("expected flag, fail or ignore, got \"" + text + "\"",
+                   "what a junit pattern that gave no test results does: \"junit_missing\": "
+                   "\"fail\" fails a step that passed");
+}
+
 // Keys shared by "defaults" and steps; a step's values overlay the defaults it starts from.
 Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
                         StepDefaults& into) {
@@ -380,6 +397,10 @@ Result<void> get_common(const Json& obj, const Place& at, const fs::path& base,
     }
     if (obj.contains("limits")) {
         EMURUN_TRY(get_limits(obj["limits"], at.key("limits"), into.limits));
+    }
+    if (obj.contains("junit_missing")) {
+        auto m = EMURUN_TRY(get_junit_missing(obj["junit_missing"], at.key("junit_missing")));
+        into.junit_missing = m;
     }
     return get_root(obj, at, base, into);
 }
@@ -505,10 +526,11 @@ Result<void> get_outputs(const Json& obj, const Place& at, const fs::path& base,
 Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defaults,
                       const fs::path& base) {
     EMURUN_TRY(util::check_object(
-        obj, at, {"name",         "kind",      "argv",     "shell",     "cwd",        "env",
-                  "arch",         "emulation", "sysroots", "shim_dirs", "timeout",    "budget",
-                  "needs",        "tags",      "retries",  "root",      "accelerate", "cpu",
-                  "idle_timeout", "junit",     "outputs",  "limits",    "qemu"}));
+        obj, at,
+        {"name",         "kind",      "argv",     "shell",     "cwd",        "env",
+         "arch",         "emulation", "sysroots", "shim_dirs", "timeout",    "budget",
+         "needs",        "tags",      "retries",  "root",      "accelerate", "cpu",
+         "idle_timeout", "junit",     "outputs",  "limits",    "qemu",       "junit_missing"}));
     Step step;
     EMURUN_TRY(get_step_fields(obj, at, step));
     StepDefaults merged = defaults;
@@ -527,6 +549,7 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.accelerate_tools = merged.accelerate_tools.value_or("");
     step.allow_revision_mismatch = merged.allow_revision_mismatch.value_or(false);
     step.idle_timeout = merged.idle_timeout;
+    step.junit_missing = merged.junit_missing.value_or(JunitMissing::flag);
     step.limits = merged.limits;
     const Arch* arch = step.arch ? *find_arch(*step.arch) : nullptr;
     // Without an explicit mode, a foreign arch runs in the private-binfmt sandbox where the
@@ -668,7 +691,7 @@ Result<StepDefaults> get_defaults(const Json& root, const Place& at, const fs::p
     EMURUN_TRY(util::check_object(obj, at.key("defaults"),
                                   {"arch", "emulation", "sysroots", "shim_dirs", "env", "cwd",
                                    "timeout", "retries", "root", "accelerate", "cpu",
-                                   "idle_timeout", "limits", "qemu"}));
+                                   "idle_timeout", "limits", "qemu", "junit_missing"}));
     EMURUN_TRY(detail::check_defaults_placeholders(obj, at.key("defaults")));
     EMURUN_TRY(get_common(obj, at.key("defaults"), base, d));
     return d;

@@ -1,5 +1,7 @@
 // A step's own test results: the JUnit XML files its `junit` names, read after it ended, their
-// test cases into its report; what could not be read is said in its message and log.
+// test cases into its report; what could not be read is said in its message and log, and a
+// pattern that gave no results flags the step junit_missing (or fails it, or neither: the
+// step's junit_missing).
 #include "runner/runner_internal.hpp"
 #include "util/file.hpp"
 
@@ -54,25 +56,25 @@ void add_note(std::vector<std::string>& notes, std::string note) {
     notes.push_back("junit: " + std::move(note));
 }
 
-// The test cases of one file into `into` (up to k_junit_max_tests), or a note why not.
-void read_one(const fs::path& file, fs::file_time_type started, std::vector<TestResult>& into,
+// The test cases of one file into `into` (up to k_junit_max_tests), or a note why not (false).
+bool read_one(const fs::path& file, fs::file_time_type started, std::vector<TestResult>& into,
               std::vector<std::string>& notes, std::size_t& dropped) {
     std::error_code ec;
     auto mtime = fs::last_write_time(file, ec);
     if (!ec && mtime + k_stale_margin < started) {
         add_note(notes, file.string() + " is older than the step (left from an earlier run?): "
                                         "not read");
-        return;
+        return false;
     }
     if (!ec && mtime > fs::file_time_type::clock::now() + k_future_margin) {
         add_note(notes, file.string() + " is dated in the future, so not written by this step "
                                         "(a clock set ahead, or touch -d?): not read");
-        return;
+        return false;
     }
     auto tests = read_junit(file);
     if (!tests) {
         add_note(notes, "not read: " + tests.error().message());
-        return;
+        return false;
     }
     for (auto& t : *tests) {
         if (into.size() < k_junit_max_tests) {
@@ -81,6 +83,27 @@ void read_one(const fs::path& file, fs::file_time_type started, std::vector<Test
             ++dropped;
         }
     }
+    return true;
+}
+
+// The patterns of `junit` that gave no results, as the step's junit_missing says: a flag, and
+// for "fail" a step that passed failed (as a step whose log is incomplete).
+void judge_missing(const Step& step, const std::vector<std::string>& missing, StepResult& result) {
+    if (missing.empty() || step.junit_missing == JunitMissing::ignore) {
+        return;
+    }
+    std::string patterns;
+    for (const auto& p : missing) {
+        patterns += (patterns.empty() ? "" : ", ") + p;
+    }
+    result.flags.push_back(
+        {"junit_missing", "no test results from " + patterns + " (the junit notes say why)"});
+    if (step.junit_missing == JunitMissing::fail && result.status == StepStatus::passed) {
+        result.status = StepStatus::failed;
+        result.message += (result.message.empty() ? "" : "; ") +
+                          std::string("exited 0, but gave no test results from ") + patterns +
+                          " (\"junit_missing\": \"fail\")";
+    }
 }
 
 } // namespace
@@ -88,13 +111,18 @@ void read_one(const fs::path& file, fs::file_time_type started, std::vector<Test
 void collect_tests(const Step& step, fs::file_time_type started, StepResult& result) {
     std::vector<std::string> notes;
     std::size_t dropped = 0;
+    std::vector<std::string> missing;
     for (const auto& pattern : step.junit) {
         auto files = matches(step.cwd, pattern);
         if (files.empty()) {
             add_note(notes, "no file matched " + pattern + " (in " + step.cwd.string() + ")");
         }
+        bool read = false;
         for (const auto& file : files) {
-            read_one(file, started, result.tests, notes, dropped);
+            read = read_one(file, started, result.tests, notes, dropped) || read;
+        }
+        if (!read) {
+            missing.push_back(pattern);
         }
     }
     if (dropped > 0) {
@@ -115,6 +143,7 @@ void collect_tests(const Step& step, fs::file_time_type started, StepResult& res
     if (!text.empty() && !result.log.empty()) {
         (void)util::append_file(result.log, "\n" + text); // the report says it too
     }
+    judge_missing(step, missing, result);
 }
 
 } // namespace emurun::detail

@@ -68,6 +68,10 @@ Result<std::string> read_to_end(int fd, const std::string& name, std::size_t max
 } // namespace
 
 Result<UniqueFd> open_read(const fs::path& path) {
+    if (path.empty()) { // open("") says ENOENT: "open  failed: No such file or directory"
+        return fail(ErrorKind::bad_input, "open ''", "an empty path, not a file name",
+                    "name the file");
+    }
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd) {
         return std::unexpected(system_error("open " + path.string(), errno));

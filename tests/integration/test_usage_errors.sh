@@ -1,33 +1,52 @@
 #!/bin/bash
 # ctest-tier: quick
 # Usage errors, every command x five common mistakes (issue 30): each says
-# "emurun: error: emurun COMMAND: ..." on stderr, names the closest subcommand or option when a
-# word is misspelt, points at the command's --help, prints nothing on stdout and exits 2, the
-# one code for usage errors (docs/reference/emurun.adoc, EXIT STATUS).
+# "emurun: error: COMMAND: ..." on stderr ("emurun: error: ..." for emurun's own, the name said
+# once), names the closest subcommand or option when a word is misspelt, points at the
+# command's --help, prints nothing on stdout and exits 2, the one code for usage errors
+# (docs/reference/emurun.adoc, EXIT STATUS).
 . "$(dirname "$0")/lib/common.sh"
 cd "$T"
 echo '{"name": "u", "steps": [{"name": "a", "argv": ["true"]}]}' >p.json
 
-# case 'ARGS' 'COMMAND PATH' 'EXPECTED TEXT'
+# case 'ARGS' 'COMMAND PATH' 'EXPECTED TEXT' ['PATH OF THE --help NAMED']
 case_() {
-    local args=$1 path=$2 want=$3 rc=0 out err
+    local args=$1 path=$2 want=$3 help=${4:-$2} rc=0 out err lead
     # shellcheck disable=SC2086
     out=$("$EMURUN" $args 2>err.txt) || rc=$?
     err=$(cat err.txt)
-    if [ "$rc" = 2 ] && [ -z "$out" ] && [[ $err == "emurun: error: $path: "* ]] &&
-        [[ $err == *"$want"* ]] && [[ $err == *"'$path --help' lists its usage"* ]] &&
+    lead=${path#emurun}
+    lead="emurun: error: ${lead:+${lead# }: }"
+    if [ "$rc" = 2 ] && [ -z "$out" ] && [[ $err == "$lead"* ]] &&
+        [[ $err != "emurun: error: emurun"* ]] &&
+        [[ $err == *"$want"* ]] && [[ $err == *"'$help --help' lists its usage"* ]] &&
         [ "$(echo "$err" | wc -l)" = 1 ]; then
         ok "emurun $args: $want"
     else
-        not_ok "emurun $args: exit $rc (want 2), stdout [$out], stderr [$err] (want '$path: ...$want...')"
+        not_ok "emurun $args: exit $rc (want 2), stdout [$out], stderr [$err] (want '$lead...$want...')"
     fi
 }
 
 # The command word itself
 case_ "exe" "emurun" "unknown command 'exe': did you mean 'emurun exec'?"
 case_ "" "emurun" "which command? one of inspect, exec"
-case_ "--jsno doctor" "emurun doctor" "unknown option '--jsno': did you mean '--json'?"
+case_ "--jsno doctor" "emurun" "unknown option '--jsno'"
 case_ "--color bogus doctor" "emurun" "bogus not in {auto,always,never}" # emurun's own option
+# An option before the command is emurun's: misspelt, or the command's own given too early.
+case_ "--colour=never doctor" "emurun" "unknown option '--colour': did you mean '--color'?"
+case_ "--colour never doctor" "emurun" "unknown option '--colour': did you mean '--color'?"
+case_ "-x doctor" "emurun" "unknown option '-x' ('emurun --help'"
+case_ "--json doctor" "emurun" "the option '--json' belongs to 'emurun doctor' and goes after 'doctor'" "emurun doctor"
+case_ "--jobs 2 run p.json" "emurun" "the option '--jobs' belongs to 'emurun run' and goes after 'run'" "emurun run"
+case_ "root --arch aarch64 create r" "emurun root" "the option '--arch' belongs to 'emurun root create'" "emurun root create"
+case_ "doctor --colour=never" "emurun doctor" "unknown option '--colour': did you mean '--color'?"
+# `--name=` is an empty value, not "take the next word" (CLI11 read `--jobs= p.json` as --jobs
+# p.json); a word of the program exec runs is the program's.
+case_ "doctor --json --color=" "emurun doctor" "the option --color has an empty value"
+case_ "--color= doctor" "emurun" "the option --color has an empty value"
+case_ "run --jobs= p.json" "emurun run" "the option --jobs has an empty value"
+case_ "inspect --sysroot= /bin/true /bin/sh" "emurun inspect" "the option --sysroot has an empty value"
+expect_eq "exec: a program's own --arch= is the program's" "--arch=" "$("$EMURUN" exec /bin/echo --arch=)"
 case_ "frobnicate" "emurun" "unknown command 'frobnicate'"
 # A stray word before a command is the word's fault, not the command's.
 case_ "foo run p.json" "emurun" "unknown command 'foo'"

@@ -1,11 +1,12 @@
 #!/bin/bash
 # ctest-tier: quick
-# ctest-parts: inspect build_tree baseline dashdash sysroot_errors sysroot_enospc sysroot_full_cache
+# ctest-parts: inspect build_tree baseline dashdash sysroot_errors sysroot_enospc sysroot_full_cache junit_missing
 # Verdicts that must be right (issue 26): inspect calls a shared object without an interpreter a
 # shared library; the build tree's bin/ runs the docs' examples (emurun sysroot finds
 # emurun-sysroot); a native baseline joined after the run (report show|compare --baseline);
 # emurun's options anywhere before `--`; emurun-sysroot tells a 404 from an unreachable archive
-# from a failure of this machine (a fake apt-get on PATH plays the archive).
+# from a failure of this machine (a fake apt-get on PATH plays the archive); a test step whose
+# JUnit report never appears is flagged junit_missing, or failed with "junit_missing": "fail".
 . "$(dirname "$0")/lib/common.sh"
 
 part_inspect() {
@@ -306,5 +307,40 @@ EOF
         ok "the waiting apt-get was stopped"
 }
 
-run_parts inspect build_tree baseline dashdash sysroot_errors sysroot_enospc sysroot_full_cache
+
+part_junit_missing() {
+    command -v python3 >/dev/null || { skip_part "python3 needed to read the report"; return; }
+    mkdir -p "$T/jm" && cd "$T/jm"
+    cat >p.json <<'JSON'
+{"name": "jm", "steps": [
+  {"name": "silent", "kind": "test", "argv": ["true"], "junit": ["Testing/*.xml"]},
+  {"name": "writes", "kind": "test", "shell": true, "junit": ["t.xml"],
+   "argv": "echo '<testsuite><testcase name=\"a\"/></testsuite>' >t.xml"}]}
+JSON
+    local rc=0
+    "$EMURUN" run p.json --report r.json >out.txt 2>err.txt || rc=$?
+    expect_eq "a JUnit report that never appeared: a flag, the run still passes" 0 "$rc"
+    expect_contains "...said in the table" "$(cat out.txt)" \
+        "flag junit_missing: silent: no test results from Testing/*.xml"
+    python3 - <<'PY' && ok "...in the report, on that step only" || not_ok "junit_missing in r.json"
+import json
+steps = {s["name"]: s for s in json.load(open("r.json"))["steps"]}
+assert [f["rule"] for f in steps["silent"]["flags"]] == ["junit_missing"], steps["silent"]
+assert steps["silent"]["status"] == "passed", steps["silent"]
+assert steps["writes"]["flags"] == [] and len(steps["writes"]["tests"]) == 1, steps["writes"]
+PY
+    validate r.json p.json
+    rc=0
+    "$EMURUN" run p.json -q >/dev/null 2>&1 --fail-on-flag || rc=$?
+    expect_eq "...and fails it with --fail-on-flag (3)" 3 "$rc"
+    sed 's/"name": "jm",/"name": "jm", "defaults": {"junit_missing": "fail"},/' p.json >f.json
+    rc=0
+    "$EMURUN" run f.json --report rf.json >out.txt 2>err.txt || rc=$?
+    expect_eq '"junit_missing": "fail": the step fails (1)' 1 "$rc"
+    expect_contains "...saying why" "$(cat err.txt)" \
+        'exited 0, but gave no test results from Testing/*.xml ("junit_missing": "fail")'
+    validate rf.json f.json
+}
+
+run_parts inspect build_tree baseline dashdash sysroot_errors sysroot_enospc sysroot_full_cache junit_missing
 finish

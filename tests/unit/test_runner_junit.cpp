@@ -1,8 +1,10 @@
 // The runner reads the JUnit files a step names after it ends: test cases into the report, and
-// a note (never a failure) for a pattern that matched nothing, a leftover file or a broken one.
+// a note for a pattern that matched nothing, a leftover file or a broken one; such a pattern
+// flags the step junit_missing, or fails it with "junit_missing": "fail".
 #include "fake_command_runner.hpp"
 #include "testdir.hpp"
 
+#include <emurun/pipeline.hpp>
 #include <emurun/report.hpp>
 #include <emurun/runner.hpp>
 
@@ -26,11 +28,13 @@ const char* const k_two_tests = R"(<testsuite name="s">
   <testcase name="b" classname="s" time="1.5"><failure message="no"/></testcase>
 </testsuite>)";
 
-// Runs one step "unit" whose pipeline line is `step_json` (cwd: `dir`, relative to testdir).
-Report run_unit(const std::string& dir, const std::string& junit_json) {
+// Runs one step "unit" (cwd: `dir`, relative to testdir) whose "junit" is `junit_json`, with
+// `more` keys of the step (", \"junit_missing\": \"fail\"").
+Report run_unit(const std::string& dir, const std::string& junit_json,
+                const std::string& more = "") {
     FakeCommandRunner fake;
     auto p = pipeline_of(R"([{"name": "unit", "argv": ["unit"], "cwd": ")" + dir +
-                         R"(", "junit": )" + junit_json + "}]");
+                         R"(", "junit": )" + junit_json + more + "}]");
     auto r = Runner(p, runner_options("junit-" + dir)).run(fake);
     REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message()));
     return *r;
@@ -56,9 +60,10 @@ TEST_CASE("runner: a step's JUnit files, by glob, become its tests") {
     CHECK(r.steps[0].tests[2].name == "c");         // two.xml after one.xml
     CHECK(r.steps[0].status == StepStatus::passed); // the step's own exit decides its status
     CHECK(r.steps[0].message.empty());
+    CHECK(r.steps[0].flags.empty());
 }
 
-TEST_CASE("runner: no matching file, a leftover file and a broken file are notes, not failures") {
+TEST_CASE("runner: no matching file, a leftover file and a broken file are notes and a flag") {
     test::testdir("jnotes");
     auto old = test::write_file("jnotes/old.xml", k_two_tests);
     std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() -
@@ -73,6 +78,54 @@ TEST_CASE("runner: no matching file, a leftover file and a broken file are notes
     CHECK(s.message.find("broken.xml: line 1: <testcase> is not closed") != std::string::npos);
     std::string log = log_of(r);
     CHECK(log.find("emurun: junit: no file matched missing/*.xml") != std::string::npos);
+    REQUIRE(s.flags.size() == 1);
+    CHECK(s.flags[0].rule == "junit_missing");
+    CHECK(s.flags[0].message ==
+          "no test results from missing/*.xml, old.xml, broken.xml (the junit notes say why)");
+    CHECK(r.flagged());
+    CHECK(Runner::exit_code(r, false) == 0);
+    CHECK(Runner::exit_code(r, true) == 3);
+}
+
+TEST_CASE("runner: junit_missing fail fails a step that passed, ignore only notes") {
+    test::testdir("jmode");
+    test::write_file("jmode/t.xml", k_two_tests);
+    Report failing = run_unit("jmode", R"(["t.xml", "none.xml"])", R"(, "junit_missing": "fail")");
+    const auto& s = failing.steps[0];
+    CHECK(s.status == StepStatus::failed);
+    CHECK(s.exit_code == 0);
+    CHECK(s.tests.size() == 2); // t.xml's tests are kept
+    CHECK(s.message.find("exited 0, but gave no test results from none.xml "
+                         "(\"junit_missing\": \"fail\")") != std::string::npos);
+    REQUIRE(s.flags.size() == 1);
+    CHECK(s.flags[0].rule == "junit_missing");
+    CHECK(Runner::exit_code(failing, false) == 1);
+
+    Report whole = run_unit("jmode", R"(["t.xml"])", R"(, "junit_missing": "fail")");
+    CHECK(whole.steps[0].status == StepStatus::passed);
+    CHECK(whole.steps[0].flags.empty());
+
+    Report ignored = run_unit("jmode", R"(["none.xml"])", R"(, "junit_missing": "ignore")");
+    CHECK(ignored.steps[0].status == StepStatus::passed);
+    CHECK(ignored.steps[0].flags.empty());
+    CHECK(ignored.steps[0].message.find("no file matched none.xml") != std::string::npos);
+}
+
+TEST_CASE("runner: junit_missing in defaults, and a bad value named") {
+    test::testdir("jdefaults");
+    auto p = Pipeline::parse(R"({"name": "d", "defaults": {"junit_missing": "fail"},
+        "steps": [{"name": "a", "argv": ["a"], "junit": ["x.xml"]},
+                  {"name": "b", "argv": ["b"], "junit": ["x.xml"], "junit_missing": "flag"}]})",
+                             "d.json", test::testdir("jdefaults"));
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().message()));
+    CHECK(p->steps[0].junit_missing == JunitMissing::fail);
+    CHECK(p->steps[1].junit_missing == JunitMissing::flag);
+    auto bad = Pipeline::parse(R"({"name": "d", "steps": [{"name": "a", "argv": ["a"],
+        "junit_missing": "error"}]})",
+                               "d.json", test::testdir("jdefaults"));
+    REQUIRE(!bad.has_value());
+    CHECK(bad.error().message().starts_with(
+        "d.json: steps[0].junit_missing: expected flag, fail or ignore, got \"error\""));
 }
 
 TEST_CASE("runner: a JUnit file dated in the future was not written by the step") {

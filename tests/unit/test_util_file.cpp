@@ -69,6 +69,10 @@ TEST_CASE("util file: read_file names the call and the system error") {
     REQUIRE_FALSE(missing.has_value());
     CHECK(missing.error().message() ==
           "open /nonexistent/emurun-no-such-file failed: No such file or directory");
+    auto empty = util::read_file(""); // `emurun run ''` said "open  failed: No such file…"
+    REQUIRE_FALSE(empty.has_value());
+    CHECK(empty.error().message() == "open '': an empty path, not a file name (name the file)");
+    CHECK(empty.error().kind == emurun::ErrorKind::bad_input);
 }
 
 TEST_CASE("util file: read_file refuses what is not a regular file, without blocking") {

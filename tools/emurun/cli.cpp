@@ -126,8 +126,8 @@ std::optional<std::string> unknown_help_topic(const CLI::App& app,
         auto subs =
             at->get_subcommands([&](const CLI::App* s) { return s->get_name() == given[i]; });
         if (subs.empty()) {
-            return path + ": unknown command '" + given[i] + "' ('" + path +
-                   " --help' lists its usage)";
+            return error_text(Error{path, "unknown command '" + given[i] + "'",
+                                    "'" + path + " --help' lists its usage"});
         }
         at = subs.front();
         path += " " + given[i];
@@ -209,6 +209,10 @@ int main(int argc, char** argv) {
         return checked_stdout(app.exit(e)); // --help, --version: their text must arrive too
     } catch (const CLI::ParseError& e) {
         std::cerr << "emurun: error: " << usage_error(app, e, given) << '\n';
+        return k_exit_usage;
+    }
+    if (auto empty = empty_value_error(app, given)) {
+        std::cerr << "emurun: error: " << *empty << '\n';
         return k_exit_usage;
     }
     const int verbosity = g.quiet ? -1 : g.verbosity > 0 ? g.verbosity : verbosity_from_env();

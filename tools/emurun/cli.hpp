@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,7 +26,8 @@ inline constexpr int k_exit_failure = 125;
 std::string flag_spelling(std::string_view field);
 
 /// A library Error as the CLI prints it (after "emurun: error: "): its message() with the field
-/// spelled as a flag.
+/// spelled as a flag, and without emurun's name at the start of its `what` ("emurun root run"
+/// is said "root run", "emurun" nothing): the prefix says it once.
 std::string error_text(const Error& e);
 
 /// The one exception type: thrown only in the CLI, printed as "emurun: error: <message>", exit 125.
@@ -60,10 +62,17 @@ inline void unwrap(Result<void> r) {
 std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std::string> args);
 
 /// A CLI11 parse error of `args` (the words parsed by `app`) as emurun says a usage error
-/// (printed after "emurun: error: ", exit k_exit_usage): the command it concerns, the closest
-/// subcommand or option to a misspelt word, and the --help that lists the usage.
+/// (printed after "emurun: error: ", exit k_exit_usage): the command it concerns (none for
+/// emurun's own: "unknown command 'exe': …"), the closest subcommand or option to a misspelt
+/// word, an option given before the command it belongs to, and the --help that lists the usage.
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args);
+
+/// After a parse of `args` that succeeded: an option that needs a value given as `--name=`,
+/// whose value CLI11 took from the next word, as a usage error (printed after "emurun: error: ",
+/// exit k_exit_usage); nullopt when there is none.
+std::optional<std::string> empty_value_error(const CLI::App& app,
+                                             const std::vector<std::string>& args);
 
 /// A subcommand's action; returns emurun's exit code.
 using Action = std::function<int()>;

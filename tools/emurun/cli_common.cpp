@@ -33,6 +33,13 @@ std::string flag_spelling(std::string_view field) {
 }
 
 std::string error_text(const Error& e) {
+    // "emurun: error: " says emurun's name already: a `what` naming a command ("emurun root
+    // run") or emurun itself says it once ("root run: no command given"), not twice.
+    if (e.what == "emurun" || e.what.starts_with("emurun ")) {
+        Error said = e;
+        said.what.erase(0, std::min<std::size_t>(said.what.size(), 7));
+        return said.message(flag_spelling);
+    }
     return e.message(flag_spelling);
 }
 

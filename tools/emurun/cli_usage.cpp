@@ -1,10 +1,13 @@
-// Usage errors: CLI11's parse errors said the emurun way, "emurun: error: <command>: <what>",
-// with the closest subcommand or option when a word is misspelt and where the usage is listed.
+// Usage errors: CLI11's parse errors said the emurun way, "emurun: error: [<command>: ]<what>"
+// ("emurun: error: run: unknown option '--jbos': did you mean '--jobs'? ('emurun run --help'
+// lists its usage)"), with the closest subcommand or option when a word is misspelt and where
+// the usage is listed.
 #include "cli.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,10 +106,41 @@ std::vector<std::string> subcommand_names(const CLI::App* command) {
     return names;
 }
 
+/// Where `word` was given in `args`: the word itself or, for an option CLI11 names without
+/// its value, the `--name=value` it came in.
+std::vector<std::string>::const_iterator given_at(const std::vector<std::string>& args,
+                                                  const std::string& word) {
+    return std::ranges::find_if(args, [&word](const std::string& a) {
+        return a == word || (word.starts_with("-") && a.starts_with(word + "="));
+    });
+}
+
+/// The command `at` (a word of `args`) was given to: the deepest command on the way to
+/// `chosen` whose name comes before it.
+const CLI::App* command_at(const CLI::App* chosen, const std::vector<std::string>& args,
+                           std::vector<std::string>::const_iterator at) {
+    std::vector<const CLI::App*> path; // the root first
+    for (const CLI::App* c = chosen; c != nullptr; c = c->get_parent()) {
+        path.insert(path.begin(), c);
+    }
+    const CLI::App* given_to = path.front();
+    auto from = args.begin();
+    for (std::size_t i = 1; i < path.size(); ++i) {
+        const auto named = std::find(from, args.end(), path[i]->get_name());
+        if (named == args.end() || named > at) {
+            break;
+        }
+        given_to = path[i];
+        from = named + 1;
+    }
+    return given_to;
+}
+
 /// The words CLI11 did not take: those its message lists after "not expected: ", else (an
-/// option or a subcommand required: CLI11 says so first) the options before `--` that
-/// `command` does not know, else the first word of `args` that is no option and no subcommand.
-std::vector<std::string> unexpected_words(const CLI::ParseError& e, const CLI::App* command,
+/// option or a subcommand required: CLI11 says so first) the options before `--` that the
+/// command they were given to does not know, and the first word of `args` that is no option,
+/// no option's value and no command (`root creat --arch A`: creat, then --arch).
+std::vector<std::string> unexpected_words(const CLI::ParseError& e, const CLI::App* chosen,
                                           const std::vector<std::string>& args) {
     std::vector<std::string> words;
     const std::string what = e.what();
@@ -120,43 +154,49 @@ std::vector<std::string> unexpected_words(const CLI::ParseError& e, const CLI::A
             pos = sp + 1;
         }
         // In the order they were given (CLI11 lists them as it met them, last first).
-        const auto given_at = [&args](const std::string& w) { return std::ranges::find(args, w); };
-        std::ranges::stable_sort(
-            words, [&](const auto& x, const auto& y) { return given_at(x) < given_at(y); });
+        std::ranges::stable_sort(words, [&args](const auto& x, const auto& y) {
+            return given_at(args, x) < given_at(args, y);
+        });
         return words;
     }
-    // One pass in the order given: unknown options, and the first word that is no option, no
-    // option's value and no command (`root creat --arch A`: creat, then --arch).
-    const auto subs = subcommand_names(command);
-    const std::string path = command_path(command) + " ";
+    const std::string path = command_path(chosen) + " ";
     bool stray_seen = false;
-    for (std::size_t i = 0; i < args.size() && args[i] != "--"; ++i) {
-        const std::string& a = args[i];
-        if (a.starts_with("-") && a.size() > 1) {
-            const CLI::Option* known = known_option(command, a.substr(0, a.find('=')));
+    for (auto at = args.begin(); at != args.end() && *at != "--"; ++at) {
+        const CLI::App* given_to = command_at(chosen, args, at);
+        if (at->starts_with("-") && at->size() > 1) {
+            const CLI::Option* known = known_option(given_to, at->substr(0, at->find('=')));
             if (known == nullptr) {
-                words.push_back(a);
-            } else if (known->get_expected_max() > 0 && a.find('=') == std::string::npos) {
-                ++i; // its value
+                words.push_back(*at);
+            } else if (known->get_expected_max() > 0 && at->find('=') == std::string::npos &&
+                       at + 1 != args.end()) {
+                ++at; // its value
             }
-        } else if (!stray_seen && std::ranges::find(subs, a) == subs.end() &&
-                   path.find(" " + a + " ") == std::string::npos) {
-            words.push_back(a);
+        } else if (const auto subs = subcommand_names(given_to);
+                   !stray_seen && std::ranges::find(subs, *at) == subs.end() &&
+                   path.find(" " + *at + " ") == std::string::npos) {
+            words.push_back(*at);
             stray_seen = true;
         }
     }
     return words;
 }
 
+/// What is wrong with the unknown option `word` of `command`: a misspelling ("did you mean
+/// '--jobs'?"; not for one letter, where every other letter is as close), or nothing known.
+std::string unknown_option(const CLI::App* command, const std::string& word) {
+    const std::string name = word.substr(0, word.find('='));
+    const bool one_letter = !name.starts_with("--") && name.size() <= 2;
+    if (auto c = one_letter ? "" : closest(name, option_names(command)); !c.empty() && c != name) {
+        return "unknown option '" + name + "': did you mean '" + c + "'?";
+    }
+    return "unknown option '" + name + "'";
+}
+
 /// "did you mean '--jobs'?" for the first unexpected word that resembles something, else "".
 std::string suggestion(const CLI::App* command, const std::vector<std::string>& words) {
     for (const auto& w : words) {
         if (w.starts_with("-")) {
-            const std::string name = w.substr(0, w.find('='));
-            if (auto c = closest(name, option_names(command)); !c.empty()) {
-                return "unknown option '" + name + "': did you mean '" + c + "'?";
-            }
-            return "unknown option '" + name + "'";
+            return unknown_option(command, w);
         }
         if (auto subs = subcommand_names(command); !subs.empty()) {
             if (auto c = closest(w, subs); !c.empty()) {
@@ -170,10 +210,11 @@ std::string suggestion(const CLI::App* command, const std::vector<std::string>& 
 }
 
 /// The command a usage error belongs to. CLI11 reports against the deepest subcommand it
-/// chose, so `emurun foo run` and `emurun --color x run` blamed `run`: a word CLI11 did not
-/// take (not an option) belongs to the deepest command named before it in `args`, and a bad option
-/// value
-/// (`--color: x not in …`) to the command that owns the option.
+/// chose, so `emurun foo run`, `emurun --colour=never doctor` and `emurun --color x run`
+/// blamed `run` or `doctor`: a word CLI11 did not take, option or not, belongs to the deepest
+/// command named before it in `args` (an option after a command is looked up in that command
+/// and, as it falls through, in its parents), and a bad option value (`--color: x not in …`)
+/// to the command that owns the option.
 const CLI::App* blamed_command(const CLI::App* chosen, const std::string& what,
                                const std::vector<std::string>& words,
                                const std::vector<std::string>& args) {
@@ -185,28 +226,70 @@ const CLI::App* blamed_command(const CLI::App* chosen, const std::string& what,
             }
         }
     }
-    if (words.empty() || words.front().starts_with("-")) {
-        return chosen; // an unknown option: the chosen command's and its parents' are suggested
-    }
-    const auto word_at = std::ranges::find(args, words.front());
-    if (word_at == args.end()) {
-        return chosen;
-    }
-    std::vector<const CLI::App*> path; // the root first
-    for (const CLI::App* c = chosen; c != nullptr; c = c->get_parent()) {
-        path.insert(path.begin(), c);
-    }
-    const CLI::App* blamed = path.front();
-    auto from = args.begin();
-    for (std::size_t i = 1; i < path.size(); ++i) {
-        const auto at = std::find(from, args.end(), path[i]->get_name());
-        if (at == args.end() || at > word_at) {
-            break;
+    const auto word_at = words.empty() ? args.end() : given_at(args, words.front());
+    return word_at == args.end() ? chosen : command_at(chosen, args, word_at);
+}
+
+/// An option given before the command it belongs to (`emurun --json doctor`, `emurun --jobs 2
+/// run P`, `emurun root --arch A create DIR`): CLI11 then says the option is unknown, or that
+/// the command misses it. As a usage error of the command it was given to, saying where it goes.
+std::optional<Error> misplaced_option(const CLI::App* chosen,
+                                      const std::vector<std::string>& args) {
+    for (auto at = args.begin(); at != args.end() && *at != "--"; ++at) {
+        if (!at->starts_with("-") || at->size() < 2) {
+            continue;
         }
-        blamed = path[i];
-        from = at + 1;
+        const std::string name = at->substr(0, at->find('='));
+        const CLI::App* given_to = command_at(chosen, args, at);
+        if (known_option(given_to, name) != nullptr) {
+            continue;
+        }
+        for (const CLI::App* c = chosen; c != nullptr && c != given_to; c = c->get_parent()) {
+            if (c->get_option_no_throw(name) != nullptr) {
+                return Error{command_path(given_to),
+                             "the option '" + name + "' belongs to '" + command_path(c) +
+                                 "' and goes after '" + c->get_name() + "'",
+                             "'" + command_path(c) + " --help' lists its usage"};
+            }
+        }
     }
-    return blamed;
+    return std::nullopt;
+}
+
+/// True when `word` is among the values a positional of `command` or its parents took (a word
+/// of the program `exec` runs, not one of emurun's).
+bool taken_by_positional(const CLI::App* command, const std::string& word) {
+    for (; command != nullptr; command = command->get_parent()) {
+        for (const CLI::Option* o : command->get_options()) {
+            if (!o->nonpositional() &&
+                std::ranges::find(o->results(), word) != o->results().end()) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/// An option that needs a value given as `--name=`: CLI11 reads nothing after '=' as no value
+/// and takes the next word instead (`run --jobs= P` read P as the jobs, `inspect --sysroot= A B`
+/// inspected B alone in the sysroot A).
+std::optional<Error> empty_assignment(const CLI::App* chosen,
+                                      const std::vector<std::string>& args) {
+    for (auto at = args.begin(); at != args.end() && *at != "--"; ++at) {
+        if (!at->starts_with("--") || at->find('=') != at->size() - 1) {
+            continue;
+        }
+        const std::string name = at->substr(0, at->size() - 1);
+        const CLI::App* given_to = command_at(chosen, args, at);
+        const CLI::Option* opt = known_option(given_to, name);
+        if (opt != nullptr && opt->get_items_expected_min() > 0 &&
+            !taken_by_positional(chosen, *at)) {
+            return Error{command_path(given_to), "the option " + name + " has an empty value",
+                         "give it one: " + name + "=VALUE; '" + command_path(given_to) +
+                             " --help' lists its usage"};
+        }
+    }
+    return std::nullopt;
 }
 
 /// CLI11's own sentences in emurun's words: "pipeline is required" -> "missing the argument
@@ -250,18 +333,31 @@ std::string plain_words(const std::string& what) {
 
 } // namespace
 
+std::optional<std::string> empty_value_error(const CLI::App& app,
+                                             const std::vector<std::string>& args) {
+    auto empty = empty_assignment(chosen_command(app), args);
+    return empty ? std::optional<std::string>(error_text(*empty)) : std::nullopt;
+}
+
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args) {
     const CLI::App* chosen = chosen_command(app);
+    if (auto misplaced = misplaced_option(chosen, args)) {
+        return error_text(*misplaced);
+    }
+    if (auto empty = empty_assignment(chosen, args)) {
+        return error_text(*empty);
+    }
     std::string what = e.what();
     if (const auto nl = what.find('\n'); nl != std::string::npos) {
         what.resize(nl);
     }
-    const CLI::App* command = blamed_command(chosen, what, unexpected_words(e, chosen, args), args);
+    const auto words = unexpected_words(e, chosen, args);
+    const CLI::App* command = blamed_command(chosen, what, words, args);
     const std::string path = command_path(command);
     // A value CLI11 refused (`--color: x not in {...}`) is said as CLI11 says it.
     const bool bad_value = e.get_name() == "ValidationError" || e.get_name() == "ConversionError";
-    std::string said = bad_value ? "" : suggestion(command, unexpected_words(e, command, args));
+    std::string said = bad_value ? "" : suggestion(command, words);
     if (said.empty() && what == "A subcommand is required") {
         std::string list;
         for (const auto& n : subcommand_names(command)) {
@@ -269,8 +365,8 @@ std::string usage_error(const CLI::App& app, const CLI::ParseError& e,
         }
         said = "which command? one of " + list;
     }
-    return path + ": " + (said.empty() ? plain_words(what) : said) + " ('" + path +
-           " --help' lists its usage)";
+    return error_text(Error{path, said.empty() ? plain_words(what) : said,
+                            "'" + path + " --help' lists its usage"});
 }
 
 } // namespace emurun::cli
