@@ -152,7 +152,8 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
     }
     auto elf = read_elf(*program);
     if (!elf) {
-        return fail("cannot run " + program->string(), elf.error().why,
+        // Keep the reader's kind: not_elf, or not_found / permission / io for the file itself.
+        return fail(elf.error().kind, "cannot run " + program->string(), elf.error().why,
                     "emurun runs ELF programs and #! scripts");
     }
     if (elf->arch == nullptr) {

@@ -274,6 +274,7 @@ TEST_CASE("launch: what is not a runnable program is refused with the reason") {
     auto plan = plan_launch(request(text));
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().hint == "emurun runs ELF programs and #! scripts");
+    CHECK(plan.error().kind == emurun::ErrorKind::not_elf);
 
     auto odd = spec_for(*host_arch());
     odd.machine = 0x1234;
