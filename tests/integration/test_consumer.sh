@@ -8,6 +8,8 @@
 #   errors: gives the library bad input and switches on Error::kind (tests/consumer/errors.cpp):
 #           a missing pipeline is not_found, a broken one bad_input, a run of 0 jobs bad_input,
 #           a text file not_elf, a foreign program without an emulator no_emulator.
+# Both parts build tests/consumer/core_headers.cpp: the core's public headers compile without
+# nlohmann/json (its #error fails the build).
 . "$(dirname "$0")/lib/common.sh"
 probe=$EMURUN_FIXTURE_DIR/aarch64/probe
 gen=()
