@@ -26,6 +26,9 @@ struct LibraryLookup {
     std::string needed_by;                     ///< soname/filename of the object that needs it
     std::optional<std::filesystem::path> path; ///< host path where it resolves; empty = missing
     std::string package_hint; ///< Debian package likely to provide it, "zlib1g:arm64"
+    /// package_hint is a guess by Debian's naming policy (libxml2.so.2 -> "libxml2-2"), not a
+    /// library emurun knows the package of: it may not exist.
+    bool package_guessed = false;
     /// The sysroot it was found in (one of LinkMap::sysroots); empty when missing or found
     /// outside every sysroot ($ORIGIN, a relative RUNPATH, an absolute one on the host).
     std::optional<std::filesystem::path> sysroot{};
@@ -80,9 +83,18 @@ inspect_binary(const std::filesystem::path& file,
 [[nodiscard]] EMURUN_EXPORT std::string inspection_json(std::span<const Inspection> inspections,
                                                         int indent = 2);
 
+/// Every sysroot a caller named is a directory: a mistyped one is refused as such, not taken as
+/// a sysroot without libraries (exec, inspect, sysroot check).
+[[nodiscard]] EMURUN_EXPORT Result<void>
+check_sysroot_dirs(const std::vector<std::filesystem::path>& sysroots);
+
 /// The Debian package that most likely ships `soname` for `arch` ("libz.so.1" → "zlib1g:arm64"),
 /// or empty if no guess.
 [[nodiscard]] EMURUN_EXPORT std::string guess_package(const std::string& soname, const Arch& arch);
+
+/// Whether guess_package's answer for `soname` is a guess by Debian's naming policy (policy
+/// 8.1) rather than a package emurun knows ships it.
+[[nodiscard]] EMURUN_EXPORT bool package_guessed(const std::string& soname);
 
 /// What the emurun-sysroot tool (apt and dpkg in a private state) is asked to do.
 enum class SysrootOp {

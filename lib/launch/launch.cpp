@@ -87,24 +87,9 @@ Result<void> add_library_env(LaunchPlan& plan, const LaunchRequest& req, const E
     return {};
 }
 
-/// Every sysroot the caller named is a directory: a mistyped one is named as such, not as
-/// the libraries it fails to hold.
-Result<void> check_sysroots(const std::vector<fs::path>& sysroots) {
-    for (const auto& root : sysroots) {
-        std::error_code ec;
-        if (!fs::is_directory(root, ec)) {
-            return fail("sysroot " + root.string(),
-                        fs::exists(root, ec) ? "is not a directory" : "no such directory",
-                        "name a directory holding the target's /lib and /usr/lib "
-                        "(emurun-sysroot fetch makes one)");
-        }
-    }
-    return {};
-}
-
 Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& program,
                                  const ElfInfo& elf) {
-    EMURUN_TRY(check_sysroots(req.sysroots));
+    EMURUN_TRY(check_sysroot_dirs(req.sysroots));
     LaunchPlan plan = native_plan(req, program, elf.arch);
     plan.mode = Emulation::exec;
     if (!elf.is_static()) {

@@ -200,6 +200,12 @@ Result<void> get_accelerate_object(const Json& value, const Place& at, StepDefau
                 .fail("expected true or false, got " + util::describe(allow));
         }
         into.allow_revision_mismatch = allow.get<bool>();
+        if (*into.allow_revision_mismatch && !into.accelerate.value_or(true)) {
+            return at.key("allow_revision_mismatch")
+                .fail("is true but \"tools\" accelerates none: it allows nothing",
+                      "name the tools to accelerate (\"tools\": true or a list such as "
+                      "\"toolchain,shell\"), or drop allow_revision_mismatch");
+        }
     }
     return {};
 }
@@ -219,15 +225,16 @@ Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& in
     if (!value.is_string()) {
         return at.fail(
             "expected true, false, a string of tools or an object, got " + util::describe(value),
-            "true (the compilers and binutils), false (or \"none\"), a "
+            "true (the compilers, binutils and native tools), false (or \"none\"), a "
             "comma-separated list such as \"toolchain,shell\" or \"gcc,g++,ld,ar,nm,ranlib\", "
             "or {\"tools\": ..., \"allow_revision_mismatch\": true}");
     }
     const std::string list = EMURUN_TRY(util::get_string(value, at));
     if (list.empty()) {
-        return at.fail("is an empty string",
-                       "use true (the compilers and binutils), false, or a list such as "
-                       "\"toolchain,shell\"");
+        return at.fail(
+            "is an empty string",
+            "use true (the compilers, binutils and native tools), false, or a list such as "
+            "\"toolchain,shell\"");
     }
     into.accelerate = list != "none";
     into.accelerate_tools = list == "none" ? "" : list;

@@ -1,6 +1,7 @@
 // The report model, its JSON form (schema_version 1) and atomic writes.
 #include "report/report_emulator.hpp"
 #include "report/report_processes.hpp"
+#include "report/report_schema.hpp"
 #include "report/report_tests.hpp"
 #include "util/file.hpp"
 #include "util/json.hpp"
@@ -29,13 +30,23 @@ constexpr StepStatus k_statuses[] = {
     StepStatus::timed_out, StepStatus::skipped, StepStatus::interrupted,
     StepStatus::not_run,   StepStatus::reused,  StepStatus::resource_limit};
 
-/// A mismatch's tool: a program's file name (the toolchain groups and the native tools).
+/// A mismatch's tool: a program's file name, the schema's pattern (toolchain groups, native tools).
 bool is_tool_name(std::string_view name) {
-    return !name.empty() && name.size() <= 64 && name != "." && name != ".." &&
-           std::ranges::all_of(name, [](char c) {
-               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '_' || c == '+' || c == '-';
-           });
+    return !name.empty() && name.size() <= 64 && std::ranges::all_of(name, [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == '+' || c == '-';
+    });
+}
+
+/// Every key the schema requires of `obj` is there (it may be null where the schema allows).
+Result<void> check_required(const Json& obj, std::span<const std::string_view> keys,
+                            const Place& at) {
+    for (const std::string_view key : keys) {
+        if (!obj.contains(key)) {
+            return at.key(key).fail("missing", "use the report as emurun wrote it");
+        }
+    }
+    return {};
 }
 
 Json flags_json(const std::vector<Flag>& flags) {
@@ -121,7 +132,8 @@ Result<std::vector<ToolchainMismatch>> mismatches_from(const Json& j, const Plac
         }
         if (!is_tool_name(m.tool)) {
             return e.key("tool").fail("expected a program's name (gcc, g++, cpp, binutils or a "
-                                      "native tool such as xz), got \"" + m.tool + "\"");
+                                      "native tool such as xz), got \"" +
+                                      m.tool + "\"");
         }
         const Json probe = list[i].value("probe", Json(nullptr));
         if (!probe.is_null()) { // "" in reports of older versions: it did not run
@@ -252,6 +264,14 @@ Result<std::string> get_name(const Json& v, const Place& at, std::size_t max = k
     return name;
 }
 
+std::string known_rules() {
+    std::string out;
+    for (const std::string_view r : detail::flag_rules()) {
+        out += (out.empty() ? "" : ", ") + std::string(r);
+    }
+    return out;
+}
+
 Result<std::vector<Flag>> flags_from(const Json& obj, const Place& at) {
     std::vector<Flag> out;
     if (!obj.contains("flags")) {
@@ -267,6 +287,11 @@ Result<std::vector<Flag>> flags_from(const Json& obj, const Place& at) {
             return f.fail("expected {\"rule\": ..., \"message\": ...}");
         }
         auto rule = EMURUN_TRY(util::get_string(list[i]["rule"], f.key("rule")));
+        if (std::ranges::find(detail::flag_rules(), rule) == detail::flag_rules().end()) {
+            return f.key("rule").fail("unknown rule \"" + rule + "\" (expected " + known_rules() +
+                                          ")",
+                                      "use the report as emurun wrote it");
+        }
         auto message = EMURUN_TRY(util::get_string(list[i]["message"], f.key("message")));
         out.push_back({rule, message});
     }
@@ -459,6 +484,7 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     if (!j.is_object()) {
         return at.fail("expected an object, got " + util::describe(j));
     }
+    EMURUN_TRY(check_required(j, detail::step_required_keys(), at));
     StepResult s;
     auto name = EMURUN_TRY(get_step_name(j.value("name", Json()), at.key("name")));
     s.name = name;
@@ -745,6 +771,7 @@ Result<Report> Report::from_json(const nlohmann::json& j, const std::string& sou
                       std::to_string(k_schema_version) + ")",
                   "use the emurun version that wrote the report");
     }
+    EMURUN_TRY(check_required(j, detail::report_required_keys(), at));
     Report r;
     EMURUN_TRY(header_from(j, at, r));
     const Json& list = j.value("steps", Json());

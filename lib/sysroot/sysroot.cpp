@@ -169,6 +169,7 @@ LinkMap resolve_libraries(const fs::path& binary, const ElfInfo& elf,
             }
             if (!l.path) {
                 l.package_hint = guess_package(name, *elf.arch);
+                l.package_guessed = package_guessed(name);
             } else if (auto sub = read_elf(*l.path); sub && sub->arch != nullptr) {
                 queue.emplace_back(*l.path, std::move(*sub));
             }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <expected>
 #include <utility>
 
 namespace emurun {
@@ -28,6 +29,16 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 16> k_known{
     {"libffi.so.8", "libffi8"},
     {"libbz2.so.1.0", "libbz2-1.0"},
 }};
+
+/// The package emurun knows ships `soname`, or empty.
+std::string known_package(const std::string& soname) {
+    for (const auto& [so, p] : k_known) {
+        if (so == soname) {
+            return std::string(p);
+        }
+    }
+    return soname.starts_with("ld-") || soname.starts_with("/") ? "libc6" : "";
+}
 
 /// Debian's library package naming: libNAME.so.V -> libNAMEV, or libNAME-V when NAME ends in
 /// a digit (policy 8.1).
@@ -69,7 +80,7 @@ std::string user_sysroot(const std::vector<std::filesystem::path>& sysroots) {
 /// 'emurun-sysroot fetch --arch arm64 --dir DIR zlib1g' and add DIR to the sysroots", field
 /// sysroots (none when DIR is searched already): a command that works as printed.
 std::pair<std::string, std::string> fetch_hint(const std::vector<std::filesystem::path>& sysroots,
-                                               const std::string& pkgs) {
+                                               const std::string& pkgs, bool guessed) {
     std::string names;
     std::string arch;
     for (std::size_t start = 0; start < pkgs.size();) {
@@ -82,16 +93,21 @@ std::pair<std::string, std::string> fetch_hint(const std::vector<std::filesystem
         }
         start = end + 1;
     }
+    const std::string ships =
+        guessed ? "Debian likely ships them in " + pkgs +
+                      " (names guessed from the sonames by Debian's naming policy; when one is "
+                      "wrong, emurun-sysroot lists similar names)"
+                : "Debian ships them in " + pkgs;
     if (arch.empty()) {
-        return {"Debian ships them in " + pkgs + "; name a sysroot holding them", "sysroots"};
+        return {ships + "; name a sysroot holding them", "sysroots"};
     }
     std::string dir = user_sysroot(sysroots);
     const bool searched = !dir.empty();
     if (!searched) {
         dir = "sysroot-" + arch;
     }
-    return {"Debian ships them in " + pkgs + ": unpack them into a sysroot with 'emurun-sysroot " +
-                "fetch --arch " + arch + " --dir " + dir + " " + names + "'" +
+    return {ships + ": unpack them into a sysroot with 'emurun-sysroot " + "fetch --arch " + arch +
+                " --dir " + dir + " " + names + "'" +
                 (searched ? "" : " and add " + dir + " to the sysroots"),
             searched ? "" : "sysroots"};
 }
@@ -99,15 +115,7 @@ std::pair<std::string, std::string> fetch_hint(const std::vector<std::filesystem
 } // namespace
 
 std::string guess_package(const std::string& soname, const Arch& arch) {
-    std::string pkg;
-    for (const auto& [so, p] : k_known) {
-        if (so == soname) {
-            pkg = p;
-        }
-    }
-    if (pkg.empty() && (soname.starts_with("ld-") || soname.starts_with("/"))) {
-        pkg = "libc6";
-    }
+    std::string pkg = known_package(soname);
     if (pkg.empty()) {
         pkg = by_policy(soname);
     }
@@ -117,10 +125,39 @@ std::string guess_package(const std::string& soname, const Arch& arch) {
     return pkg + ":" + arch.debian;
 }
 
+Result<void> check_sysroot_dirs(const std::vector<std::filesystem::path>& sysroots) {
+    for (const auto& root : sysroots) {
+        std::error_code ec;
+        const auto st = std::filesystem::status(root, ec);
+        if (st.type() == std::filesystem::file_type::directory) {
+            continue;
+        }
+        const std::string why = st.type() == std::filesystem::file_type::not_found
+                                    ? "no such directory"
+                                : ec ? ec.message()
+                                     : "not a directory";
+        return std::unexpected(
+            Error{"sysroot " + root.string(), why,
+                  "name a directory holding the target's /lib and /usr/lib, or make one: "
+                  "emurun-sysroot fetch --arch ARCH --dir " +
+                      root.string() + " libc6 PACKAGE...",
+                  st.type() == std::filesystem::file_type::not_found ? ErrorKind::not_found
+                                                                     : ErrorKind::bad_input,
+                  "sysroots"});
+    }
+    return {};
+}
+
+bool package_guessed(const std::string& soname) {
+    return known_package(soname).empty() && !by_policy(soname).empty();
+}
+
 Error LinkMap::missing_error(const std::filesystem::path& binary) const {
     std::string why;
     std::string pkgs;
+    bool guessed = false;
     auto add = [&](const LibraryLookup& l) {
+        guessed = guessed || l.package_guessed;
         why += (why.empty() ? "" : ", ") + l.name + " (needed by " + l.needed_by + ")";
         if (!l.package_hint.empty() && pkgs.find(l.package_hint) == std::string::npos) {
             pkgs += (pkgs.empty() ? "" : " ") + l.package_hint;
@@ -141,7 +178,7 @@ Error LinkMap::missing_error(const std::filesystem::path& binary) const {
     auto [hint, field] =
         pkgs.empty()
             ? std::pair<std::string, std::string>("name a sysroot holding them", "sysroots")
-            : fetch_hint(sysroots, pkgs);
+            : fetch_hint(sysroots, pkgs, guessed);
     return Error{"cannot run " + binary.string(),
                  "missing from the sysroot (searched: " + (searched.empty() ? "none" : searched) +
                      "): " + why,

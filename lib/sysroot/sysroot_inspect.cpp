@@ -14,6 +14,7 @@ Json lookup_json(const LibraryLookup& l) {
     j["path"] = l.path ? Json(l.path->string()) : Json(nullptr);
     if (!l.package_hint.empty()) {
         j["package"] = l.package_hint;
+        j["package_guessed"] = l.package_guessed;
     }
     return j;
 }
@@ -22,6 +23,7 @@ Json lookup_json(const LibraryLookup& l) {
 
 Result<Inspection> inspect_binary(const std::filesystem::path& file,
                                   const std::vector<std::filesystem::path>& sysroots) {
+    EMURUN_TRY(check_sysroot_dirs(sysroots));
     auto elf = EMURUN_TRY(read_elf(file));
     std::vector<std::filesystem::path> roots = sysroots;
     if (roots.empty() && elf.arch != nullptr) {

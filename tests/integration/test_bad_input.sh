@@ -21,12 +21,16 @@ expect_refusal() {
     fi
 }
 
-report() { # report FILE WALL [EXTRA-STEP-JSON]: a one-step report with the given wall
+report() { # report FILE WALL [SIGNAL-JSON [SHARD COUNT]]: a one-step report with the given wall
+    local sig=${3:-', "signal": null'}
     cat >"$1" <<JSON
 {"schema_version": 1, "pipeline": "p", "started": "2026-01-01T00:00:00Z", "wall": $2,
- "host_arch": "x86_64", "shard": {"index": ${4:-1}, "count": ${5:-1}}, "flags": [],
- "steps": [{"name": "t${4:-1}", "status": "passed", "wall": 1, "user": 0, "sys": 0,
-            "exit_code": 0 ${3:-}}]}
+ "host_arch": "x86_64", "shard": {"index": ${4:-1}, "count": ${5:-1}}, "job_limit": null,
+ "interrupted_by": null, "flags": [],
+ "steps": [{"name": "t${4:-1}", "kind": "other", "arch": "", "emulation": "native",
+            "status": "passed", "wall": 1, "user": 0, "sys": 0, "max_rss_kib": 0,
+            "budget": null, "baseline_wall": null, "log": "", "message": "", "flags": [],
+            "exit_code": 0 $sig}]}
 JSON
 }
 

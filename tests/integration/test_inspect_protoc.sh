@@ -24,17 +24,23 @@ done
 # Only Debian's cross sysroot (libc, libstdc++): protobuf's own libraries and zlib are missing.
 rc=0; out=$("$EMURUN" inspect --sysroot /usr/aarch64-linux-gnu "$protoc") || rc=$?
 expect_eq "partial sysroot: exit 1" 1 "$rc"
-expect_contains "libprotoc missing" "$out" "libprotoc.so.32 => MISSING (Debian: libprotoc32:arm64)"
+expect_contains "libprotoc missing, its package a guess said as one" "$out" \
+    "libprotoc.so.32 => MISSING (Debian: libprotoc32:arm64?, a name guessed from the soname"
+expect_contains "libstdc++ found" "$out" "libstdc++.so.6 => /usr/aarch64-linux-gnu/"
 expect_contains "libc found in cross sysroot" "$out" "libc.so.6 => /usr/aarch64-linux-gnu/lib/libc.so.6"
 
 json=$("$EMURUN" inspect --json --sysroot /usr/aarch64-linux-gnu "$protoc" || true)
 expect_contains "json arch" "$json" '"arch": "aarch64"'
 expect_contains "json missing list" "$json" '"libprotoc.so.32"'
+expect_contains "json: a guessed package says so" "$(tr -d ' \n' <<<"$json")" \
+    '"package":"libprotoc32:arm64","package_guessed":true'
 
 # exec refuses before starting qemu, naming the libraries.
 rc=0; err=$("$EMURUN" exec --sysroot /usr/aarch64-linux-gnu -- "$protoc" --version 2>&1) || rc=$?
 expect_eq "exec with missing libs: 125" 125 "$rc"
 expect_contains "exec names libprotoc" "$err" "libprotoc.so.32 (needed by protoc)"
+expect_contains "exec: the packages are likely, not known" "$err" \
+    "Debian likely ships them in libprotoc32:arm64 (names guessed from the sonames"
 # ... and runs it with the full sysroot.
 expect_contains "exec with full sysroot" "$("$EMURUN" exec --sysroot "$root" -- "$protoc" --version)" "libprotoc 3."
 finish

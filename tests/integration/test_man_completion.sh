@@ -8,7 +8,7 @@
 # The page says what the code does (part facts): its EXIT STATUS has every code emurun-sysroot
 # exits with (emurun passes them on) and 130/143/129 with root create among their commands,
 # inspect's "shared library", and root run's mismatch warnings printed by default.
-# ctest-parts: bash man zsh facts
+# ctest-parts: bash man zsh facts value_names
 . "$(dirname "$0")/lib/common.sh"
 
 src=$EMURUN_SOURCE_DIR
@@ -117,5 +117,19 @@ part_facts() {
     esac
 }
 
-run_parts bash man zsh facts
+# Every value in every --help is named for what it is (--env K=V, --sysroot DIR), never CLI11's
+# TEXT (cli_names.cpp).
+part_value_names() {
+    local cmd sub where
+    for where in "" $top; do
+        for sub in "" $( [ -n "$where" ] && subcommands_of $where); do
+            case $("$EMURUN" $where $sub --help) in
+                *" TEXT"*) not_ok "emurun $where $sub --help names a value TEXT: $("$EMURUN" $where $sub --help | grep -m1 ' TEXT')" ;;
+                *) ok "emurun $where $sub --help names its values" ;;
+            esac
+        done
+    done
+}
+
+run_parts bash man zsh facts value_names
 finish

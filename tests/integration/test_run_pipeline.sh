@@ -19,8 +19,12 @@ cat > p.json <<JSON
 ]}
 JSON
 cat > base.json <<JSON
-{"schema_version": 1, "pipeline": "it", "steps": [
-  {"name": "slow", "status": "passed", "wall": 0.02, "user": 0, "sys": 0}]}
+{"schema_version": 1, "pipeline": "it", "started": "2026-01-01T00:00:00Z", "wall": 0.02,
+ "host_arch": "x86_64", "shard": {"index": 1, "count": 1}, "job_limit": null,
+ "interrupted_by": null, "flags": [], "steps": [
+  {"name": "slow", "kind": "other", "arch": "", "emulation": "native", "status": "passed",
+   "exit_code": 0, "signal": null, "wall": 0.02, "user": 0, "sys": 0, "max_rss_kib": 0,
+   "budget": null, "baseline_wall": null, "log": "", "message": "", "flags": []}]}
 JSON
 set +e
 GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=$T/summary.md "$EMURUN" run p.json -j 2 -q \

@@ -130,7 +130,7 @@ for sr in "$T/nonexistent:no such directory" "$T/afile:not a directory" \
     rc=0; out=$("$EMURUN" sysroot check --sysroot "${sr%%:*}" 2>&1) || rc=$?
     expect_eq "check --sysroot ${sr%%:*} fails as bad input" 125 "$rc"
     expect_contains "it names the directory and why" "$out" "sysroot ${sr%%:*}: ${sr#*:}"
-    expect_contains "and how to make one" "$out" "emurun sysroot fetch --arch ARCH --dir ${sr%%:*}"
+    expect_contains "and how to make one" "$out" "sysroot fetch --arch ARCH --dir ${sr%%:*}"
 done
 mkdir -p "$T/libsonly/usr/lib"
 rc=0; out=$("$EMURUN" sysroot check --sysroot "$T/libsonly" 2>&1) || rc=$?

@@ -10,9 +10,12 @@ cd "$T"
 report() { # report FILE LOG: a one-step failed report whose step names LOG as its log
     cat >"$1" <<JSON
 {"schema_version": 1, "pipeline": "p", "started": "2026-01-01T00:00:00Z", "wall": 1,
- "host_arch": "x86_64", "shard": {"index": 1, "count": 1}, "flags": [],
- "steps": [{"name": "t", "status": "failed", "wall": 1, "user": 0, "sys": 0,
-            "exit_code": 1, "log": "$2"}]}
+ "host_arch": "x86_64", "shard": {"index": 1, "count": 1}, "job_limit": null,
+ "interrupted_by": null, "flags": [],
+ "steps": [{"name": "t", "kind": "other", "arch": "", "emulation": "native",
+            "status": "failed", "wall": 1, "user": 0, "sys": 0, "max_rss_kib": 0,
+            "budget": null, "baseline_wall": null, "message": "", "flags": [],
+            "signal": null, "exit_code": 1, "log": "$2"}]}
 JSON
 }
 

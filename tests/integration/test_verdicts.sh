@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick
-# ctest-parts: inspect build_tree baseline dashdash sysroot_errors sysroot_enospc
+# ctest-parts: inspect build_tree baseline dashdash sysroot_errors sysroot_enospc sysroot_full_cache
 # Verdicts that must be right (issue 26): inspect calls a shared object without an interpreter a
 # shared library; the build tree's bin/ runs the docs' examples (emurun sysroot finds
 # emurun-sysroot); a native baseline joined after the run (report show|compare --baseline);
@@ -21,6 +21,14 @@ part_inspect() {
     out=$("$EMURUN" inspect --json --sysroot /usr/aarch64-linux-gnu "$T/libf.so") || true
     expect_contains "json linkage" "$out" '"linkage": "shared library"'
     expect_contains "json: not static" "$out" '"static": false'
+    # A --sysroot that is not there is bad input, as exec takes it, not a sysroot without
+    # libraries (review finding, issue 26).
+    rc=0; out=$("$EMURUN" inspect --sysroot "$T/no-such-sysroot" "$T/libf.so" 2>&1) || rc=$?
+    expect_eq "inspect --sysroot of a missing dir: exit 125" 125 "$rc"
+    expect_contains "it names the dir and why" "$out" "sysroot $T/no-such-sysroot: no such directory"
+    rc=0; out=$("$EMURUN" inspect --json --sysroot "$T/lib.c" "$T/libf.so" 2>&1) || rc=$?
+    expect_eq "inspect --json --sysroot of a file: exit 125" 125 "$rc"
+    expect_contains "it says not a directory" "$out" "sysroot $T/lib.c: not a directory"
     printf 'int main(void) { return 0; }\n' >"$T/p.c"
     aarch64-linux-gnu-gcc -static -o "$T/p-static" "$T/p.c"
     out=$("$EMURUN" inspect "$T/p-static" 2>&1) || true
@@ -55,10 +63,12 @@ import json, sys
 t = sys.argv[1]
 def rep(emulation, wall, tests):
     return {"schema_version": 1, "pipeline": "p", "started": "2026-01-01T00:00:00Z", "wall": wall,
-            "host_arch": "x86_64", "steps": [{"name": "test", "kind": "test", "arch": "aarch64",
-            "emulation": emulation, "status": "passed", "exit_code": 0, "wall": wall,
-            "user": wall / 2, "sys": 0, "max_rss_kib": 1, "log": "", "message": "",
-            "tests": tests}]}
+            "host_arch": "x86_64", "shard": {"index": 1, "count": 1}, "job_limit": None,
+            "interrupted_by": None, "flags": [],
+            "steps": [{"name": "test", "kind": "test", "arch": "aarch64",
+            "emulation": emulation, "status": "passed", "exit_code": 0, "signal": None,
+            "wall": wall, "user": wall / 2, "sys": 0, "max_rss_kib": 1, "budget": None,
+            "baseline_wall": None, "log": "", "message": "", "flags": [], "tests": tests}]}
 emu = rep("exec", 30, [{"name": "t", "classname": "c", "time": 2, "status": "passed", "message": ""}])
 nat = rep("native", 2, [{"name": "t", "classname": "c", "time": 0.1, "status": "passed", "message": ""}])
 json.dump(emu, open(t + "/emulated.json", "w"))
@@ -267,5 +277,34 @@ EOF
     expect_contains "...said so" "$out" "no space left on device in $T/sr-enospc (unpacking libfull)"
 }
 
-run_parts inspect build_tree baseline dashdash sysroot_errors sysroot_enospc
+# The cache's file system fills up while apt downloads: apt's methods then wait forever. The
+# fake apt-get fills a 2 MiB tmpfs (in a private mount namespace) and waits as apt does;
+# emurun-sysroot stops it and says why, exit 5. Its --help to a full stdout is exit 5 too.
+part_sysroot_full_cache() {
+    local out rc=0
+    out=$("$EMURUN_SOURCE_DIR/tools/emurun-sysroot" --help 2>&1 >/dev/full) || rc=$?
+    expect_eq "--help >/dev/full: exit 5 (this machine)" 5 "$rc"
+    expect_contains "...naming the errno" "$out" "cannot write the help to stdout: No space left on device"
+    unshare -m true 2>/dev/null || { skip_part "no mount namespace here (unshare -m)"; return; }
+    mkdir -p "$T/fake-hang" "$T/small"
+    cat >"$T/fake-hang/apt-get" <<'EOF'
+#!/bin/bash
+for a in "$@"; do case $a in Dir::State::Lists=*) lists=${a#*=} ;; esac; done
+mkdir -p "$lists/partial"
+head -c 8M /dev/zero >"$lists/partial/big" 2>/dev/null
+exec sleep 300
+EOF
+    chmod +x "$T/fake-hang/apt-get"
+    rc=0
+    out=$(timeout 60 unshare -m sh -c 'mount -t tmpfs -o size=2m tmpfs "$1" && shift && exec "$@"' \
+        sh "$T/small" env PATH="$T/fake-hang:$PATH" "$EMURUN_SOURCE_DIR/tools/emurun-sysroot" \
+        fetch --arch arm64 --mirror http://127.0.0.1:9/debian --suite bookworm \
+        --cache "$T/small/c" --dir "$T/sr-small" zlib1g 2>&1) || rc=$?
+    expect_eq "a full cache disk while apt waits: exit 5" 5 "$rc"
+    expect_contains "...said so" "$out" "no space left on device in $T/small/c/arm64"
+    pgrep -f "$T/fake-hang" >/dev/null && not_ok "the waiting apt-get was left running" ||
+        ok "the waiting apt-get was stopped"
+}
+
+run_parts inspect build_tree baseline dashdash sysroot_errors sysroot_enospc sysroot_full_cache
 finish

@@ -278,6 +278,10 @@ part_errors() {
     expect_eq "a misspelt package fails" 1 "$rc"
     expect_contains "similar names are shown" "$(cat "$T/sysroot.log")" "no package libpng-devv in "
     expect_contains "among them the right one" "$(cat "$T/sysroot.log")" "similar names: libpng-dev "
+    # A package name guessed from a soname by Debian's naming policy (libxml2.so.2): the real
+    # name comes first, the fewest edits away.
+    rc=0; sysroot fetch --arch arm64 --dir "$T/x" libxml2-2 || rc=$?
+    expect_contains "the closest similar name first" "$(cat "$T/sysroot.log")" "similar names: libxml2 "
     rc=0; sysroot fetch --arch arm64 --dir "$T/x" zlib1g=9.9 || rc=$?
     expect_eq "a version the archive does not have fails" 1 "$rc"
     expect_contains "the versions it has are shown" "$(cat "$T/sysroot.log")" "no version 9.9 of zlib1g in "

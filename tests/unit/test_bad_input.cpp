@@ -124,24 +124,45 @@ TEST_CASE("bad input: JSON writers never throw on bytes that are not UTF-8") {
 // parses as unsigned, whose lower bound was not checked) but the same report built in memory
 // was refused, so a loaded report did not round-trip.
 TEST_CASE("bad input: integers below their range are refused when read from JSON text") {
-    auto report = [](const std::string& step) {
-        return emurun::Report::parse(
-            R"({"schema_version": 1, "pipeline": "p", "wall": 1, "steps": [)" + step + "]}",
-            "r.json");
+    auto report = [](auto change) {
+        auto j = report_json();
+        change(j);
+        return emurun::Report::parse(j.dump(), "r.json"); // from text: 0 parses as unsigned
     };
-    auto sig =
-        report(R"({"name": "a", "status": "failed", "wall": 1, "user": 0, "sys": 0, "signal": 0})");
+    const auto failed_with = [](int signal) {
+        return [signal](nlohmann::json& j) {
+            j["steps"][0].update(
+                {{"status", "failed"}, {"exit_code", nullptr}, {"signal", signal}});
+        };
+    };
+    auto sig = report(failed_with(0));
     REQUIRE_FALSE(sig);
     CHECK(sig.error().what == "r.json: steps[0].signal");
     CHECK(sig.error().why == "expected an integer from 1 to 64, got 0");
-    CHECK(report(
-        R"({"name": "a", "status": "failed", "wall": 1, "user": 0, "sys": 0, "signal": 9})"));
-    auto shard = emurun::Report::parse(
-        R"({"schema_version": 1, "pipeline": "p", "wall": 1, "shard": {"index": 0, "count": 1},
-            "steps": []})",
-        "r.json");
+    CHECK(report(failed_with(9)));
+    auto shard = report([](nlohmann::json& j) { j["shard"] = {{"index", 0}, {"count", 1}}; });
     REQUIRE_FALSE(shard);
     CHECK(shard.error().what.starts_with("r.json: shard"));
+}
+
+TEST_CASE("bad input: a report lacking a key its schema requires, or with an unknown flag rule") {
+    auto with = [](auto change) {
+        auto j = report_json();
+        change(j);
+        return report_error(j.dump());
+    };
+    CHECK(with([](auto& j) { j.erase("host_arch"); }) ==
+          "r.json: host_arch: missing (use the report as emurun wrote it)");
+    CHECK(with([](auto& j) { j["steps"][0].erase("budget"); }) ==
+          "r.json: steps[0].budget: missing (use the report as emurun wrote it)");
+    CHECK(with([](auto& j) { j["steps"][0]["budget"] = nullptr; }).empty()); // null is allowed
+    CHECK(
+        with([](auto& j) {
+            j["steps"][0]["flags"] = {{{"rule", "fast"}, {"message", "m"}}};
+        })
+            .starts_with("r.json: steps[0].flags[0].rule: unknown rule \"fast\" (expected budget, "
+                         "baseline, regression,"));
+    CHECK(with([](auto& j) { j["flags"] = {{{"rule", "slow"}, {"message", "m"}}}; }).empty());
 }
 
 TEST_CASE("bad input: duplicate JSON keys are refused, naming the key") {
@@ -332,7 +353,7 @@ TEST_CASE("trust review 4: forged steps, kinds, names, times and dates in report
           "r.json: steps[0]: is passed with exit_code 1 (a passed step exited 0) (use the report "
           "as emurun wrote it)");
     CHECK(with([](auto& j) {
-              j["steps"][0].erase("exit_code");
+              j["steps"][0]["exit_code"] = nullptr;
               j["steps"][0]["signal"] = 9;
           }).starts_with("r.json: steps[0]: is passed with signal 9"));
     CHECK(with([](auto& j) { j["steps"][0]["kind"] = "deploy"; }) ==

@@ -346,7 +346,7 @@ TEST_CASE("launch: a sysroot that is not a directory is named as such, before an
     req.sysroots = {f.program}; // a file
     plan = plan_launch(req);
     REQUIRE_FALSE(plan.has_value());
-    CHECK(plan.error().why == "is not a directory");
+    CHECK(plan.error().why == "not a directory");
 }
 
 // --- launch records (launch_record.h: the launcher's one reader, here checked against the

@@ -1039,6 +1039,16 @@ TEST_CASE("root: accelerate as an object allows a revision mismatch, carried to 
         "arch": "arm64", "emulation": "root", "root": "r", "accelerate": {"tool": "gcc"}}]})");
     REQUIRE_FALSE(unknown.has_value());
     CHECK(unknown.error().message().find("\"tools\"") != std::string::npos);
+    for (const char* none : {"false", "\"none\""}) { // a mismatch allowed for no tool at all
+        auto nothing = Pipeline::parse(
+            std::string(R"({"name": "n", "steps": [{"name": "b", "argv": ["make"], "arch": "arm64",
+            "emulation": "root", "root": "r", "accelerate": {"tools": )") +
+            none + R"(, "allow_revision_mismatch": true}}]})");
+        REQUIRE_FALSE(nothing.has_value());
+        CHECK(nothing.error().message().find("accelerate.allow_revision_mismatch: is true but "
+                                             "\"tools\" accelerates none: it allows nothing") !=
+              std::string::npos);
+    }
     RootSpec spec;
     spec.dir = "/r";
     spec.accelerate.mode = Acceleration::Mode::defaults;

@@ -52,6 +52,12 @@ TEST_CASE("sysroot: guesses Debian packages by name and policy") {
     CHECK(guess_package("libfoo2.so.1.4", arch("aarch64")) == "libfoo2-1:arm64");
     CHECK(guess_package("/lib/ld64.so.1", arch("s390x")) == "libc6:s390x");
     CHECK(guess_package("weird", arch("s390x")).empty());
+    // Which answers are guesses (said as such by inspect and the missing-library hint).
+    CHECK_FALSE(package_guessed("libz.so.1"));
+    CHECK_FALSE(package_guessed("/lib/ld64.so.1"));
+    CHECK(package_guessed("libprotobuf.so.32"));
+    CHECK(package_guessed("libxml2.so.2")); // "libxml2-2": Debian's package is libxml2
+    CHECK_FALSE(package_guessed("weird"));  // no answer at all
 }
 
 TEST_CASE("sysroot: resolves a dynamic C++ fixture in Debian's cross sysroot" * test::may_skip()) {
@@ -204,7 +210,8 @@ TEST_CASE("inspect JSON: every field, null for what is absent, package only when
           R"([{"arch":"aarch64","class":64,"endianness":"little","file":"out/prog",)"
           R"("interpreter":{"name":"/lib/ld-linux-aarch64.so.1","needed_by":"prog",)"
           R"("path":"/sr/lib/ld-linux-aarch64.so.1"},"libraries":[{"name":"libz.so.1",)"
-          R"("needed_by":"prog","package":"zlib1g:arm64","path":null}],"linkage":"dynamic",)"
+          R"("needed_by":"prog","package":"zlib1g:arm64","package_guessed":false,"path":null}],)"
+          R"("linkage":"dynamic",)"
           R"("machine":183,"machine_arch":null,)"
           R"("missing":["libz.so.1"],"needed":["libz.so.1"],"rpath":[],"runpath":["$ORIGIN"],)"
           R"("soname":null,"static":false,"sysroots":["/sr"],"type":"DYN"}])");

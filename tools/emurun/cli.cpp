@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
     Action action;
     add_subcommands(app, action, argc, argv);
     option_rules(app);
+    value_names(app, "");
     std::vector<std::string> given(argv + std::min(argc, 1), argv + argc);
     if (!given.empty() && given.front() == "help") { // `emurun help [COMMAND...]`
         given.erase(given.begin());

@@ -70,6 +70,10 @@ using Action = std::function<int()>;
 
 /// Each subcommand file defines one of these: adds its CLI::App to `root` and sets `action`
 /// to run when that subcommand is chosen.
+/// Each option's value as --help names it ("--env K=V", "--sysroot DIR"), for `app` and its
+/// subcommands; `command` is the path to `app` ("" for emurun itself, "root run").
+void value_names(CLI::App& app, const std::string& command);
+
 void add_inspect(CLI::App& root, Action& action);
 void add_exec(CLI::App& root, Action& action, int argc, char** argv);
 void add_binfmt(CLI::App& root, Action& action);

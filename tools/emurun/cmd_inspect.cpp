@@ -20,7 +20,11 @@ std::string where(const LibraryLookup& l) {
     if (l.path) {
         return l.path->string();
     }
-    return "MISSING" + (l.package_hint.empty() ? "" : " (Debian: " + l.package_hint + ")");
+    if (l.package_hint.empty()) {
+        return "MISSING";
+    }
+    return "MISSING (Debian: " + l.package_hint +
+           (l.package_guessed ? "?, a name guessed from the soname by Debian's policy)" : ")");
 }
 
 void print_human(const Inspection& in) {

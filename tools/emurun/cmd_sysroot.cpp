@@ -20,21 +20,6 @@ struct SysrootArgs {
 
 constexpr const char* k_fetch_one = "make one with emurun sysroot fetch --arch ARCH --dir ";
 
-/// A --sysroot that is no directory is bad input, not a sysroot without libraries.
-void check_sysroot_dir(const fs::path& root) {
-    std::error_code ec;
-    const auto st = fs::status(root, ec);
-    if (st.type() == fs::file_type::directory) {
-        return;
-    }
-    const std::string why = st.type() == fs::file_type::not_found ? "no such directory"
-                            : ec                                  ? ec.message()
-                                                                  : "not a directory";
-    throw Failure(Error{"sysroot " + root.string(), why,
-                        "name a sysroot directory, or " + std::string(k_fetch_one) + root.string() +
-                            " libc6 PACKAGE..."});
-}
-
 /// Every ELF program in ROOT/usr/bin and ROOT/bin.
 std::vector<fs::path> sysroot_programs(const fs::path& root) {
     std::vector<fs::path> programs;
@@ -77,9 +62,7 @@ std::vector<fs::path> files_to_check(const SysrootArgs& a, const std::vector<fs:
 /// and SYSROOT/bin) against the sysroots; exit 1 when something is missing.
 int sysroot_check(const SysrootArgs& a) {
     const auto roots = to_paths(a.sysroots);
-    for (const auto& root : roots) {
-        check_sysroot_dir(root);
-    }
+    unwrap(check_sysroot_dirs(roots));
     const std::vector<fs::path> files = files_to_check(a, roots);
     int missing = 0;
     for (const auto& f : files) {
