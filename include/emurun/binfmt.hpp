@@ -6,8 +6,6 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -245,11 +243,12 @@ struct BinfmtTable {
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtTable>
 read_binfmt_table(const std::filesystem::path& mount);
 
-/// The JSON of `emurun binfmt status --json`: {"mount", "enabled", "entries": [{"name",
-/// "enabled", "type", "arch" (null for others), "interpreter", "flags", "offset", "magic" and
-/// "mask" (\xHH-escaped), "line" (null when it cannot be formatted)}]}.
-[[nodiscard]] EMURUN_EXPORT nlohmann::json binfmt_status_json(const std::filesystem::path& mount,
-                                                              const BinfmtTable& table);
+/// The JSON text of `emurun binfmt status --json` (json_text: pretty with `indent` >= 0,
+/// compact with -1): {"mount", "enabled", "entries": [{"name", "enabled", "type", "arch" (null
+/// for others), "interpreter", "flags", "offset", "magic" and "mask" (\xHH-escaped), "line"
+/// (null when it cannot be formatted)}]}.
+[[nodiscard]] EMURUN_EXPORT std::string
+binfmt_status_json(const std::filesystem::path& mount, const BinfmtTable& table, int indent = 2);
 
 /// One entry by name. Error when it does not exist or cannot be parsed.
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtEntry>
@@ -269,10 +268,11 @@ struct BinfmtApplyResult {
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtApplyResult>
 register_binfmt(const std::vector<BinfmtEntry>& wanted, const BinfmtOptions& options);
 
-/// The JSON of register/unregister/import --json: {"applied", "conflict", "warnings", "plan":
-/// [{"action", "name", "wanted" (null for removals), "current" (null when none), "detail"}]},
-/// entries as in binfmt_status_json.
-[[nodiscard]] EMURUN_EXPORT nlohmann::json binfmt_apply_json(const BinfmtApplyResult& result);
+/// The JSON text of register/unregister/import --json: {"applied", "conflict", "warnings",
+/// "plan": [{"action", "name", "wanted" (null for removals), "current" (null when none),
+/// "detail"}]}, entries as in binfmt_status_json.
+[[nodiscard]] EMURUN_EXPORT std::string binfmt_apply_json(const BinfmtApplyResult& result,
+                                                          int indent = 2);
 
 /// Remove the named entries under the lock; names not registered are reported as Absent.
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtApplyResult>
@@ -306,10 +306,10 @@ struct BinfmtVerifyResult {
 [[nodiscard]] EMURUN_EXPORT BinfmtVerifyResult verify_binfmt(const Arch& arch,
                                                              const std::filesystem::path& probe);
 
-/// The JSON of `binfmt verify --json`: {"ok" (every arch ok), "arches": [{"arch", "ok",
+/// The JSON text of `binfmt verify --json`: {"ok" (every arch ok), "arches": [{"arch", "ok",
 /// "detail"}]}.
-[[nodiscard]] EMURUN_EXPORT nlohmann::json
-binfmt_verify_json(const std::vector<BinfmtVerifyResult>& results);
+[[nodiscard]] EMURUN_EXPORT std::string
+binfmt_verify_json(const std::vector<BinfmtVerifyResult>& results, int indent = 2);
 
 // ---- persistence --------------------------------------------------------------------------
 

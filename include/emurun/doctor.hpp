@@ -70,6 +70,12 @@ struct DoctorCheck {
     CheckStatus status = CheckStatus::ok;
     std::string summary;
     std::string fix;
+    /// The request field the fix concerns, as Error::field ("replace": BinfmtOptions::replace);
+    /// empty when none. A tool spells it its own way (emurun's CLI: a flag).
+    std::string field = {};
+    /// `fix` with `field` spelled by `spell` (hint_text): "... 'emurun binfmt register
+    /// aarch64' (option replace)" with option_spelling.
+    [[nodiscard]] EMURUN_EXPORT std::string fix_text(FieldSpelling spell = option_spelling) const;
 };
 
 /// Facts and the checks judged from them.
@@ -98,10 +104,9 @@ struct DoctorOptions {
 /// gather + judge.
 [[nodiscard]] EMURUN_EXPORT DoctorReport diagnose(const DoctorOptions& options = {});
 
-/// One line per check: "OK    kernel: Linux 6.1.0 ..." and for WARN/FAIL "      fix: ...".
-[[nodiscard]] EMURUN_EXPORT std::string format_doctor_text(const DoctorReport& report);
-
-/// The JSON form of "emurun doctor --json" (docs/reference/doctor-json.md), schema 1.
-[[nodiscard]] EMURUN_EXPORT nlohmann::json doctor_json(const DoctorReport& report);
+/// The JSON form of "emurun doctor --json" (docs/reference/doctor-json.md), schema 1; each
+/// check's "fix" is fix_text(spell).
+[[nodiscard]] EMURUN_EXPORT nlohmann::json doctor_json(const DoctorReport& report,
+                                                       FieldSpelling spell = option_spelling);
 
 } // namespace emurun

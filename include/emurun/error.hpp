@@ -39,6 +39,11 @@ using FieldSpelling = std::string (*)(std::string_view field);
 /// The library's own spelling of a field: "option job_limit_share".
 [[nodiscard]] EMURUN_EXPORT std::string option_spelling(std::string_view field);
 
+/// A hint with the field it concerns, as every message shows them: "HINT (SPELLED)", the hint
+/// alone when `field` is empty or `spell` names nothing, the spelling alone without a hint.
+[[nodiscard]] EMURUN_EXPORT std::string hint_text(std::string_view hint, std::string_view field,
+                                                  FieldSpelling spell);
+
 /// What failed, why, and what to do about it. Rendered as "what: why (hint)".
 struct Error {
     std::string what;                        ///< the operation or object, e.g. "open /bin/foo"

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -40,6 +41,13 @@ enum class StepStatus {
 /// passed, or reused (it passed in the build job): what a step that `needs` it waits for.
 [[nodiscard]] inline bool counts_as_passed(StepStatus status) {
     return status == StepStatus::passed || status == StepStatus::reused;
+}
+/// failed, emulator_crash, timed_out, interrupted or resource_limit: the step ran and did not
+/// pass (JUnit's <failure>); skipped, not_run and the passing statuses are not failures.
+[[nodiscard]] inline bool counts_as_failure(StepStatus status) {
+    return status == StepStatus::failed || status == StepStatus::emulator_crash ||
+           status == StepStatus::timed_out || status == StepStatus::interrupted ||
+           status == StepStatus::resource_limit;
 }
 
 /// A slow-step flag: which rule fired and a sentence for humans.
@@ -404,9 +412,16 @@ inline constexpr std::size_t k_github_max_warnings = 10;
 /// GitHub Actions workflow commands: ::error for failed steps, then ::warning for flags, each
 /// capped at GitHub's per-step limit; when some are left out, one ::notice counts them.
 [[nodiscard]] EMURUN_EXPORT std::vector<std::string> annotations(const Report& report);
-/// The terminal table: step, status, wall, CPU, max RSS, x baseline, flags. With `color`, the
-/// status column is green (passed), red (failed, timed out, interrupted) or yellow.
-[[nodiscard]] EMURUN_EXPORT std::string to_table(const Report& report, bool color = false);
+/// How to_table shows a step's status cell: given the status and its plain text ("passed"),
+/// the cell's text. A terminal's caller wraps the text in ANSI SGR codes (ESC [ ... m), which
+/// take no column in the layout; colour is the caller's choice, not the library's.
+using StatusStyle = std::function<std::string(StepStatus status, std::string_view text)>;
+/// The report as plain text, as a log shows it: a table of step, status, wall, CPU, max RSS,
+/// x baseline, flags; then crashes, toolchain mismatches, flags, the per-arch table and the
+/// steps' own tests. Text from the report is made printable (no control characters). `style`
+/// (none: the plain text) decorates the status cells.
+[[nodiscard]] EMURUN_EXPORT std::string to_table(const Report& report,
+                                                 const StatusStyle& style = {});
 /// A table of two reports side by side: wall before, after, change.
 [[nodiscard]] EMURUN_EXPORT std::string compare_table(const Report& before, const Report& after);
 /// The same comparison as JSON: {"steps": [{name, before, after, change, before_status,

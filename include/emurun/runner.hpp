@@ -15,7 +15,6 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -205,43 +204,6 @@ class Runner {
   private:
     Pipeline m_pipeline;
     RunnerOptions m_options;
-};
-
-/// One of the caller's own output streams (stdout or stderr), written without blocking: what a
-/// run prints while steps run, so that a reader that stalls or goes away never holds up the run
-/// (timeouts, later steps, the report). A pipe, FIFO or terminal is reopened non-blocking
-/// through /proc/self/fd (a description of our own: the one shared with the shell keeps its
-/// flags); a socket is written with MSG_DONTWAIT; a regular file is written directly. When the
-/// reader is slow, up to k_queue_limit bytes wait in memory; beyond that, step output is dropped
-/// from this stream (the logs have all of it) with one notice. A reader that went away (EPIPE;
-/// the caller ignores SIGPIPE) drops the stream the same way.
-class OutputSink {
-  public:
-    static constexpr std::size_t k_queue_limit = 1024 * 1024;
-
-    /// `fd` is STDOUT_FILENO or STDERR_FILENO; `name` says which in the notice, which goes to
-    /// `notices` (nullptr: this sink itself).
-    EMURUN_EXPORT OutputSink(int fd, std::string name, OutputSink* notices = nullptr);
-    EMURUN_EXPORT ~OutputSink();
-    OutputSink(const OutputSink&) = delete;
-    OutputSink& operator=(const OutputSink&) = delete;
-
-    /// Step output: queued and written as far as the reader takes it; dropped once the queue
-    /// would pass k_queue_limit (then for the rest of the run).
-    EMURUN_EXPORT void write_step_output(std::string_view data);
-    /// The caller's own lines (progress, results, the final table): always queued (they are
-    /// small), never block here.
-    EMURUN_EXPORT void write(std::string_view data);
-    /// At the end of the run: wait while the reader makes progress, give up (with a notice)
-    /// once it took nothing for `stall_limit`.
-    EMURUN_EXPORT void drain(std::chrono::milliseconds stall_limit);
-    /// The errno of the write that failed on this stream (EPIPE: its reader went away), or 0:
-    /// what was printed here after it is lost.
-    [[nodiscard]] EMURUN_EXPORT int write_error() const;
-
-  private:
-    struct State;
-    std::unique_ptr<State> m_state;
 };
 
 } // namespace emurun

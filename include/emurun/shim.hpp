@@ -17,8 +17,6 @@
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -71,9 +69,10 @@ struct ShimInfo {
 [[nodiscard]] EMURUN_EXPORT Result<std::vector<ShimInfo>>
 list_shims(const std::filesystem::path& dir);
 
-/// The JSON of `emurun shim list --json`: an array of {name, path, target, arch,
-/// native, emulator, env, ld_prefix (null when none)}.
-[[nodiscard]] EMURUN_EXPORT nlohmann::json shim_list_json(const std::vector<ShimInfo>& shims);
+/// The JSON text of `emurun shim list --json` (json_text's `indent`): an array of {name, path,
+/// target, arch, native, emulator, env, ld_prefix (null when none)}.
+[[nodiscard]] EMURUN_EXPORT std::string shim_list_json(const std::vector<ShimInfo>& shims,
+                                                       int indent = 2);
 
 /// Remove shim `name` from `dir` (the executable and its sidecar). Error if it is not a shim.
 [[nodiscard]] EMURUN_EXPORT Result<void> remove_shim(const std::filesystem::path& dir,

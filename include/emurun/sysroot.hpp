@@ -6,11 +6,10 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,10 +76,12 @@ struct Inspection {
 inspect_binary(const std::filesystem::path& file,
                const std::vector<std::filesystem::path>& sysroots = {});
 
-/// One element of the `emurun inspect --json` array: file, arch (null when unknown),
-/// class, endianness, machine, type, static, runpath, rpath, soname, interpreter, needed,
-/// libraries ({name, needed_by, path or null, [package]}), missing, sysroots.
-[[nodiscard]] EMURUN_EXPORT nlohmann::json inspection_json(const Inspection& inspection);
+/// The JSON text of `emurun inspect --json` (json_text's `indent`): an array with one object
+/// per inspection: file, arch (null when unknown), class, endianness, machine, type, static,
+/// runpath, rpath, soname, interpreter, needed, libraries ({name, needed_by, path or null,
+/// [package]}), missing, sysroots.
+[[nodiscard]] EMURUN_EXPORT std::string inspection_json(std::span<const Inspection> inspections,
+                                                        int indent = 2);
 
 /// Every sysroot a caller named is a directory: a mistyped one is refused as such, not taken as
 /// a sysroot without libraries (exec, inspect, sysroot check).

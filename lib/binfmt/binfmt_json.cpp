@@ -2,6 +2,7 @@
 #include "binfmt/binfmt_text.hpp"
 
 #include <emurun/binfmt.hpp>
+#include <emurun/json.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +26,7 @@ nlohmann::json entry_json(const BinfmtEntry& e) {
 
 } // namespace
 
-nlohmann::json binfmt_apply_json(const BinfmtApplyResult& r) {
+std::string binfmt_apply_json(const BinfmtApplyResult& r, int indent) {
     nlohmann::json items = nlohmann::json::array();
     for (const auto& item : r.plan.items) {
         const bool removal =
@@ -37,30 +38,32 @@ nlohmann::json binfmt_apply_json(const BinfmtApplyResult& r) {
              {"current", item.current ? entry_json(*item.current) : nlohmann::json(nullptr)},
              {"detail", item.detail}});
     }
-    return {{"applied", r.applied},
-            {"conflict", r.plan.has_conflict()},
-            {"warnings", r.warnings},
-            {"plan", items}};
+    return json_text(nlohmann::json{{"applied", r.applied},
+                                    {"conflict", r.plan.has_conflict()},
+                                    {"warnings", r.warnings},
+                                    {"plan", items}},
+                     indent);
 }
 
-nlohmann::json binfmt_verify_json(const std::vector<BinfmtVerifyResult>& results) {
+std::string binfmt_verify_json(const std::vector<BinfmtVerifyResult>& results, int indent) {
     nlohmann::json all = nlohmann::json::array();
     bool ok = true;
     for (const auto& v : results) {
         all.push_back({{"arch", v.arch}, {"ok", v.ok}, {"detail", v.detail}});
         ok = ok && v.ok;
     }
-    return {{"ok", ok}, {"arches", all}};
+    return json_text(nlohmann::json{{"ok", ok}, {"arches", all}}, indent);
 }
 
-nlohmann::json binfmt_status_json(const std::filesystem::path& mount, const BinfmtTable& table) {
+std::string binfmt_status_json(const std::filesystem::path& mount, const BinfmtTable& table,
+                               int indent) {
     nlohmann::json j{{"mount", mount.string()},
                      {"enabled", table.enabled},
                      {"entries", nlohmann::json::array()}};
     for (const auto& e : table.entries) {
         j["entries"].push_back(entry_json(e));
     }
-    return j;
+    return json_text(j, indent);
 }
 
 } // namespace emurun

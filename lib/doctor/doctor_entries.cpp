@@ -75,10 +75,10 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
     const std::string id = "binfmt.entry." + e.name;
     const std::string head = e.name + " (" + arch.name + ", " + e.interpreter + ", flags " +
                              (e.flags.to_string().empty() ? "none" : e.flags.to_string()) + ")";
-    const std::string replace = "put emurun's entry in its place: 'emurun binfmt register " +
-                                arch.name + "' (option replace)";
+    const std::string replace =
+        "put emurun's entry in its place: 'emurun binfmt register " + arch.name + "'";
     if (auto why = wrong_qemu(e, arch)) {
-        return {id, CheckStatus::fail, head + *why, replace};
+        return {id, CheckStatus::fail, head + *why, replace, "replace"};
     }
     const auto provider = binfmt_entry_provider(e);
     const std::string owner = provider ? ": provided by " + provider->owner : "";
@@ -91,11 +91,12 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
         // With F the kernel holds the file open, so the entry still works until re-registered.
         return e.flags.fix_binary
                    ? DoctorCheck{id, CheckStatus::warn,
-                                 head + ": interpreter no longer on disk (pinned by F)", replace}
+                                 head + ": interpreter no longer on disk (pinned by F)", replace,
+                                 "replace"}
                    : DoctorCheck{id, CheckStatus::fail,
                                  head + ": interpreter missing, " + arch.name +
                                      " programs fail to start",
-                                 replace};
+                                 replace, "replace"};
     }
     if (!e.enabled) {
         return {id, CheckStatus::warn, head + ": disabled", "emurun binfmt enable " + e.name};
@@ -109,7 +110,7 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
             why += std::string(why.empty() ? ":" : ";") +
                    " flag O: the emulator is handed binaries users cannot read";
         }
-        return {id, CheckStatus::warn, head + owner + why, replace};
+        return {id, CheckStatus::warn, head + owner + why, replace, "replace"};
     }
     const std::string d = differences(e, want);
     if (d.empty()) {
@@ -119,7 +120,7 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
         return {id, CheckStatus::ok, head + owner + " (emurun uses it as it is)", ""};
     }
     return {id, CheckStatus::warn, head + ": differs from emurun's entry: " + d,
-            "leave it if it works ('emurun binfmt verify'), or " + replace};
+            "leave it if it works ('emurun binfmt verify'), or " + replace, "replace"};
 }
 
 nlohmann::json opt(const auto& v) {
@@ -212,7 +213,7 @@ void judge_auto_fallback(const DoctorFacts& f, std::vector<DoctorCheck>& out) {
 
 } // namespace detail
 
-nlohmann::json doctor_json(const DoctorReport& report) {
+nlohmann::json doctor_json(const DoctorReport& report, FieldSpelling spell) {
     nlohmann::json j{{"schema", 1}, {"ok", !report.has_failure()}};
     j["facts"] = facts_json(report.facts);
     j["checks"] = nlohmann::json::array();
@@ -222,7 +223,7 @@ nlohmann::json doctor_json(const DoctorReport& report) {
                                           : c.status == CheckStatus::warn ? "warn"
                                                                           : "fail"},
                                {"summary", c.summary},
-                               {"fix", c.fix}});
+                               {"fix", c.fix_text(spell)}});
     }
     return j;
 }

@@ -164,17 +164,8 @@ std::vector<DoctorCheck> judge_doctor_facts(const DoctorFacts& facts) {
     return out;
 }
 
-std::string format_doctor_text(const DoctorReport& report) {
-    std::string out;
-    for (const auto& c : report.checks) {
-        std::string status(to_string(c.status));
-        status.resize(6, ' ');
-        out += status + c.id + ": " + c.summary + "\n";
-        if (c.status != CheckStatus::ok && !c.fix.empty()) {
-            out += "      fix: " + c.fix + "\n";
-        }
-    }
-    return out;
+std::string DoctorCheck::fix_text(FieldSpelling spell) const {
+    return hint_text(fix, field, spell);
 }
 
 } // namespace emurun

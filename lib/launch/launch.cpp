@@ -137,11 +137,12 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
     }
     auto elf = read_elf(*program);
     if (!elf) {
-        return fail("cannot run " + program->string(), elf.error().why,
+        // Keep the reader's kind: not_elf, or not_found / permission / io for the file itself.
+        return fail(elf.error().kind, "cannot run " + program->string(), elf.error().why,
                     "emurun runs ELF programs and #! scripts");
     }
-    if (elf->arch == nullptr) {
-        return fail("cannot run " + program->string(),
+    if (elf->arch == nullptr) { // an arch emurun does not know has no QEMU it could use
+        return fail(ErrorKind::no_emulator, "cannot run " + program->string(),
                     "ELF machine " + std::to_string(elf->machine) + " (" +
                         std::string(elf->endianness()) + "-endian, " +
                         (elf->elf_class == 2 ? "64" : "32") + "-bit) is not in emurun's table",

@@ -1,4 +1,4 @@
-// Report renderings: JUnit XML, Markdown, GitHub annotations, terminal tables.
+// Report renderings: JUnit XML, Markdown, GitHub annotations, the plain-text table.
 #include "report/report_arches.hpp"
 #include "report/report_emulator.hpp"
 #include "report/report_tests.hpp"
@@ -161,12 +161,6 @@ std::size_t count_status(const Report& r, std::initializer_list<StepStatus> stat
     }));
 }
 
-bool is_failure(StepStatus s) {
-    return s == StepStatus::failed || s == StepStatus::emulator_crash ||
-           s == StepStatus::timed_out || s == StepStatus::interrupted ||
-           s == StepStatus::resource_limit;
-}
-
 // The earlier attempts of a retried step, as Maven Surefire writes reruns (Jenkins and others
 // read them): <flakyFailure> when the step passed in the end, else <rerunFailure>.
 std::string junit_reruns(const StepResult& s) {
@@ -191,7 +185,7 @@ std::string log_line(const StepResult& s, std::string_view prefix) {
 
 // <failure> with the reason in its body (GitLab and Jenkins show the body), or <skipped>.
 std::string junit_outcome(const StepResult& s) {
-    if (is_failure(s.status)) {
+    if (counts_as_failure(s.status)) {
         std::string body = "step " + s.name + ": " + outcome(s) + log_line(s, "\n");
         for (const auto& f : s.flags) {
             body += "\nflag " + f.rule + ": " + f.message;
@@ -233,13 +227,9 @@ std::string junit_system_out(const StepResult& s, const detail::LogTails& logs) 
     return text;
 }
 
-std::string status_cell(const StepResult& s, bool color) {
+std::string status_cell(const StepResult& s, const StatusStyle& style) {
     std::string text(to_string(s.status));
-    if (!color) {
-        return text;
-    }
-    const char* sgr = counts_as_passed(s.status) ? "32" : is_failure(s.status) ? "31" : "33";
-    return "\033[" + std::string(sgr) + "m" + text + "\033[0m";
+    return style ? style(s.status, text) : text;
 }
 
 } // namespace
@@ -389,13 +379,13 @@ std::vector<std::string> annotations(const Report& r) {
     return errors;
 }
 
-std::string to_table(const Report& r, bool color) {
+std::string to_table(const Report& r, const StatusStyle& style) {
     std::vector<std::vector<std::string>> rows{columns(r.factor_basis)};
     for (const auto& s : r.steps) {
         rows.push_back(row_of(s, r.factor_basis));
     }
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
-        rows[i + 1][1] = status_cell(r.steps[i], color);
+        rows[i + 1][1] = status_cell(r.steps[i], style);
     }
     std::string out = padded_table(rows);
     for (const auto& s : r.steps) {

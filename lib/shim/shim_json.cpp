@@ -1,11 +1,12 @@
 // The JSON of a shim directory's listing (`emurun shim list --json`).
+#include <emurun/json.hpp>
 #include <emurun/shim.hpp>
 
 #include <nlohmann/json.hpp>
 
 namespace emurun {
 
-nlohmann::json shim_list_json(const std::vector<ShimInfo>& shims) {
+std::string shim_list_json(const std::vector<ShimInfo>& shims, int indent) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& s : shims) {
         nlohmann::json j{
@@ -15,7 +16,7 @@ nlohmann::json shim_list_json(const std::vector<ShimInfo>& shims) {
         j["ld_prefix"] = s.ld_prefix ? nlohmann::json(s.ld_prefix->string()) : nlohmann::json();
         out.push_back(std::move(j));
     }
-    return out;
+    return json_text(out, indent);
 }
 
 } // namespace emurun

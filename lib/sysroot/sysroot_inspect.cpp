@@ -1,4 +1,5 @@
 // `emurun inspect`: a binary's ELF facts and its resolved libraries, and their JSON.
+#include <emurun/json.hpp>
 #include <emurun/sysroot.hpp>
 
 #include <nlohmann/json.hpp>
@@ -34,7 +35,9 @@ Result<Inspection> inspect_binary(const std::filesystem::path& file,
     return Inspection{file, std::move(elf), std::move(links)};
 }
 
-Json inspection_json(const Inspection& in) {
+namespace {
+
+Json one_inspection(const Inspection& in) {
     const ElfInfo& e = in.elf;
     Json j{{"file", in.file.string()},
            {"arch", e.arch ? Json(e.arch->name) : Json(nullptr)},
@@ -60,6 +63,16 @@ Json inspection_json(const Inspection& in) {
         j["sysroots"].push_back(s.string());
     }
     return j;
+}
+
+} // namespace
+
+std::string inspection_json(std::span<const Inspection> inspections, int indent) {
+    Json all = Json::array();
+    for (const auto& in : inspections) {
+        all.push_back(one_inspection(in));
+    }
+    return json_text(all, indent);
 }
 
 } // namespace emurun

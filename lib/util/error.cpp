@@ -39,6 +39,14 @@ std::string option_spelling(std::string_view field) {
     return "option " + std::string(field);
 }
 
+std::string hint_text(std::string_view hint, std::string_view field, FieldSpelling spell) {
+    const std::string spelled = field.empty() ? std::string() : spell(field);
+    if (spelled.empty()) {
+        return std::string(hint);
+    }
+    return hint.empty() ? spelled : std::string(hint) + " (" + spelled + ")";
+}
+
 std::string Error::message() const {
     return message(option_spelling);
 }
@@ -48,11 +56,8 @@ std::string Error::message(FieldSpelling spell) const {
     if (!why.empty()) {
         out += out.empty() ? why : ": " + why;
     }
-    const std::string spelled = field.empty() ? std::string() : spell(field);
-    if (!spelled.empty()) {
-        out += " (" + (hint.empty() ? spelled : hint + " (" + spelled + ")") + ")";
-    } else if (!hint.empty()) {
-        out += " (" + hint + ")";
+    if (const std::string full = hint_text(hint, field, spell); !full.empty()) {
+        out += " (" + full + ")";
     }
     return out;
 }

@@ -137,14 +137,15 @@ std::string quoted_token(std::string_view what) {
 Result<Json> parse_json_text(std::string_view text, const std::string& source) {
     // nlohmann takes a NUL byte for the end of the input: what follows it would go unread.
     if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
-        return fail(source + ":" + line_col(text, nul), "invalid JSON: a NUL byte",
+        return fail(ErrorKind::bad_input, source + ":" + line_col(text, nul),
+                    "invalid JSON: a NUL byte",
                     "a JSON document is text: write a NUL inside a string as \\u0000");
     }
     CheckedBuilder keys(source);
     try {
         Json::sax_parse(text.begin(), text.end(), &keys);
         if (keys.too_deep()) {
-            return fail(source,
+            return fail(ErrorKind::bad_input, source,
                         "invalid JSON: nested deeper than " +
                             std::to_string(CheckedBuilder::k_max_depth) + " levels",
                         "emurun's documents nest a few levels; this is not one of them");
@@ -158,17 +159,19 @@ Result<Json> parse_json_text(std::string_view text, const std::string& source) {
         if (auto p = why.find("syntax error"); p != std::string::npos) {
             why = why.substr(p);
         }
-        return fail(source + ":" + line_col(text, e.byte == 0 ? 0 : e.byte - 1),
+        return fail(ErrorKind::bad_input,
+                    source + ":" + line_col(text, e.byte == 0 ? 0 : e.byte - 1),
                     "invalid JSON: " + why);
     } catch (const Json::out_of_range& e) {
         // A number past the range of a double (1e400): nlohmann gives no offset, find the token.
         std::string token = quoted_token(e.what());
         std::size_t at = token.empty() ? std::string_view::npos : text.find(token);
-        return fail(source + (at == std::string_view::npos ? "" : ":" + line_col(text, at)),
+        return fail(ErrorKind::bad_input,
+                    source + (at == std::string_view::npos ? "" : ":" + line_col(text, at)),
                     "invalid JSON: number " + token + " is too large for a double",
                     "numbers must lie within about +-1.8e308");
     } catch (const Json::exception& e) {
-        return fail(source, std::string("invalid JSON: ") + e.what());
+        return fail(ErrorKind::bad_input, source, std::string("invalid JSON: ") + e.what());
     }
 }
 

@@ -65,6 +65,19 @@ json written(const json& doc) {
     return back;
 }
 
+// A document the library wrote as text (inspection_json, shim_list_json): UTF-8 that parses;
+// then written() as any other.
+json read_back(const std::string& text) {
+    if (!emurun::is_utf8(text)) {
+        broken("the library wrote JSON text that is not UTF-8");
+    }
+    const json doc = json::parse(text, nullptr, false);
+    if (doc.is_discarded()) {
+        broken("the library wrote JSON text that does not parse");
+    }
+    return written(doc);
+}
+
 void check_strings(const Pieces& p) {
     json doc = json::object();
     json list = json::array();
@@ -153,8 +166,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const emurun::Report r = report_of(p);
     (void)written(r.to_json());
     (void)written(emurun::compare_json(r, r));
-    (void)written(emurun::inspection_json(inspection_of(p)));
-    (void)written(emurun::shim_list_json({shim_of(p)}));
+    const emurun::Inspection inspection = inspection_of(p);
+    (void)read_back(emurun::inspection_json({&inspection, 1}, -1));
+    (void)read_back(emurun::shim_list_json({shim_of(p)}, -1));
     (void)written(emurun::doctor_json(doctor_of(p)));
     return 0;
 }

@@ -1,43 +1,75 @@
 #!/bin/bash
 # ctest-tier: packaging
+# ctest-parts: shim errors
 # The installed package works for a consumer: `cmake --install` into a temporary prefix, then
 # tests/consumer (find_package(emurun CONFIG), emurun::emurun, emurun_add_shim) is configured,
-# built and run against that prefix, and runs a foreign tool through a shim.
-set -u
+# built and run against that prefix.
+#   shim:   runs a foreign tool through a shim, by a custom command and by the program.
+#   errors: gives the library bad input and switches on Error::kind (tests/consumer/errors.cpp):
+#           a missing pipeline is not_found, a broken one bad_input, a run of 0 jobs bad_input,
+#           a text file not_elf, a foreign program without an emulator no_emulator.
+# Both parts build tests/consumer/core_headers.cpp: the core's public headers compile without
+# nlohmann/json (its #error fails the build).
+. "$(dirname "$0")/lib/common.sh"
 probe=$EMURUN_FIXTURE_DIR/aarch64/probe
-[ -x "$probe" ] || { echo "skipped: aarch64 probe fixture not built (no cross compiler)"; exit 125; }
-command -v qemu-aarch64 >/dev/null || command -v qemu-aarch64-static >/dev/null ||
-    { echo "skipped: qemu-aarch64 not installed"; exit 125; }
-mkdir -p "$EMURUN_TESTDIR_ROOT"
-t=$(mktemp -d "$EMURUN_TESTDIR_ROOT/consumer.XXXXXX")
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 
-cmake --install "$EMURUN_BUILD_DIR" --prefix "$t/prefix" >"$t/install.log" 2>&1 ||
-    { echo "FAIL: cmake --install"; tail -n 20 "$t/install.log"; exit 1; }
-cmake -S "$EMURUN_SOURCE_DIR/tests/consumer" -B "$t/build" "${gen[@]}" \
-    -DCMAKE_PREFIX_PATH="$t/prefix" -DCONSUMER_FOREIGN_TOOL="$probe" >"$t/configure.log" 2>&1 ||
-    { echo "FAIL: configuring the consumer"; tail -n 30 "$t/configure.log"; exit 1; }
-grep -q "emurun shim: $t/build/emurun-shims/probe" "$t/configure.log" ||
-    { echo "FAIL: the consumer did not use the installed emurun"; cat "$t/configure.log"; exit 1; }
-cmake --build "$t/build" >"$t/build.log" 2>&1 ||
-    { echo "FAIL: building the consumer"; tail -n 30 "$t/build.log"; exit 1; }
+# install_and_build [CMAKE ARGS...]: the build tree installed into $T/prefix, the consumer
+# configured against it (with the args) and built in $T/build; false after not_ok.
+install_and_build() {
+    cmake --install "$EMURUN_BUILD_DIR" --prefix "$T/prefix" >"$T/install.log" 2>&1 ||
+        { not_ok "cmake --install"; tail -n 20 "$T/install.log"; return 1; }
+    cmake -S "$EMURUN_SOURCE_DIR/tests/consumer" -B "$T/build" "${gen[@]}" \
+        -DCMAKE_PREFIX_PATH="$T/prefix" "$@" >"$T/configure.log" 2>&1 ||
+        { not_ok "configuring the consumer"; tail -n 30 "$T/configure.log"; return 1; }
+    cmake --build "$T/build" >"$T/build.log" 2>&1 ||
+        { not_ok "building the consumer"; tail -n 30 "$T/build.log"; return 1; }
+    ok "the consumer builds against the installed package"
+}
 
-failures=0
-machine=$(cat "$t/build/machine.txt")
-[ "$machine" = aarch64 ] || { echo "FAIL: custom command through emurun_add_shim gave <$machine>"; failures=1; }
-out=$("$t/build/consumer" "$probe" "$t/shims" uname)
-[ "$out" = aarch64 ] || { echo "FAIL: consumer ran the shimmed tool: <$out>"; failures=1; }
-"$t/build/consumer" "$probe" "$t/shims" exit 7
-rc=$?
-[ $rc -eq 7 ] || { echo "FAIL: exit code through the consumer: $rc"; failures=1; }
-[ "$(stat -c %i "$t/shims/tool")" = "$(stat -c %i "$t/prefix/bin/emurun")" ] ||
-    echo "note: the shim is a copy, not a hard link, of the installed emurun"
-# The installed `emurun shim add` (run by emurun_add_shim) links the installed launcher.
-launcher=$t/prefix/libexec/emurun/emurun-shim
-[ -x "$launcher" ] || { echo "FAIL: $launcher not installed"; failures=1; }
-cmp -s "$launcher" "$t/build/emurun-shims/probe" ||
-    { echo "FAIL: emurun_add_shim's shim is not the installed launcher"; failures=1; }
-[ $failures -eq 0 ] || { echo "files in $t"; exit 1; }
-rm -rf "$t"
-echo "consumer: built against the installed package and ran a shimmed tool"
+part_shim() {
+    [ -x "$probe" ] || { skip_part "aarch64 probe fixture not built (no cross compiler)"; return; }
+    command -v qemu-aarch64 >/dev/null || command -v qemu-aarch64-static >/dev/null ||
+        { skip_part "qemu-aarch64 not installed"; return; }
+    install_and_build -DCONSUMER_FOREIGN_TOOL="$probe" || return
+    grep -q "emurun shim: $T/build/emurun-shims/probe" "$T/configure.log" ||
+        { not_ok "the consumer did not use the installed emurun"; cat "$T/configure.log"; }
+    expect_eq "custom command through emurun_add_shim" aarch64 "$(cat "$T/build/machine.txt")"
+    expect_eq "consumer ran the shimmed tool" aarch64 \
+        "$("$T/build/consumer" "$probe" "$T/shims" uname)"
+    local rc=0
+    "$T/build/consumer" "$probe" "$T/shims" exit 7 || rc=$?
+    expect_eq "exit code through the consumer" 7 "$rc"
+    [ "$(stat -c %i "$T/shims/tool")" = "$(stat -c %i "$T/prefix/bin/emurun")" ] ||
+        echo "note: the shim is a copy, not a hard link, of the installed emurun"
+    # The installed `emurun shim add` (run by emurun_add_shim) links the installed launcher.
+    local launcher=$T/prefix/libexec/emurun/emurun-shim
+    [ -x "$launcher" ] && ok "launcher installed" || not_ok "$launcher not installed"
+    cmp -s "$launcher" "$T/build/emurun-shims/probe" && ok "emurun_add_shim's shim is the launcher" ||
+        not_ok "emurun_add_shim's shim is not the installed launcher"
+}
+
+part_errors() {
+    install_and_build || return
+    mkdir "$T/work"
+    local foreign=() rc=0 out
+    # A foreign program for the no_emulator case; the program looks for no emulator at all.
+    [ -x "$probe" ] && foreign=("$probe")
+    out=$("$T/build/errors" "$T/work" "${foreign[@]}") || rc=$?
+    echo "$out"
+    expect_eq "every error had the expected kind" 0 "$rc"
+    expect_contains "a missing pipeline: not_found" "$out" "ok   missing pipeline: not_found ->"
+    expect_contains "a broken pipeline: bad_input" "$out" "ok   pipeline that is no JSON: bad_input ->"
+    expect_contains "0 jobs: bad_input" "$out" "ok   a run with 0 jobs: bad_input ->"
+    expect_contains "a text file: not_elf" "$out" "ok   a program that is no ELF: not_elf ->"
+    if [ ${#foreign[@]} -gt 0 ]; then
+        expect_contains "no emulator: no_emulator" "$out" \
+            "ok   a foreign program without an emulator: no_emulator -> install qemu-user-static"
+    else
+        skip_part "aarch64 probe fixture not built (no cross compiler): no_emulator not checked"
+    fi
+}
+
+run_parts shim errors
+finish

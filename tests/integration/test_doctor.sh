@@ -68,7 +68,11 @@ part_host() {
     "$EMURUN" doctor --no-probe --mount "$T/mnt" >"$T/f.txt" || rc=$?
     expect_eq "missing interpreter fails doctor" 1 "$rc"
     expect_contains "names the entry" "$(cat "$T/f.txt")" "FAIL  binfmt.entry.qemu-aarch64"
-    expect_contains "gives the fix" "$(cat "$T/f.txt")" "fix: put emurun's entry in its place: 'emurun binfmt register aarch64' (option replace)"
+    expect_contains "gives the fix" "$(cat "$T/f.txt")" "fix: put emurun's entry in its place: 'emurun binfmt register aarch64' (--replace)"
+    "$EMURUN" doctor --no-probe --json --mount "$T/mnt" >"$T/f.json" || true
+    expect_eq "the JSON's fix spells the option as a flag too" \
+        "put emurun's entry in its place: 'emurun binfmt register aarch64' (--replace)" \
+        "$(jq_py "$T/f.json" '[c["fix"] for c in j["checks"] if c["id"] == "binfmt.entry.qemu-aarch64"][0]')"
 
     # The same conflict refuses a registration, and the hint names the option that replaces it.
     rc=0

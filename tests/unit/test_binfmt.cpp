@@ -380,8 +380,7 @@ TEST_CASE("binfmt status JSON: every field of every entry, escaped bytes, null f
     ext.interpreter = "/usr/bin/mono";
     ext.enabled = false;
     t.entries.push_back(ext);
-    const nlohmann::json j = binfmt_status_json("/mnt/b", t);
-    CHECK(j.dump() ==
+    CHECK(binfmt_status_json("/mnt/b", t, -1) ==
           R"({"enabled":false,"entries":[{"arch":"aarch64","enabled":true,"flags":"PF",)"
           R"("interpreter":"/usr/bin/qemu-aarch64-static","line":)" +
               nlohmann::json(*format_binfmt_line(aarch64_entry("PF"))).dump() +
@@ -401,7 +400,7 @@ TEST_CASE("binfmt apply and verify JSON: the plan item by item, ok only when eve
     want.interpreter = cur.interpreter = "/opt/other/handler";
     r.plan = plan_binfmt_register({want}, {cur}, false);
     r.warnings = {"w"};
-    const nlohmann::json j = binfmt_apply_json(r);
+    const auto j = nlohmann::json::parse(binfmt_apply_json(r));
     CHECK(j["applied"] == false);
     CHECK(j["conflict"] == true);
     CHECK(j["warnings"] == nlohmann::json::array({"w"}));
@@ -411,11 +410,11 @@ TEST_CASE("binfmt apply and verify JSON: the plan item by item, ok only when eve
     CHECK(j["plan"][0]["current"]["flags"] == "P");
     CHECK(j["plan"][0]["detail"] == "flags 'P' registered, 'PF' wanted");
     r.plan = plan_binfmt_unregister({"qemu-x"}, {});
-    CHECK(binfmt_apply_json(r)["plan"][0]["wanted"].is_null());
-    CHECK(binfmt_verify_json({{"aarch64", true, "fine"}, {"s390x", false, "no handler"}}).dump() ==
+    CHECK(nlohmann::json::parse(binfmt_apply_json(r))["plan"][0]["wanted"].is_null());
+    CHECK(binfmt_verify_json({{"aarch64", true, "fine"}, {"s390x", false, "no handler"}}, -1) ==
           R"({"arches":[{"arch":"aarch64","detail":"fine","ok":true},)"
           R"({"arch":"s390x","detail":"no handler","ok":false}],"ok":false})");
-    CHECK(binfmt_verify_json({{"aarch64", true, "fine"}})["ok"] == true);
+    CHECK(nlohmann::json::parse(binfmt_verify_json({{"aarch64", true, "fine"}}))["ok"] == true);
 }
 
 TEST_CASE("binfmt files: export writes one file per entry, import reads it back by its name") {

@@ -274,6 +274,7 @@ TEST_CASE("launch: what is not a runnable program is refused with the reason") {
     auto plan = plan_launch(request(text));
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().hint == "emurun runs ELF programs and #! scripts");
+    CHECK(plan.error().kind == emurun::ErrorKind::not_elf);
 
     auto odd = spec_for(*host_arch());
     odd.machine = 0x1234;
@@ -281,6 +282,7 @@ TEST_CASE("launch: what is not a runnable program is refused with the reason") {
     REQUIRE_FALSE(plan.has_value());
     CHECK(plan.error().why.find("ELF machine 4660") != std::string::npos);
     CHECK(plan.error().why.find("is not in emurun's table") != std::string::npos);
+    CHECK(plan.error().kind == emurun::ErrorKind::no_emulator); // no arch, so no QEMU for it
 
     auto unexec = write_elf("refuse/unexec", spec_for(*host_arch()), 0644);
     plan = plan_launch(request(unexec));

@@ -156,6 +156,8 @@ TEST_CASE("pipeline: malformed files give exact messages") {
         const std::string& expected = entry.second;
         INFO(text);
         std::string got = error_of(text);
+        // What a caller switches on: every malformed pipeline is bad input.
+        CHECK(emurun::to_string(Pipeline::parse(text).error().kind) == "bad_input");
         // Arch errors carry the list of known arches as their hint; compare up to it.
         CHECK(got.substr(0, expected.size()) == expected);
         if (expected.find("unknown key") != std::string::npos &&

@@ -445,8 +445,7 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     auto back = Report::from_json(j, "r.json");
     REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
     CHECK(*back == r);
-    CHECK(emurun::to_table(r, false).find("toolchain: build: gcc kept emulated") !=
-          std::string::npos);
+    CHECK(emurun::to_table(r).find("toolchain: build: gcc kept emulated") != std::string::npos);
     CHECK(emurun::to_markdown(r).find("`build` toolchain: gcc kept emulated") != std::string::npos);
     auto bad = j;
     bad["steps"][0]["toolchain_mismatches"] = "gcc";
@@ -612,7 +611,7 @@ TEST_CASE("report: a native baseline joined after the run gives the run-time fac
     CHECK(rules_of(joined.steps[0]) == std::vector<std::string>{"baseline"});
     CHECK(joined.steps[0].tests[0].baseline_time == 0.1);
     REQUIRE(joined.steps[0].tests[0].flags.size() == 2); // slow, emulation_only_failure
-    CHECK(emurun::to_table(joined, false).find("15.0x") != std::string::npos);
+    CHECK(emurun::to_table(joined).find("15.0x") != std::string::npos);
 
     // Another baseline replaces the first one's figures and flags; other flags stay.
     joined.steps[0].flags.push_back({"budget", "over"});

@@ -1,6 +1,7 @@
 // CI conventions of reports: annotation caps, folded sections, JUnit bodies and log tails.
 #include <emurun/report.hpp>
 #include <emurun_ci.hpp>
+#include <emurun_term.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -295,7 +296,7 @@ TEST_CASE("report_ci: compare_json and the coloured table") {
     CHECK(j["steps"][2]["after_status"].is_null());
     CHECK(j["total"]["change"].get<double>() == doctest::Approx(1.0));
     std::string plain = emurun::to_table(after);
-    std::string color = emurun::to_table(after, true);
+    std::string color = emurun::to_table(after, emurun::status_color);
     CHECK(plain.find('\033') == std::string::npos);
     CHECK(color.find("\033[32mpassed\033[0m") != std::string::npos);
     CHECK(color.find("\033[31mfailed\033[0m") != std::string::npos);

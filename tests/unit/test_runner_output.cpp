@@ -1,5 +1,6 @@
-// OutputSink: what a run prints never blocks on a stalled or vanished reader.
-#include <emurun/runner.hpp>
+// OutputSink (the CLI's, emurun_term.hpp): what a run prints never blocks on a stalled or vanished
+// reader.
+#include <emurun_term.hpp>
 
 #include "util/fd.hpp"
 

@@ -2,6 +2,8 @@
 
 #include "cli.hpp"
 
+#include <emurun_term.hpp>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -53,6 +55,10 @@ bool color_enabled(ColorMode mode, int fd) {
 bool stdout_color() {
     return g_stdout_color;
 }
+StatusStyle table_style() {
+    return stdout_color() ? StatusStyle(status_color) : StatusStyle();
+}
+
 bool stderr_color() {
     return g_stderr_color;
 }

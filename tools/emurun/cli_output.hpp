@@ -2,6 +2,7 @@
 #pragma once
 
 #include <emurun/diagnostics.hpp>
+#include <emurun/report.hpp>
 
 #include <string>
 #include <string_view>
@@ -21,6 +22,8 @@ bool color_enabled(ColorMode mode, int fd);
 /// The process-wide choice for stdout and stderr, set by setup_output().
 bool stdout_color();
 bool stderr_color();
+/// How to_table's status cells look on stdout: coloured (status_color) when stdout_color().
+StatusStyle table_style();
 
 /// Cursor controls (the progress line's \r and ESC [K) are allowed: not with --color=never
 /// nor TERM=dumb; NO_COLOR does not turn them off (it is about colour).

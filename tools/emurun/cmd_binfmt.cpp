@@ -4,10 +4,8 @@
 
 #include <emurun/binfmt.hpp>
 #include <emurun/binfmt_files.hpp>
-#include <emurun/json.hpp>
 #include <emurun/qemu.hpp>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -86,7 +84,7 @@ int run_status(const BinfmtArgs& a) {
     unwrap(ensure_binfmt_mount(o));
     BinfmtTable t = unwrap(read_binfmt_table(o.mount));
     if (a.json) {
-        std::cout << json_text(binfmt_status_json(a.mount, t)) << '\n';
+        std::cout << binfmt_status_json(a.mount, t) << '\n';
         return 0;
     }
     std::cout << "binfmt_misc at " << a.mount << ": " << (t.enabled ? "enabled" : "disabled")
@@ -103,7 +101,7 @@ int run_status(const BinfmtArgs& a) {
 int report_apply(const BinfmtApplyResult& r, const BinfmtArgs& a) {
     warn(r.warnings);
     if (a.json) {
-        std::cout << json_text(binfmt_apply_json(r)) << '\n';
+        std::cout << binfmt_apply_json(r) << '\n';
     } else {
         std::cout << (a.dry_run ? "plan (dry run, nothing changed):\n" : "") << r.plan.describe();
     }
@@ -156,7 +154,7 @@ int run_verify(const BinfmtArgs& a) {
         results.push_back(std::move(v));
     }
     if (a.json) {
-        std::cout << json_text(binfmt_verify_json(results)) << '\n';
+        std::cout << binfmt_verify_json(results) << '\n';
     }
     return bad ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 
 #include <emurun/doctor.hpp>
 #include <emurun/json.hpp>
+#include <emurun_term.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -77,10 +78,10 @@ void add_doctor(CLI::App& root, Action& action) {
             options.probe_sandbox = !args->no_probe;
             const DoctorReport report = diagnose(options);
             if (args->json) {
-                std::cout << json_text(doctor_json(report)) << '\n';
+                std::cout << json_text(doctor_json(report, flag_spelling)) << '\n';
             } else {
-                std::cout << format_doctor_text(verbose_output() ? report
-                                                                 : group_emulators(report));
+                std::cout << format_doctor_text(verbose_output() ? report : group_emulators(report),
+                                                flag_spelling);
             }
             return report.has_failure() ? 1 : 0;
         };

@@ -2,11 +2,9 @@
 #include "cli_common.hpp"
 
 #include <emurun/elf.hpp>
-#include <emurun/json.hpp>
 #include <emurun/sysroot.hpp>
 
-#include <nlohmann/json.hpp>
-
+#include <algorithm>
 #include <iostream>
 
 namespace emurun::cli {
@@ -82,19 +80,9 @@ int run_inspect(const InspectArgs& a) {
     for (const auto& f : a.files) {
         results.push_back(unwrap(inspect_binary(f, to_paths(a.sysroots))));
     }
-    bool missing = false;
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& r : results) {
-        missing = missing || !r.links.complete();
-        if (a.json) {
-            all.push_back(inspection_json(r));
-        } else {
-            print_human(r);
-        }
-    }
-    if (a.json) {
-        std::cout << json_text(all) << '\n';
-    }
+    const bool missing =
+        std::ranges::any_of(results, [](const Inspection& r) { return !r.links.complete(); });
+    std::cout << inspection_json(results) << '\n';
     return missing ? 1 : 0;
 }
 

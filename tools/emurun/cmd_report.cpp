@@ -64,7 +64,7 @@ int show(const ReportArgs& a) {
         } else {
             std::cout << r.pipeline << " (" << r.started << ", " << format_seconds(r.wall)
                       << (r.succeeded() ? ", passed" : ", FAILED") << ")\n"
-                      << to_table(r, stdout_color());
+                      << to_table(r, table_style());
         }
     }
     return 0;
@@ -112,7 +112,7 @@ int merge(const ReportArgs& a) {
     if (!a.junit.empty()) {
         unwrap(save_junit(merged, a.junit, junit_logs(a)));
     }
-    std::cout << to_table(merged, stdout_color());
+    std::cout << to_table(merged, table_style());
     return merged.succeeded() ? 0 : 1;
 }
 

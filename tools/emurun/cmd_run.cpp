@@ -7,6 +7,7 @@
 #include <emurun/calibrate.hpp>
 #include <emurun/runner.hpp>
 #include <emurun_ci.hpp>
+#include <emurun_term.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -344,7 +345,7 @@ int finish_run(const Report& report, const RunArgs& a, OutputPrinter& printer,
     if (packing) {
         written.errors.push_back(*packing); // the reports hold the run; the archive is missing
     }
-    printer.out().write('\n' + to_table(report, stdout_color()) +
+    printer.out().write('\n' + to_table(report, table_style()) +
                         (written.report ? "report: " + a.report + '\n' : std::string()));
     // A reader that takes nothing for this long is not waited for: the report is written.
     printer.out().drain(k_stall_limit);

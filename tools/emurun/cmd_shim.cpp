@@ -1,10 +1,7 @@
 #include "cli.hpp"
 #include "cli_common.hpp"
 
-#include <emurun/json.hpp>
 #include <emurun/shim.hpp>
-
-#include <nlohmann/json.hpp>
 
 #include <iostream>
 
@@ -48,7 +45,7 @@ int shim_add(const ShimArgs& a) {
 int shim_list(const ShimArgs& a) {
     const auto shims = unwrap(list_shims(a.dir));
     if (a.json) {
-        std::cout << json_text(shim_list_json(shims)) << '\n';
+        std::cout << shim_list_json(shims) << '\n';
         return 0;
     }
     for (const auto& s : shims) {

@@ -1,7 +1,5 @@
-// Non-blocking output for what a run prints: see OutputSink in runner.hpp.
-#include <emurun/runner.hpp>
-
-#include "util/fd.hpp"
+// Non-blocking output for what a run prints: see OutputSink in emurun_term.hpp.
+#include "emurun_term.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -20,8 +18,16 @@ struct OutputSink::State {
     State(int original, std::string stream, OutputSink* notice_sink)
         : fd(original), name(std::move(stream)), notices(notice_sink) {}
 
-    int fd;             ///< where writes go: own when reopened, else the original
-    util::UniqueFd own; ///< our non-blocking reopen of the original, closed at the end
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    ~State() {
+        if (own >= 0) {
+            ::close(own); // never retried: the descriptor is released even on EINTR
+        }
+    }
+
+    int fd;       ///< where writes go: own when reopened, else the original
+    int own = -1; ///< our non-blocking reopen of the original, closed at the end
     bool socket = false;
     std::string name;
     OutputSink* notices;
@@ -48,9 +54,9 @@ OutputSink::OutputSink(int fd, std::string name, OutputSink* notices)
     } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
         // A description of our own, so O_NONBLOCK does not leak to the shell sharing fd 1.
         const std::string path = "/proc/self/fd/" + std::to_string(fd);
-        s.own.reset(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-        if (s.own) {
-            s.fd = s.own.get();
+        s.own = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (s.own >= 0) {
+            s.fd = s.own;
         } else if (errno == ENXIO) {
             s.closed = true; // a FIFO without a reader
         }
@@ -92,7 +98,7 @@ void OutputSink::State::flush_some(OutputSink& self) {
     while (!queue.empty() && !closed) {
         // Without a non-blocking description, write only what poll says fits (a pipe takes
         // PIPE_BUF bytes at once when it says writable).
-        const bool blocking = !own && !socket;
+        const bool blocking = own < 0 && !socket;
         if (blocking && !wait_writable(std::chrono::milliseconds(0))) {
             return;
         }
