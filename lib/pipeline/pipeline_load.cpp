@@ -765,6 +765,11 @@ Result<Pipeline> Pipeline::parse(std::string_view text, std::string source,
         return at.key("steps").fail("expected a non-empty array of steps, got " +
                                     util::describe(steps));
     }
+    if (arches.native) { // the baseline's pipeline is one the emulated runs take: checked as one
+        Pipeline emulated = p;
+        const auto all = EMURUN_TRY(detail::plan_arches(root, at, ArchSelection{}));
+        EMURUN_TRY(load_steps(steps, at.key("steps"), all, emulated));
+    }
     const auto plan = EMURUN_TRY(detail::plan_arches(root, at, arches));
     EMURUN_TRY(load_steps(steps, at.key("steps"), plan, p));
     return p;

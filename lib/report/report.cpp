@@ -32,10 +32,11 @@ constexpr StepStatus k_statuses[] = {
 
 /// A mismatch's tool: a program's file name, the schema's pattern (toolchain groups, native tools).
 bool is_tool_name(std::string_view name) {
-    return !name.empty() && name.size() <= 64 && std::ranges::all_of(name, [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '.' || c == '_' || c == '+' || c == '-';
-    });
+    return !name.empty() && name.size() <= 64 && name.find_first_not_of('.') != name.npos &&
+           std::ranges::all_of(name, [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '+' || c == '-';
+           });
 }
 
 /// Every key the schema requires of `obj` is there (it may be null where the schema allows).

@@ -114,6 +114,11 @@ case_ "root crate" "emurun root" "did you mean 'emurun root create'?"
 case_ "root create /tmp/r" "emurun root create" "missing the option --arch"
 case_ "root create --arhc aarch64 /tmp/r" "emurun root create" "did you mean '--arch'?"
 case_ "root run --accelerat /tmp/r -- true" "emurun root run" "did you mean '--accelerate'?"
+# An unknown option where the command would start, before '--': never run as the command.
+case_ "root run /tmp/r --acelerate -- true" "emurun root run" "unknown option '--acelerate': did you mean '--accelerate'? (it stands before '--'"
+case_ "root run /tmp/r -x -- true" "emurun root run" "unknown option '-x' (it stands before '--'"
+case_ "exec --bogus -- /bin/true" "emurun exec" "unknown option '--bogus' (it stands before '--'"
+case_ "sandbox --arch aarch64 --bogus -- true" "emurun sandbox" "unknown option '--bogus' (it stands before '--'"
 
 case_ "doctor --jsno" "emurun doctor" "did you mean '--json'?"
 case_ "doctor --no-prob" "emurun doctor" "did you mean '--no-probe'?"

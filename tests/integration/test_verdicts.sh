@@ -163,7 +163,7 @@ part_dashdash() {
         "or accelerate gcc too, e.g. gcc,g++,ld,ar,nm,ranlib, or the default list (toolchain) (--accelerate))"
     rc=0; out=$("$EMURUN" root run "$T/r" --bogus true 2>&1) || rc=$?
     expect_eq "root run DIR --bogus CMD: a usage error, not run as the command" 2 "$rc"
-    expect_contains "...naming it" "$out" "unknown option '--bogus' after the root's directory"
+    expect_contains "...naming it" "$out" "unknown option '--bogus' (it stands after the root's directory"
     rc=0; out=$("$EMURUN" root run "$T/r" make --cwd /x -- true 2>&1) || rc=$?
     expect_eq "an option after the command began: usage error" 2 "$rc"
     # The option quoted whole, with its value, and the two command lines it may have meant.
@@ -305,6 +305,19 @@ EOF
     expect_contains "...said so" "$out" "no space left on device in $T/small/c/arm64"
     pgrep -f "$T/fake-hang" >/dev/null && not_ok "the waiting apt-get was left running" ||
         ok "the waiting apt-get was stopped"
+    # SIGTERM while apt waits: 143 at once, apt stopped with it (errexit in the trap once made
+    # it exit 1 with apt's status).
+    PATH="$T/fake-hang:$PATH" "$EMURUN_SOURCE_DIR/tools/emurun-sysroot" fetch --arch arm64 \
+        --mirror http://127.0.0.1:9/debian --suite bookworm --cache "$T/term-cache" \
+        --dir "$T/sr-term" zlib1g >/dev/null 2>&1 &
+    local pid=$! t0=$SECONDS
+    sleep 1
+    kill -TERM "$pid"
+    rc=0; wait "$pid" || rc=$?
+    expect_eq "SIGTERM while apt runs: exit 143" 143 "$rc"
+    [ $((SECONDS - t0)) -lt 10 ] && ok "...at once" || not_ok "...after $((SECONDS - t0)) s"
+    sleep 0.2
+    pgrep -f "$T/fake-hang" >/dev/null && not_ok "...apt-get left running" || ok "...apt-get stopped"
 }
 
 

@@ -132,6 +132,17 @@ TEST_CASE("arches: --native runs each template once natively with its overrides"
           std::string::npos);
 }
 
+TEST_CASE("arches: --native refuses a pipeline the emulated runs refuse") {
+    // The baseline job would pass a pipeline its emulated jobs then reject (review finding).
+    std::string bad = k_three;
+    const std::string sandbox = "\"emulation\": \"sandbox\"";
+    bad.replace(bad.find(sandbox), sandbox.size(), "\"emulation\": \"qemu\"");
+    const std::string emulated = error_of(bad);
+    CHECK(emulated.find("expected native, exec, sandbox, host, auto or root, got \"qemu\"") !=
+          std::string::npos);
+    CHECK(error_of(bad, ArchSelection{{}, true, "x86_64"}) == emulated);
+}
+
 TEST_CASE("arches: native env overrides merge; a need on a step left out natively goes away") {
     auto text = R"({"name": "p", "arches": ["s390x"], "steps": [
       {"name": "cfg", "argv": ["cmake", "-DCMAKE_TOOLCHAIN_FILE=${triplet}.cmake"],

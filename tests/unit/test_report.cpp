@@ -467,6 +467,8 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     tool["steps"][0]["toolchain_mismatches"][0]["tool"] = "../gcc";
     CHECK(refused(tool).find("tool: expected a program's name (gcc, g++, cpp, binutils or a "
                              "native tool such as xz), got \"../gcc\"") != std::string::npos);
+    tool["steps"][0]["toolchain_mismatches"][0]["tool"] = "..";
+    CHECK(refused(tool).find("got \"..\"") != std::string::npos);
     tool["steps"][0]["toolchain_mismatches"][0]["tool"] = "xz"; // a native tool kept emulated
     CHECK(refused(tool) == "accepted");
     auto unnamed = j;

@@ -83,6 +83,9 @@ using Action = std::function<int()>;
 /// subcommands; `command` is the path to `app` ("" for emurun itself, "root run").
 void value_names(CLI::App& app, const std::string& command);
 
+/// "unknown option '--acelerate': did you mean '--accelerate'?" of `command`.
+std::string unknown_option_text(const CLI::App& command, const std::string& word);
+
 void add_inspect(CLI::App& root, Action& action);
 void add_exec(CLI::App& root, Action& action, int argc, char** argv);
 void add_binfmt(CLI::App& root, Action& action);

@@ -127,6 +127,20 @@ std::string command_line(const std::vector<std::string>& words) {
 /// `root run DIR --accelerate make` without a `--`: the options right after DIR, up to the
 /// first word that is no option, are emurun's (moved before DIR); an unknown one is refused.
 /// A command never starts with an option, so `--accelerate` would otherwise have run as one.
+/// An unknown option where the command would start (`root run DIR --acelerate -- make`): a
+/// command never starts with an option, so it is a usage error, not a program to run.
+[[noreturn]] void unknown_before_command(const Target& t, const std::string& word,
+                                         const std::string& where) {
+    throw Failure(Error{"emurun " + t.name,
+                        unknown_option_text(*t.sub, word) + " (it stands " + where +
+                            ", where the command would start, and a command never starts "
+                            "with an option)",
+                        "'emurun " + t.name +
+                            " --help' lists its usage; a command that starts with '-' "
+                            "goes after '--'"},
+                  k_exit_usage);
+}
+
 std::vector<std::string> root_run_options(const Target& t, std::vector<std::string> args) {
     std::size_t dir = t.start;
     while (dir < args.size() && args[dir].starts_with("-")) {
@@ -142,13 +156,7 @@ std::vector<std::string> root_run_options(const Target& t, std::vector<std::stri
         bool own = false;
         const CLI::Option* opt = find_option(*t.sub, args[i], own);
         if (opt == nullptr) {
-            throw Failure(Error{"emurun root run",
-                                "unknown option '" + args[i].substr(0, args[i].find('=')) +
-                                    "' after the root's directory (a command never starts "
-                                    "with an option)",
-                                "'emurun root run --help' lists its options; a command of the "
-                                "root's that starts with '-' goes after '--'"},
-                          k_exit_usage);
+            unknown_before_command(t, args[i], "after the root's directory");
         }
         const bool valued = opt->get_expected_max() > 0 && args[i].find('=') == std::string::npos &&
                             i + 1 < args.size();
@@ -185,6 +193,10 @@ std::vector<std::string> options_before_dashdash(CLI::App& app, std::vector<std:
         bool own = false;
         const CLI::Option* opt = find_option(*t.sub, args[i], own);
         const bool after_command = positionals.size() > t.fixed;
+        if (opt == nullptr && positionals.size() == t.fixed && args[i].starts_with("-") &&
+            args[i] != "-") {
+            unknown_before_command(t, args[i], "before '--'");
+        }
         if (opt == nullptr || (after_command && (!own || opt == t.sub->get_help_ptr()))) {
             command = positionals.size() == t.fixed ? i : command;
             positionals.push_back(args[i]); // after the command only its own are emurun's

@@ -333,6 +333,10 @@ std::string plain_words(const std::string& what) {
 
 } // namespace
 
+std::string unknown_option_text(const CLI::App& command, const std::string& word) {
+    return unknown_option(&command, word);
+}
+
 std::optional<std::string> empty_value_error(const CLI::App& app,
                                              const std::vector<std::string>& args) {
     auto empty = empty_assignment(chosen_command(app), args);
