@@ -45,6 +45,9 @@ Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
         ::unlink(tmp.c_str());
         return std::unexpected(system_error("rename " + tmp.string() + " " + shim.string(), err));
     }
+    // A shim added again is already a link to the same launcher: rename(2) then does nothing
+    // and leaves tmp behind (one stray link per re-add).
+    ::unlink(tmp.c_str());
     return {};
 }
 

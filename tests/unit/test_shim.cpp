@@ -117,6 +117,16 @@ TEST_CASE("shim: add, read back, list, command line, remove" * test::may_skip())
     CHECK(argv[argv.size() - 2] == "a b");
     CHECK(argv.back().empty());
 
+    // Added again (the same launcher, so already the same file): replaced, no stray link left
+    // in the config dir (rename(2) of two links of one file does nothing).
+    for (int again = 0; again < 2; ++again) {
+        REQUIRE(add_shim(dir, ShimSpec{.name = "probe", .target = fixture("aarch64/probe")}, l));
+    }
+    for (const auto& e : fs::directory_iterator(dir / ".emurun-shims")) {
+        INFO(e.path());
+        CHECK(e.path().filename().string().find(".exe") == std::string::npos);
+    }
+
     auto listed = list_shims(dir);
     REQUIRE(listed);
     REQUIRE(listed->size() == 1);
