@@ -130,6 +130,11 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
     if (ec) {
         return fail("create " + (dir / k_shim_config_dir).string(), ec.message());
     }
+    // The launcher replays a record only from a dir no one else can write (any umask).
+    if (::chmod((dir / k_shim_config_dir).c_str(), 0755) != 0) {
+        return std::unexpected(system_error("chmod 0755 " + (dir / k_shim_config_dir).string(),
+                                            errno, "use a shim dir of your own"));
+    }
     const fs::path sidecar = sidecar_path(info->path);
     if (fs::exists(fs::symlink_status(info->path)) && !fs::exists(sidecar)) {
         return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",

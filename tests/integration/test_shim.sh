@@ -163,6 +163,23 @@ mkdir -p "$t/emptyroot"
 bad "sysroot missing libraries" "ld-linux-aarch64.so.1" --target "$probe" --sysroot "$t/emptyroot"
 [ ! -e "$t/bad/x" ] || fail "a failed shim add left $t/bad/x"
 
+# A record or .emurun-shims that others can write is never replayed: the shim refuses (125)
+# and says why; shim add makes .emurun-shims 0755 whatever the umask.
+(umask 000 && "$EMURUN" shim add w --target "$probe" --dir "$t/loose" >/dev/null) ||
+    fail "shim add under umask 000"
+expect "umask 000: .emurun-shims is 755" 755 "$(stat -c %a "$t/loose/.emurun-shims")"
+expect "umask 000: the record is 644" 644 "$(stat -c %a "$t/loose/.emurun-shims/w.rec")"
+expect "a record of its owner alone runs" aarch64 "$("$t/loose/w" uname)"
+for mode in "666 .emurun-shims/w.rec" "777 .emurun-shims"; do
+    chmod "${mode% *}" "$t/loose/${mode#* }"
+    err=$("$t/loose/w" uname 2>&1)
+    rc=$?
+    [ $rc -eq 125 ] || fail "chmod $mode: exit $rc, want 125 ($err)"
+    [[ "$err" == *"writable by others than its owner"* ]] || fail "chmod $mode: <$err>"
+    chmod go-w "$t/loose/${mode#* }"
+done
+expect "chmod go-w again: it runs" aarch64 "$("$t/loose/w" uname)"
+
 [ $failures -eq 0 ] || { echo "$failures failure(s); files in $t"; exit 1; }
 rm -rf "$t"
 echo "shim: all checks passed"

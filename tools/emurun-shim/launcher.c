@@ -360,6 +360,23 @@ static _Noreturn void run_emurun(const char* self, int argc, char** argv) {
     die(cli, strerror(errno), "reinstall emurun");
 }
 
+/* A shim's record and its directory (.emurun-shims) are writable by their owner only, one
+ * owner for both: anyone else who could write either could make the shim run any program.
+ * (exec's records in the cache must be this user's own; a shim is shared by whoever runs it.) */
+static int shim_record_safe(const char* path) {
+    static char dir[PATH_MAX];
+    const char* slash = strrchr(path, '/');
+    const size_t n = slash != 0 ? (size_t)(slash - path) : 0;
+    struct stat rec, d;
+    if (n == 0 || n >= sizeof dir) {
+        return 0;
+    }
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return lstat(path, &rec) == 0 && stat(dir, &d) == 0 && (rec.st_mode & 022) == 0 &&
+           (d.st_mode & 022) == 0 && rec.st_uid == d.st_uid;
+}
+
 int main(int argc, char** argv) {
     static char self[PATH_MAX], path[PATH_MAX];
     self_exe(self, sizeof self);
@@ -369,6 +386,15 @@ int main(int argc, char** argv) {
     if (dir_len + strlen(name) + 32 < sizeof path) { /* room for .json too */
         memcpy(path, self, dir_len);
         join3(path + dir_len, sizeof path - dir_len, "/.emurun-shims/", name, ".rec");
+        if (access(path, F_OK) == 0 && !shim_record_safe(path)) {
+            g_prefix = "emurun-shim: ";
+            g_shim = self;
+            die("launch record",
+                "it or .emurun-shims is writable by others than its owner, so anyone could "
+                "make this shim run any program",
+                "chmod go-w the shim dir's .emurun-shims and its files, or recreate the shim "
+                "with 'emurun shim add'");
+        }
         if (load_record(path, 0)) {
             run_shim(self, argc, argv);
         }
