@@ -24,8 +24,10 @@ Result<std::vector<std::string>> helper_argv(const HelperCall& call,
     if (command.empty()) {
         return fail("build the " + std::string(call.name) + " command", "no command");
     }
-    std::vector<std::string> argv{emurun.string(), std::string(call.marker),
-                                  EMURUN_TRY(helper_spec_text(call, spec))};
+    // Not EMURUN_TRY inside the braces: clang then never destroys the list's earlier strings
+    // (LeakSanitizer found the leak).
+    std::string text = EMURUN_TRY(helper_spec_text(call, spec));
+    std::vector<std::string> argv{emurun.string(), std::string(call.marker), std::move(text)};
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
 }
