@@ -53,12 +53,14 @@ part_idle() {
     validate "$T/idle-r.json" "$T/idle.json"
 }
 
+# Steps printing every 0.3 s for 4.8 s, over twice their 2 s idle limit: never stopped (a 1 s
+# limit failed once at a load of 60, beside the fork-bomb test).
 part_busy() {
     run_pipeline busy '[
-  {"name": "chatty", "kind": "test", "idle_timeout": "1s", "shell": true,
-   "argv": "for i in 1 2 3 4 5 6 7 8; do echo $i; sleep 0.3; done"},
-  {"name": "to-stderr", "kind": "test", "idle_timeout": "1s", "shell": true,
-   "argv": "for i in 1 2 3 4 5 6 7 8; do echo $i >&2; sleep 0.3; done"}]'
+  {"name": "chatty", "kind": "test", "idle_timeout": "2s", "shell": true,
+   "argv": "for i in $(seq 16); do echo $i; sleep 0.3; done"},
+  {"name": "to-stderr", "kind": "test", "idle_timeout": "2s", "shell": true,
+   "argv": "for i in $(seq 16); do echo $i >&2; sleep 0.3; done"}]'
     expect_eq "busy: steps that keep printing (either stream) pass" 0 "$rc"
     expect_eq "busy: no tree for a step that was not stopped" "[] None" \
         "$(step busy chatty 'str(s["processes"]) + " " + str(s["timeout_reason"])')"
