@@ -133,6 +133,36 @@ make_cgroup(const fs::path& dir, const std::vector<std::pair<std::string, std::s
     return procs;
 }
 
+/// Every process in cgroup `dir` killed: cgroup.kill at once where the kernel has it (v2, 5.14+),
+/// else round after round of SIGKILL to what cgroup.procs lists, until it lists nothing, since
+/// a fork bomb adds members between a read and the kills. Each round kills every member it
+/// read, so only what forked during the round is left for the next; bounded at 5 s. Returns
+/// how many it killed (cgroup.kill: those listed just before).
+int kill_members(const fs::path& dir, bool v2) {
+    auto listed = [&dir] {
+        auto pids = util::read_file(dir / "cgroup.procs", 16 << 20);
+        return pids ? words(*pids) : std::vector<std::string>{};
+    };
+    if (v2) {
+        const auto before = listed().size();
+        if (write_text(dir / "cgroup.kill", "1")) {
+            return static_cast<int>(before);
+        }
+    }
+    int killed = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < until) {
+        const auto pids = listed();
+        if (pids.empty()) {
+            break;
+        }
+        for (const auto& pid : pids) {
+            killed += ::kill(static_cast<pid_t>(std::atoll(pid.c_str())), SIGKILL) == 0 ? 1 : 0;
+        }
+    }
+    return killed;
+}
+
 void remove_cgroup(const fs::path& dir, bool v2) {
     if (v2) {
         write_text(dir / "cgroup.kill", "1"); // leftovers, if any (kernel 5.14+)
@@ -183,8 +213,8 @@ bool stale_run_dir(const fs::path& dir) {
     return ::stat(dir.c_str(), &dir_st) == 0 && started && *started > dir_st.st_mtim.tv_sec + 1;
 }
 
-/// A dead emurun's cgroup tree: every process in it killed (round after round while a fork
-/// bomb adds more), then the step cgroups and the run's own removed.
+/// A dead emurun's cgroup tree: every process in it killed, then the step cgroups and the
+/// run's own removed.
 void remove_stale_tree(const fs::path& run, bool v2) {
     std::error_code ec;
     std::vector<fs::path> dirs;
@@ -195,19 +225,7 @@ void remove_stale_tree(const fs::path& run, bool v2) {
     }
     dirs.push_back(run);
     for (const auto& dir : dirs) {
-        if (!(v2 && write_text(dir / "cgroup.kill", "1"))) {
-            for (int round = 0; round < 100; ++round) {
-                auto pids = util::read_file(dir / "cgroup.procs", 16 << 20);
-                const auto listed = pids ? words(*pids) : std::vector<std::string>{};
-                for (const auto& pid : listed) {
-                    ::kill(static_cast<pid_t>(std::atoll(pid.c_str())), SIGKILL);
-                }
-                if (listed.empty()) {
-                    break;
-                }
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            }
-        }
+        kill_members(dir, v2);
         remove_cgroup(dir, v2);
     }
 }
@@ -356,22 +374,9 @@ std::optional<std::string> LimitsHome::hit(const ChildLimits& step, const Resour
     return std::nullopt;
 }
 
-void LimitsHome::kill_tree(const ChildLimits& step) {
-    if (step.v2_dir && write_text(*step.v2_dir / "cgroup.kill", "1")) {
-        return;
-    }
-    for (const auto& dir : {step.v2_dir, step.v1_pids_dir}) {
-        for (int round = 0; dir && round < 4; ++round) { // a fork under way may add one
-            auto pids = util::read_file(*dir / "cgroup.procs", 16 << 20);
-            const auto listed = pids ? words(*pids) : std::vector<std::string>{};
-            for (const auto& pid : listed) {
-                ::kill(static_cast<pid_t>(std::atoll(pid.c_str())), SIGKILL);
-            }
-            if (listed.empty()) {
-                break;
-            }
-        }
-    }
+int LimitsHome::kill_tree(const ChildLimits& step) {
+    return (step.v2_dir ? kill_members(*step.v2_dir, true) : 0) +
+           (step.v1_pids_dir ? kill_members(*step.v1_pids_dir, false) : 0);
 }
 
 void LimitsHome::remove(ChildLimits& step) {

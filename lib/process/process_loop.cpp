@@ -539,10 +539,14 @@ std::vector<ChildResult> SupervisorImpl::collect_done() {
         done.push_back(std::move(child->result));
         return true;
     });
+    for (std::size_t i = 0; i < cgroups.size(); ++i) { // a lost slot's tree, still forking, dies
+        // at once here: a sweep alone takes it one generation a round
+        done[i].leftovers_killed += detail::LimitsHome::kill_tree(cgroups[i]);
+    }
     if (lost) { // reaped above, so its orphans have been re-parented here
         done[*lost].leftovers_killed += sweep_orphans(); // orphans do not say whose they were
     }
-    for (auto& cgroup : cgroups) { // after the sweep: a lost slot's leftovers were in them
+    for (auto& cgroup : cgroups) { // after the sweep has reaped what was killed in them
         detail::LimitsHome::remove(cgroup);
     }
     return done;
