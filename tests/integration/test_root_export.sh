@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick
-# ctest-parts: formats multi refused interrupt full_disk
+# ctest-parts: formats multi refused interrupt full_disk pipeline
 # `emurun root export`: roots (imported here from tarballs of the fixtures' static aarch64 and
 # s390x probes, so no Debian root is needed) written as an OCI layout, an OCI archive and a
 # docker archive that Debian's skopeo reads with the right architecture and copies, and that
@@ -8,7 +8,8 @@
 # platforms skopeo and import each pick; SOURCE_DATE_EPOCH makes the digests reproducible; as
 # root the files' owners are kept. Refused, with nothing left behind: an existing output, two
 # roots of one arch, a docker archive of two roots, a bad tag, a directory that is no root.
-# Interrupted (SIGINT) or out of space, an export leaves nothing.
+# Interrupted (SIGINT) or out of space, an export leaves nothing. `pipeline`: a pipeline step
+# in an imported root gets the image's Env before its own env (its own wins).
 . "$(dirname "$0")/lib/common.sh"
 need_fixture_arch aarch64
 need_fixture_arch s390x
@@ -174,5 +175,31 @@ part_full_disk() {
     umount "$T/small"
 }
 
-run_parts formats multi refused interrupt full_disk
+part_pipeline() {
+    unshare --user --map-root-user --mount sh -c \
+        'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null ||
+        { skip_part "no binfmt_misc in a user namespace here (needs Linux >= 6.7)"; return 0; }
+    root_of s390x "$T/rs"
+    # The image's config gets an Env of its own: rewrite the imported root's run defaults.
+    python3 - "$T/rs/.emurun-image.json" <<'PY'
+import json, sys
+p = sys.argv[1]; j = json.load(open(p))
+j["env"] = ["PATH=/bin", "FROM_IMAGE=image", "BOTH=image"]
+json.dump(j, open(p, "w"))
+PY
+    cat >"$T/p.json" <<JSON
+{"name": "img", "defaults": {"emulation": "root", "root": "$T/rs", "arch": "s390x", "cwd": "$T"},
+ "steps": [
+  {"name": "from-image", "argv": ["/bin/sh", "env", "FROM_IMAGE"]},
+  {"name": "step-wins", "argv": ["/bin/sh", "env", "BOTH"], "env": {"BOTH": "step"}}]}
+JSON
+    local rc=0
+    (cd "$T" && "$EMURUN" run p.json -q --log-dir logs >/dev/null 2>"$T/p.err") || rc=$?
+    expect_eq "the pipeline in the imported root passes" 0 "$rc"
+    [ "$rc" = 0 ] || cat "$T/p.err"
+    expect_eq "a step sees the image's Env" image "$(cat "$T/logs/from-image.log" 2>/dev/null)"
+    expect_eq "the step's env wins over the image's" step "$(cat "$T/logs/step-wins.log" 2>/dev/null)"
+}
+
+run_parts formats multi refused interrupt full_disk pipeline
 finish
