@@ -325,6 +325,14 @@ struct RootImage {
 /// {"ppc64le", ""}, {"amd64", ""}; oci_platform_arch's inverse.
 [[nodiscard]] EMURUN_EXPORT std::pair<std::string, std::string> oci_platform_of(const Arch& arch);
 
+/// An OCI platform as users write it, "linux/arm64", "linux/arm/v7" or "arm64": its arch and
+/// variant. Error: another OS, a malformed text, an arch emurun does not know.
+struct OciPlatform {
+    const Arch* arch = nullptr;
+    std::string variant;
+};
+[[nodiscard]] EMURUN_EXPORT Result<OciPlatform> parse_oci_platform(std::string_view text);
+
 /// What import_root made.
 struct RootImported {
     const Arch* arch = nullptr;

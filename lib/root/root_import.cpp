@@ -354,6 +354,32 @@ Result<const Arch*> oci_platform_arch(const std::string& architecture, const std
     return find_arch(architecture);
 }
 
+Result<OciPlatform> parse_oci_platform(std::string_view text) {
+    std::vector<std::string> parts;
+    for (std::size_t at = 0; at <= text.size();) {
+        auto slash = text.find('/', at);
+        slash = slash == std::string_view::npos ? text.size() : slash;
+        parts.emplace_back(text.substr(at, slash - at));
+        at = slash + 1;
+    }
+    const std::string what = "the platform '" + std::string(text) + "'";
+    if (parts.size() > 1 && parts.front() != "linux") {
+        return fail(ErrorKind::bad_input, what, "only linux images become roots",
+                    "e.g. linux/arm64", "platform");
+    }
+    if (parts.size() > 1) {
+        parts.erase(parts.begin());
+    }
+    if (parts.size() > 2 || parts.front().empty()) {
+        return fail(ErrorKind::bad_input, what, "expected OS/ARCH[/VARIANT]",
+                    "e.g. linux/arm64 or linux/arm/v7", "platform");
+    }
+    OciPlatform p;
+    p.variant = parts.size() == 2 ? parts[1] : "";
+    p.arch = EMURUN_TRY(oci_platform_arch(parts[0], p.variant));
+    return p;
+}
+
 std::pair<std::string, std::string> oci_platform_of(const Arch& arch) {
     for (const auto& n : k_oci_names) {
         if (n.emurun == arch.name) {

@@ -136,32 +136,13 @@ int run_create(const RootArgs& a) {
 
 /// "linux/arm64/v8" (or "arm64"): the arch and variant an import takes from an index.
 void parse_platform(const std::string& text, RootImportSpec& spec) {
-    std::vector<std::string> parts;
-    for (std::size_t at = 0; at <= text.size();) {
-        auto slash = text.find('/', at);
-        slash = slash == std::string::npos ? text.size() : slash;
-        parts.push_back(text.substr(at, slash - at));
-        at = slash + 1;
-    }
-    if (parts.size() > 1 && parts.front() != "linux") {
-        throw Failure(Error{"--platform " + text, "only linux images become roots",
-                            "e.g. --platform linux/arm64"});
-    }
-    if (parts.size() > 1) {
-        parts.erase(parts.begin());
-    }
-    if (parts.size() > 2 || parts.front().empty()) {
-        throw Failure(Error{"--platform " + text, "expected OS/ARCH[/VARIANT]",
-                            "e.g. --platform linux/arm64 or linux/arm/v7"});
-    }
-    const std::string variant = parts.size() == 2 ? parts[1] : "";
-    const Arch* arch = unwrap(oci_platform_arch(parts[0], variant));
-    if (spec.arch != nullptr && spec.arch != arch) {
+    const OciPlatform p = unwrap(parse_oci_platform(text));
+    if (spec.arch != nullptr && spec.arch != p.arch) {
         throw Failure(
             Error{"--platform " + text, "it is not --arch " + spec.arch->name, "give one of them"});
     }
-    spec.arch = arch;
-    spec.variant = variant;
+    spec.arch = p.arch;
+    spec.variant = p.variant;
 }
 
 int run_import(const RootArgs& a) {
