@@ -88,8 +88,9 @@ struct LaunchRecord {
 [[nodiscard]] EMURUN_EXPORT std::optional<LaunchRecord> exec_record(const LaunchPlan& plan);
 
 /// The bytes of `record`, each key path's identity (dev, inode, size, mtime, ctime) taken now,
-/// with the checksum of its body. Error: a key path that cannot be
-/// stat'ed, a string with a NUL, a count or size over the format's limits.
+/// or its absence when it does not exist, with the checksum of its body. Error: a key path
+/// that cannot be stat'ed for another reason, a string with a NUL, a count or size over the
+/// format's limits.
 [[nodiscard]] EMURUN_EXPORT Result<std::string> encode_launch_record(const LaunchRecord& record);
 
 /// Where `emurun exec`'s records live: `launch/` in emurun's cache dir, checked to be this

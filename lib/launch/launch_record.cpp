@@ -16,7 +16,7 @@
 namespace emurun {
 namespace fs = std::filesystem;
 
-static_assert(sizeof(elr_header) == 48 && sizeof(elr_id) == 56,
+static_assert(sizeof(elr_header) == 48 && sizeof(elr_id) == 64,
               "the layout launch_record.h states");
 
 namespace {
@@ -35,14 +35,22 @@ Result<void> check_string(const std::string& s, const std::string& what) {
 
 Result<elr_id> identity_of(const fs::path& p) {
     struct stat st {};
+    elr_id id{};
     if (::stat(p.c_str(), &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            id.absent = 1;
+            return id;
+        }
         return std::unexpected(system_error("launch record: stat " + p.string(), errno));
     }
-    return elr_id{
-        static_cast<std::uint64_t>(st.st_dev),         static_cast<std::uint64_t>(st.st_ino),
-        static_cast<std::uint64_t>(st.st_size),        static_cast<std::int64_t>(st.st_mtim.tv_sec),
-        static_cast<std::int64_t>(st.st_mtim.tv_nsec), static_cast<std::int64_t>(st.st_ctim.tv_sec),
-        static_cast<std::int64_t>(st.st_ctim.tv_nsec)};
+    id.dev = static_cast<std::uint64_t>(st.st_dev);
+    id.ino = static_cast<std::uint64_t>(st.st_ino);
+    id.size = static_cast<std::uint64_t>(st.st_size);
+    id.mtime_sec = static_cast<std::int64_t>(st.st_mtim.tv_sec);
+    id.mtime_nsec = static_cast<std::int64_t>(st.st_mtim.tv_nsec);
+    id.ctime_sec = static_cast<std::int64_t>(st.st_ctim.tv_sec);
+    id.ctime_nsec = static_cast<std::int64_t>(st.st_ctim.tv_nsec);
+    return id;
 }
 
 /// The strings in record order: exe, argv, env, key paths (absolute).

@@ -5,7 +5,7 @@
  *
  * Layout (native byte order and sizes: a record is read on the machine that wrote it):
  *   struct elr_header                      48 bytes: counts, the request hash, the checksum
- *   struct elr_id[n_ids]                   56 bytes each: the identity each key path had
+ *   struct elr_id[n_ids]                   64 bytes each: the identity each key path had
  *   strings, each NUL-terminated, in this order, the last NUL the record's last byte:
  *     exe                                  the file to execve (absolute)
  *     argv[n_argv]                         the argv prefix; the caller's argv[0] is inserted at
@@ -15,7 +15,8 @@
  *     path[n_ids]                          the key: a file or directory the plan was decided
  *                                          from (absolute); the record is valid while each has
  *                                          the identity (dev, inode, size, mtime, ctime) of its
- *                                          id
+ *                                          id, or, for an id marked absent, while it does not
+ *                                          exist (stat fails with ENOENT or ENOTDIR)
  * The header's `request` is a hash of the request the record answers (elr_hash: for exec, the
  * launcher's hash of the command, which also names the file; for a shim, elr_shim_request of
  * the shim's path): the launcher replays a record only for the request it computes itself, so
@@ -70,6 +71,7 @@ struct elr_id {
     int64_t mtime_nsec;
     int64_t ctime_sec; /* a file rewritten in place with its size and mtime kept (cp; touch -r) */
     int64_t ctime_nsec;
+    uint64_t absent; /* 1: the path did not exist (a place a search tried); the rest is 0 */
 };
 
 #define ELR_HASH_INIT 0xcbf29ce484222325ull

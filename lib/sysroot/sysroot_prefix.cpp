@@ -11,7 +11,6 @@
 #include "sysroot/sysroot_internal.hpp"
 #include "util/cache.hpp"
 #include "util/file.hpp"
-#include "util/path.hpp"
 
 #include <emurun/sysroot.hpp>
 
@@ -191,7 +190,8 @@ Result<void> publish(const fs::path& base, const std::string& key, const std::st
 std::vector<fs::path> link_map_inputs(const LinkMap& map, const Arch& arch) {
     std::vector<fs::path> out;
     auto add = [&](const fs::path& p) {
-        const fs::path q = util::existing_or_parent(p);
+        std::error_code ec;
+        const fs::path q = fs::absolute(p, ec).lexically_normal();
         if (std::ranges::find(out, q) == out.end()) {
             out.push_back(q);
         }

@@ -56,15 +56,6 @@ std::optional<fs::path> find_executable(std::string_view name, std::string_view 
     return std::nullopt;
 }
 
-fs::path existing_or_parent(const fs::path& p) {
-    std::error_code ec;
-    fs::path abs = fs::absolute(p, ec).lexically_normal();
-    while (!fs::exists(fs::symlink_status(abs, ec)) && abs.has_relative_path()) {
-        abs = abs.parent_path();
-    }
-    return abs;
-}
-
 std::vector<fs::path> search_inputs(const std::vector<fs::path>& candidates,
                                     const fs::path& found) {
     std::error_code ec;
@@ -74,7 +65,8 @@ std::vector<fs::path> search_inputs(const std::vector<fs::path>& candidates,
         if (fs::absolute(c, ec).lexically_normal() == want) {
             break;
         }
-        if (fs::path q = existing_or_parent(c); std::ranges::find(out, q) == out.end()) {
+        if (fs::path q = fs::absolute(c, ec).lexically_normal();
+            std::ranges::find(out, q) == out.end()) {
             out.push_back(std::move(q));
         }
     }

@@ -44,14 +44,11 @@ inline constexpr std::string_view k_default_path = "/usr/local/bin:/usr/bin:/bin
 [[nodiscard]] std::vector<std::filesystem::path> executable_candidates(std::string_view name,
                                                                        std::string_view list);
 
-/// `p` absolute and lexically normal; a path that does not exist by its nearest existing parent
-/// (a file or directory made there changes that parent's identity).
-[[nodiscard]] std::filesystem::path existing_or_parent(const std::filesystem::path& p);
-
 /// What a search that took `found` from `candidates` (tried in this order) was decided by, for
-/// the key of a cached decision (a launch record): each candidate tried before `found` (all
-/// of them when `found` is not among them) by existing_or_parent, each once. A file put in
-/// any of their places, or one of them made executable, changes the identity of one of these.
+/// the key of a cached decision (a launch record, which keys a path that does not exist by its
+/// absence): each candidate tried before `found` (all of them when `found` is not among them),
+/// absolute and lexically normal, each once. A file put in any of their places, or one of them
+/// made executable, changes the identity of one of these.
 [[nodiscard]] std::vector<std::filesystem::path>
 search_inputs(const std::vector<std::filesystem::path>& candidates,
               const std::filesystem::path& found);

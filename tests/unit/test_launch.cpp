@@ -290,14 +290,16 @@ TEST_CASE("launch: the plan is keyed on what the emulator and PATH searches pass
     auto keyed = [&](const fs::path& p) {
         return std::ranges::find(plan->inputs, p) != plan->inputs.end();
     };
-    CHECK(keyed(early));                   // searched first: a qemu put there would win
-    CHECK(keyed(test::testdir("passed"))); // a missing dir by its nearest parent
-    CHECK_FALSE(keyed(test::testdir("passed/late")));
+    const std::string sta = "qemu-" + a.qemu + "-static";
+    CHECK(keyed(early / sta));  // searched first: a qemu put there would win
+    CHECK(keyed(absent / sta)); // in a dir that does not exist (yet)
+    CHECK_FALSE(keyed(test::testdir("passed/late") / sta));
     // A dynamic qemu-<cpu> found: every dir was searched for the static one first.
     fs::rename(f.qemu, f.qemu_dir / ("qemu-" + a.qemu));
     plan = plan_launch(req);
     REQUIRE_MESSAGE(plan.has_value(), why(plan));
-    CHECK(keyed(test::testdir("passed/late")));
+    CHECK(keyed(test::testdir("passed/late") / sta));
+    CHECK_FALSE(keyed(test::testdir("passed/late") / ("qemu-" + a.qemu)));
     // A program named without '/' is keyed on the PATH entries before its own.
     const fs::path bin = test::testdir("passed/bin");
     fs::copy_file(f.program, bin / "tool");
@@ -306,7 +308,7 @@ TEST_CASE("launch: the plan is keyed on what the emulator and PATH searches pass
     plan = plan_launch(req);
     REQUIRE_MESSAGE(plan.has_value(), why(plan));
     CHECK(plan->program == bin / "tool");
-    CHECK(keyed(early));
+    CHECK(keyed(early / "tool"));
 }
 
 TEST_CASE("launch: missing loader and libraries are named, with their package") {
@@ -520,6 +522,17 @@ TEST_CASE("launch record: every truncation and every corruption of the frame is 
         CHECK(with(at, static_cast<char>(good[at] ^ 0x20)) != nullptr);
     }
     CHECK(std::string(with(good.size() - 2, 'y')) == "checksum mismatch");
+}
+
+TEST_CASE("launch record: a key path that does not exist is keyed by its absence") {
+    const fs::path gone = test::testdir("rec-absent") / "no" / "such";
+    LaunchRecord r{.exe = "/usr/bin/qemu-x", .argv = {"/usr/bin/qemu-x"}, .key = {gone}};
+    auto p = parse(encode_launch_record(r).value());
+    REQUIRE(p.why == nullptr);
+    elr_id id{};
+    elr_id_at(p.view.get(), 0, &id);
+    CHECK(id.absent == 1);
+    CHECK(id.ino == 0);
 }
 
 TEST_CASE("launch record: it holds the hash of the request it answers") {

@@ -119,21 +119,31 @@ static const char* load_record(const char* path, int own, uint64_t request) {
     }
     close(fd);
     if (!ok) {
-        return "not a regular file of this user's alone, or unreadable";
+        return !S_ISREG(st.st_mode) ? "not a regular file"
+               : own && (st.st_uid != geteuid() || (st.st_mode & 022) != 0)
+                   ? "not this user's alone"
+                   : "unreadable or too large";
     }
     const char* why = elr_parse(g_record, got, &g_view);
     return why != 0 ? why : g_view.request != request ? "of another request" : 0;
 }
 
-/* The first key path that no longer has its recorded identity; 0 when the key holds. */
+/* The first key path that no longer has its recorded identity (or absence); 0 when the key
+ * holds. */
 static const char* key_changed(void) {
     for (uint32_t i = 0; i < g_view.n_ids; ++i) {
         struct elr_id id;
         struct stat st;
         elr_id_at(&g_view, i, &id);
-        if (stat(g_view.paths[i], &st) != 0 || (uint64_t)st.st_dev != id.dev ||
-            (uint64_t)st.st_ino != id.ino || (uint64_t)st.st_size != id.size ||
-            (int64_t)st.st_mtim.tv_sec != id.mtime_sec ||
+        const int found = stat(g_view.paths[i], &st) == 0;
+        if (id.absent != 0) {
+            if (found || (errno != ENOENT && errno != ENOTDIR)) {
+                return g_view.paths[i];
+            }
+            continue;
+        }
+        if (!found || (uint64_t)st.st_dev != id.dev || (uint64_t)st.st_ino != id.ino ||
+            (uint64_t)st.st_size != id.size || (int64_t)st.st_mtim.tv_sec != id.mtime_sec ||
             (int64_t)st.st_mtim.tv_nsec != id.mtime_nsec ||
             (int64_t)st.st_ctim.tv_sec != id.ctime_sec ||
             (int64_t)st.st_ctim.tv_nsec != id.ctime_nsec) {
