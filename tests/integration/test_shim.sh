@@ -3,7 +3,8 @@
 # Shim fidelity: a shim (the small static launcher emurun-shim) runs a foreign tool exactly as
 # if it were native — argv[0] as invoked, arguments byte for byte, env, stdin/stdout, exit codes,
 # signals, cwd, PATH lookup, env -i, nested shims, a moved shim dir — bad input fails at creation
-# with a precise message, and a broken sidecar or emulator is named by the launcher.
+# with a precise message, a record that cannot be replayed is planned again from the sidecar,
+# and a broken sidecar or emulator is named.
 set -u
 probe=$EMURUN_FIXTURE_DIR/aarch64/probe
 probe2=$EMURUN_FIXTURE_DIR/ppc64le/probe

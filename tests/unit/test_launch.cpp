@@ -95,6 +95,19 @@ fs::path fake_sysroot(const std::string& dir, const Arch& a, const std::string& 
     return test::testdir(dir);
 }
 
+// DIR/app (loader /lib/ld-fake.so.1, RUNPATH `runpath`) needing libc.so.6 and DIR/libown.so.
+fs::path app_with_own_library(const std::string& dir, const Arch& a, const std::string& runpath) {
+    auto own = spec_for(a);
+    own.type = 3;
+    own.dynamic = true;
+    own.soname = "libown.so";
+    own.needed = {"libc.so.6"};
+    write_elf(dir + "/libown.so", own);
+    auto spec = spec_for(a, "/lib/ld-fake.so.1", {"libown.so", "libc.so.6"});
+    spec.runpath = runpath;
+    return write_elf(dir + "/app", spec);
+}
+
 bool has_note(const LaunchPlan& p, const std::string& part) {
     return std::ranges::any_of(p.notes,
                                [&](const auto& n) { return n.find(part) != std::string::npos; });
@@ -225,16 +238,8 @@ TEST_CASE(
     const Arch& a = foreign();
     auto f = foreign_static("runpath");
     auto sr = fake_sysroot("runpath/sr", a, "/lib/ld-fake.so.1");
-    auto own = spec_for(a);
-    own.type = 3;
-    own.dynamic = true;
-    own.soname = "libown.so";
-    own.needed = {"libc.so.6"};
     const fs::path build = test::testdir("runpath/build");
-    write_elf("runpath/build/libown.so", own);
-    auto spec = spec_for(a, "/lib/ld-fake.so.1", {"libown.so", "libc.so.6"});
-    spec.runpath = build.string();
-    auto prog = write_elf("runpath/build/app", spec);
+    auto prog = app_with_own_library("runpath/build", a, build.string());
     auto req = request(prog, f.qemu_dir);
     req.sysroots = {sr};
     auto plan = plan_launch(req);
@@ -253,14 +258,7 @@ TEST_CASE("launch: $ORIGIN is the directory of the program's real path, as ld.so
     const Arch& a = foreign();
     auto f = foreign_static("origin");
     auto sr = fake_sysroot("origin/sr", a, "/lib/ld-fake.so.1");
-    auto own = spec_for(a);
-    own.type = 3;
-    own.dynamic = true;
-    own.soname = "libown.so";
-    write_elf("origin/app/libown.so", own);
-    auto spec = spec_for(a, "/lib/ld-fake.so.1", {"libown.so", "libc.so.6"});
-    spec.runpath = "$ORIGIN";
-    auto prog = write_elf("origin/app/app", spec);
+    auto prog = app_with_own_library("origin/app", a, "$ORIGIN");
     const fs::path link = test::testdir("origin/bin") / "app";
     fs::create_symlink(prog, link);
     auto req = request(link, f.qemu_dir);
@@ -269,7 +267,7 @@ TEST_CASE("launch: $ORIGIN is the directory of the program's real path, as ld.so
     REQUIRE_MESSAGE(plan.has_value(), why(plan));
     CHECK(std::ranges::find(plan->inputs, prog.parent_path() / "libown.so") != plan->inputs.end());
     // A copy of libown.so beside the symlink is not what the loader takes.
-    write_elf("origin/bin/libown.so", own);
+    fs::copy_file(prog.parent_path() / "libown.so", link.parent_path() / "libown.so");
     auto again = plan_launch(req);
     REQUIRE_MESSAGE(again.has_value(), why(again));
     CHECK(std::ranges::find(again->inputs, link.parent_path() / "libown.so") ==

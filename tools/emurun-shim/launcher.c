@@ -2,19 +2,24 @@
  * records (lib/launch/launch_record.h) and decides nothing: planning is the C++ library's.
  *
  * Started as a shim (SHIMDIR/NAME, a hard link or copy of this program, with the record
- * SHIMDIR/.emurun-shims/NAME.rec that `emurun shim add` wrote): when the record's key holds,
- * execve its command line with the caller's argv[0] and arguments; when it is stale, hand over
- * to the emurun CLI the record names (emurun-cli ELR_SHIM_REPLAN SHIM ARGV0 ARGS...), which
- * plans again, refreshes the record and runs the tool.
+ * SHIMDIR/.emurun-shims/NAME.rec that `emurun shim add` wrote): when the record is intact,
+ * this shim's (its request hash is elr_shim_request of /proc/self/exe) and its key holds,
+ * execve its command line with the caller's argv[0] and arguments; otherwise (stale, missing,
+ * corrupt, of another version or another shim's) hand over to the emurun the symlink
+ * NAME.emurun beside it names (EMURUN ELR_SHIM_REPLAN SHIM ARGV0 ARGS...), which plans again
+ * from the sidecar, refreshes the record and runs the tool. Only a record, link or
+ * .emurun-shims others could write is fatal (exit 125).
  *
  * Started as emurun (bin/emurun): for `emurun exec [OPTIONS] -- PROG ARGS...`, look up the
  * record of this request in emurun's cache (launch/<hash>.rec; the hash covers the words before
  * `--`, PROG, the working directory, PATH, EMURUN_QEMU_DIR and the CLI's own identity: all a
  * plan reads besides the files its key names), and replay it when it is ours (this user's, no
- * one else may write it or its directory) and its key holds. Anything else - another command,
- * no `--`, EMURUN_VERBOSE, no record, a record that is corrupt, planted or stale - is handed to
- * the C++ CLI (emurun-cli beside this program, else ../libexec/emurun/emurun-cli) unchanged;
- * for an exec, with ELR_RECORD_ENV naming the record to write.
+ * one else may write it or its directory), intact, holds this hash and its key holds. Anything
+ * else - another command, no `--`, no record, a record that is corrupt, planted, another
+ * request's or stale - is handed to the C++ CLI (emurun-cli beside this program, else
+ * ../libexec/emurun/emurun-cli) unchanged; for an exec, with ELR_RECORD_ENV naming the record
+ * to write. With EMURUN_VERBOSE >= 1 either role says on stderr whether it replayed, and why
+ * not.
  *
  * Same pid, stdio, cwd and signals whichever way. Failures print "emurun: ..." (or
  * "emurun-shim: SHIM: ...") on stderr and exit 125. */
