@@ -11,6 +11,7 @@
 #include <emurun/sysroot.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -48,7 +49,10 @@ struct LaunchPlan {
     std::size_t args_at = 0;
     /// What the plan was decided from (emulated plans): the program, the emulator, the loader
     /// and each library found and their directories, every directory searched in each
-    /// sysroot, the loader prefix. While each keeps its identity the plan stays the same.
+    /// sysroot, the loader prefix, and what the emulator search and (for a program named
+    /// without '/') the PATH search tried before their answers (emulator_inputs,
+    /// util::search_inputs). While each keeps its identity the plan stays the same (given the
+    /// same request, PATH and $EMURUN_QEMU_DIR).
     std::vector<std::filesystem::path> inputs;
 };
 
@@ -74,15 +78,19 @@ struct LaunchRecord {
     std::optional<std::size_t> argv0_at{};
     std::map<std::string, std::string> env{};
     std::vector<std::filesystem::path> key{};
-    std::filesystem::path handover{}; ///< shims: the emurun CLI that plans again; else empty
+    /// The request it answers, as the launcher hashes it (launch_record.h): replayed only for
+    /// that request.
+    std::uint64_t request = 0;
 };
 
 /// The record that replays an emulated plan's argv prefix and variables, keyed on its inputs;
 /// nullopt for a native plan (the launcher hands those to the CLI).
 [[nodiscard]] EMURUN_EXPORT std::optional<LaunchRecord> exec_record(const LaunchPlan& plan);
 
-/// The bytes of `record`, each key path's identity taken now. Error: a key path that cannot be
-/// stat'ed, a string with a NUL, a count or size over the format's limits.
+/// The bytes of `record`, each key path's identity (dev, inode, size, mtime, ctime) taken now,
+/// or its absence when it does not exist, with the checksum of its body. Error: a key path
+/// that cannot be stat'ed for another reason, a string with a NUL, a count or size over the
+/// format's limits.
 [[nodiscard]] EMURUN_EXPORT Result<std::string> encode_launch_record(const LaunchRecord& record);
 
 /// Where `emurun exec`'s records live: `launch/` in emurun's cache dir, checked to be this
@@ -91,7 +99,8 @@ struct LaunchRecord {
 
 /// Write `plan`'s record to `file` (by the launcher's name for the request: the file it looked
 /// for) when `file` is a plain record name ("<16 hex digits>.rec") in launch_record_dir() and the
-/// plan is emulated; replaced atomically, readable by this user only. Once a day it also
+/// plan is emulated, for the request the name holds (the launcher names a record by the
+/// request's hash); replaced atomically, readable by this user only. Once a day it also
 /// removes the records not written for 30 days (a request still in use is planned once more).
 /// Returns whether it wrote.
 [[nodiscard]] EMURUN_EXPORT Result<bool> save_exec_record(const LaunchPlan& plan,

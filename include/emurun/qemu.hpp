@@ -35,6 +35,16 @@ struct EmulatorSearch {
 [[nodiscard]] EMURUN_EXPORT Result<Emulator> find_emulator(const Arch& arch,
                                                            const EmulatorSearch& search = {});
 
+/// What find_emulator's answer `found` (for found.arch) was decided by, for the key of a cached
+/// plan (a launch record): every file it tried before `found` (qemu-<cpu>-static in every
+/// directory of the search, then qemu-<cpu> in those before `found`'s, when `found` is
+/// dynamic), whether they exist or not (a launch record keys a missing one by its absence).
+/// An emulator put where
+/// the search would have taken it first changes the identity of one of them. The search list
+/// itself ($EMURUN_QEMU_DIR, PATH) is the caller's to key.
+[[nodiscard]] EMURUN_EXPORT std::vector<std::filesystem::path>
+emulator_inputs(const Emulator& found, const EmulatorSearch& search = {});
+
 /// Every emulator found for every arch in the table (one per arch, the preferred one).
 [[nodiscard]] EMURUN_EXPORT std::vector<Emulator>
 find_all_emulators(const EmulatorSearch& search = {});

@@ -57,9 +57,10 @@ resolve_libraries(const std::filesystem::path& binary, const ElfInfo& elf,
 
 /// What `map` was resolved from, for a cache of a decision made from it (a launch record):
 /// the loader and each library found, and their directories; for every sysroot searched, the
-/// directories a loader prefix is made from (those of make_ld_prefix's stamp; a missing one
-/// by its parent). A library added, removed or replaced in any of them changes the identity
-/// (dev, inode, size, mtime) of one of these paths. Absolute, each once, in a stable order.
+/// directories a loader prefix is made from (those of make_ld_prefix's stamp, whether they
+/// exist or not). A library added, removed or replaced in any of them changes the identity
+/// (dev, inode, size, mtime, ctime) or the absence of one of these paths. Absolute, each once, in a
+/// stable order.
 [[nodiscard]] EMURUN_EXPORT std::vector<std::filesystem::path> link_map_inputs(const LinkMap& map,
                                                                                const Arch& arch);
 

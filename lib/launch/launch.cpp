@@ -87,6 +87,24 @@ Result<void> add_library_env(LaunchPlan& plan, const LaunchRequest& req, const E
     return {};
 }
 
+/// Key the plan on what its two searches passed over before their answers: the emulator's
+/// (emulator_inputs) and, for a program named without a '/', PATH's. The search lists
+/// themselves are the caller's to key (the launcher hashes PATH and EMURUN_QEMU_DIR).
+void add_search_inputs(LaunchPlan& plan, const LaunchRequest& req) {
+    auto passed = emulator_inputs(*plan.emulator, req.emulators);
+    const std::string name = req.program.string();
+    if (name.find('/') == std::string::npos) {
+        auto more = util::search_inputs(util::executable_candidates(name, util::path_variable()),
+                                        plan.program);
+        passed.insert(passed.end(), more.begin(), more.end());
+    }
+    for (auto& p : passed) {
+        if (std::ranges::find(plan.inputs, p) == plan.inputs.end()) {
+            plan.inputs.push_back(std::move(p));
+        }
+    }
+}
+
 Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& program,
                                  const ElfInfo& elf) {
     EMURUN_TRY(check_sysroot_dirs(req.sysroots));
@@ -102,6 +120,7 @@ Result<LaunchPlan> emulated_plan(const LaunchRequest& req, const fs::path& progr
     plan.argv = qemu_command(emu, program, req.args, opts);
     plan.args_at = plan.argv.size() - req.args.size();
     plan.inputs.insert(plan.inputs.begin(), {program, emu.path});
+    add_search_inputs(plan, req);
     plan.notes.push_back(std::string("emulator ") + emu.path.string() +
                          (emu.is_static ? " (static)" : " (dynamic)"));
     return plan;

@@ -16,6 +16,9 @@
 namespace emurun {
 namespace fs = std::filesystem;
 
+static_assert(sizeof(elr_header) == 48 && sizeof(elr_id) == 64,
+              "the layout launch_record.h states");
+
 namespace {
 
 void put_string(std::string& out, const std::string& s) {
@@ -32,18 +35,27 @@ Result<void> check_string(const std::string& s, const std::string& what) {
 
 Result<elr_id> identity_of(const fs::path& p) {
     struct stat st {};
+    elr_id id{};
     if (::stat(p.c_str(), &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            id.absent = 1;
+            return id;
+        }
         return std::unexpected(system_error("launch record: stat " + p.string(), errno));
     }
-    return elr_id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                  static_cast<std::uint64_t>(st.st_size),
-                  static_cast<std::int64_t>(st.st_mtim.tv_sec),
-                  static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
+    id.dev = static_cast<std::uint64_t>(st.st_dev);
+    id.ino = static_cast<std::uint64_t>(st.st_ino);
+    id.size = static_cast<std::uint64_t>(st.st_size);
+    id.mtime_sec = static_cast<std::int64_t>(st.st_mtim.tv_sec);
+    id.mtime_nsec = static_cast<std::int64_t>(st.st_mtim.tv_nsec);
+    id.ctime_sec = static_cast<std::int64_t>(st.st_ctim.tv_sec);
+    id.ctime_nsec = static_cast<std::int64_t>(st.st_ctim.tv_nsec);
+    return id;
 }
 
-/// The strings in record order: exe, handover, argv, env, key paths (absolute).
+/// The strings in record order: exe, argv, env, key paths (absolute).
 Result<std::vector<std::string>> record_strings(const LaunchRecord& r) {
-    std::vector<std::string> all{r.exe.string(), r.handover.string()};
+    std::vector<std::string> all{r.exe.string()};
     all.insert(all.end(), r.argv.begin(), r.argv.end());
     for (const auto& [k, v] : r.env) {
         if (k.empty() || k.find('=') != std::string::npos) {
@@ -67,6 +79,11 @@ bool is_record_name(const std::string& name) {
     return name.size() == 20 && name.ends_with(".rec") &&
            std::all_of(name.begin(), name.begin() + 16,
                        [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+/// The request hash a record name holds (the launcher names a record by it).
+std::uint64_t request_of_name(const std::string& name) {
+    return std::stoull(name.substr(0, 16), nullptr, 16);
 }
 
 /// Records not rewritten for k_record_max_age are removed, at most once a day (the stamp
@@ -124,6 +141,7 @@ Result<std::string> encode_launch_record(const LaunchRecord& r) {
     h.n_argv = static_cast<std::uint32_t>(r.argv.size());
     h.n_env = static_cast<std::uint32_t>(r.env.size());
     h.argv0_at = r.argv0_at ? static_cast<std::uint32_t>(*r.argv0_at) : ELR_NO_ARGV0;
+    h.request = r.request;
     std::string body;
     for (const auto& p : r.key) {
         const elr_id id = EMURUN_TRY(identity_of(p));
@@ -137,6 +155,7 @@ Result<std::string> encode_launch_record(const LaunchRecord& r) {
                     "this plan is run by the CLI each time");
     }
     h.size = static_cast<std::uint32_t>(sizeof h + body.size());
+    h.checksum = elr_hash(ELR_HASH_INIT, body.data(), body.size());
     return std::string(reinterpret_cast<const char*>(&h), sizeof h) + body;
 }
 
@@ -163,10 +182,11 @@ Result<fs::path> launch_record_dir() {
 }
 
 Result<bool> save_exec_record(const LaunchPlan& plan, const fs::path& file) {
-    const auto record = exec_record(plan);
+    auto record = exec_record(plan);
     if (!record || !is_record_name(file.filename().string())) {
         return false;
     }
+    record->request = request_of_name(file.filename().string());
     const fs::path dir = EMURUN_TRY(launch_record_dir());
     std::error_code ec;
     if (fs::absolute(file.parent_path(), ec).lexically_normal() != dir.lexically_normal()) {

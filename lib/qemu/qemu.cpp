@@ -9,20 +9,37 @@
 namespace emurun {
 namespace fs = std::filesystem;
 
-Result<Emulator> find_emulator(const Arch& arch, const EmulatorSearch& search) {
+namespace {
+
+/// Every file find_emulator tries, in order. A static emulator anywhere beats a dynamic one
+/// earlier in PATH: it starts faster and works inside chroots. Within one kind, search order
+/// decides.
+std::vector<fs::path> emulator_candidates(const Arch& arch, const EmulatorSearch& search) {
     const auto dirs = detail::search_dirs(search);
-    // A static emulator anywhere beats a dynamic one earlier in PATH: it starts faster and
-    // works inside chroots. Within one kind, search order decides.
+    std::vector<fs::path> out;
     for (const auto& name : detail::candidate_names(arch, search.prefer_static)) {
         for (const auto& dir : dirs) {
-            if (util::is_executable_file(dir / name)) {
-                return detail::make_emulator(arch, dir / name);
-            }
+            out.push_back(dir / name);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+Result<Emulator> find_emulator(const Arch& arch, const EmulatorSearch& search) {
+    for (const auto& candidate : emulator_candidates(arch, search)) {
+        if (util::is_executable_file(candidate)) {
+            return detail::make_emulator(arch, candidate);
         }
     }
     return fail(ErrorKind::no_emulator, "no emulator for " + arch.name,
                 "qemu-" + arch.qemu + " not found in $EMURUN_QEMU_DIR, PATH or /usr/bin",
                 "apt-get install qemu-user-static, or set EMURUN_QEMU_DIR");
+}
+
+std::vector<fs::path> emulator_inputs(const Emulator& found, const EmulatorSearch& search) {
+    return util::search_inputs(emulator_candidates(*found.arch, search), found.path);
 }
 
 std::vector<Emulator> find_all_emulators(const EmulatorSearch& search) {

@@ -1,4 +1,5 @@
 // Creating, listing and removing shims. Running one is in shim_run.cpp.
+#include "launch/launch_record.h"
 #include "shim/shim_config.hpp"
 #include "util/file.hpp"
 #include "util/path.hpp"
@@ -52,8 +53,11 @@ Result<void> install_launcher(const fs::path& launcher, const fs::path& shim) {
 }
 
 /// The record a shim's launcher replays: the shim's own command line (shim_command) with the
-/// caller's argv[0] left to the launcher, the shim's variables, keyed on what the plan read.
-Result<std::string> shim_record(const PlannedShim& s, const fs::path& launcher) {
+/// caller's argv[0] left to the launcher, the shim's variables, keyed on what the plan read and
+/// on the sidecar it was planned from (written first: an edited sidecar is planned again), for
+/// the request of this shim's path as the kernel names the running shim (/proc/self/exe:
+/// symlinks resolved), so another shim's record copied over this one is not replayed.
+Result<std::string> shim_record(const PlannedShim& s) {
     const ShimInfo& info = s.info;
     LaunchRecord r;
     r.argv = shim_command(info, {std::string()});
@@ -63,9 +67,28 @@ Result<std::string> shim_record(const PlannedShim& s, const fs::path& launcher) 
     r.exe = info.native ? info.target : info.emulator;
     r.env = info.env;
     r.key = s.plan.inputs.empty() ? std::vector<fs::path>{info.target} : s.plan.inputs;
+    r.key.push_back(sidecar_path(info.path));
     std::error_code ec;
-    r.handover = fs::absolute(launcher, ec).lexically_normal();
+    r.request = elr_shim_request(fs::weakly_canonical(info.path, ec).c_str());
     return encode_launch_record(r);
+}
+
+/// The symlink `link` (replaced atomically) to `launcher`, made absolute: the emurun a shim whose
+/// record cannot be replayed hands over to (launch_record.h, ELR_SHIM_EMURUN).
+Result<void> link_emurun(const fs::path& link, const fs::path& launcher) {
+    std::error_code ec;
+    const fs::path target = fs::absolute(launcher, ec).lexically_normal();
+    const fs::path tmp = link.string() + ".tmp" + std::to_string(::getpid());
+    ::unlink(tmp.c_str());
+    if (::symlink(target.c_str(), tmp.c_str()) != 0) {
+        return std::unexpected(system_error("symlink " + tmp.string(), errno));
+    }
+    if (::rename(tmp.c_str(), link.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        return std::unexpected(system_error("rename " + tmp.string() + " " + link.string(), err));
+    }
+    return {};
 }
 
 } // namespace
@@ -109,8 +132,9 @@ Result<PlannedShim> plan_shim(const fs::path& dir, const ShimSpec& spec) {
 
 Result<void> write_shim_files(const PlannedShim& shim, const fs::path& launcher) {
     auto text = EMURUN_TRY(to_sidecar(shim.info));
-    auto record = EMURUN_TRY(shim_record(shim, launcher));
     EMURUN_TRY(util::write_file_atomic(sidecar_path(shim.info.path), text));
+    EMURUN_TRY(link_emurun(emurun_link_path(shim.info.path), launcher));
+    auto record = EMURUN_TRY(shim_record(shim));
     return util::write_file_atomic(record_path(shim.info.path), record, 0644,
                                    util::Durability::cache);
 }
@@ -185,8 +209,10 @@ Result<void> remove_shim(const fs::path& dir, const std::string& name) {
     if (::unlink(shim.c_str()) != 0 && errno != ENOENT) {
         return std::unexpected(system_error("unlink " + shim.string(), errno));
     }
-    if (::unlink(record_path(shim).c_str()) != 0 && errno != ENOENT) {
-        return std::unexpected(system_error("unlink " + record_path(shim).string(), errno));
+    for (const auto& file : {record_path(shim), emurun_link_path(shim)}) {
+        if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
+            return std::unexpected(system_error("unlink " + file.string(), errno));
+        }
     }
     if (::unlink(sidecar.c_str()) != 0) {
         return std::unexpected(system_error("unlink " + sidecar.string(), errno));

@@ -1,4 +1,5 @@
 #include "shim/shim_config.hpp"
+#include "launch/launch_record.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,11 @@ fs::path sidecar_path(const fs::path& shim_path) {
 
 fs::path record_path(const fs::path& shim_path) {
     return shim_path.parent_path() / k_shim_config_dir / (shim_path.filename().string() + ".rec");
+}
+
+fs::path emurun_link_path(const fs::path& shim_path) {
+    return shim_path.parent_path() / k_shim_config_dir /
+           (shim_path.filename().string() + ELR_SHIM_EMURUN);
 }
 
 Result<std::string> to_sidecar(const ShimInfo& info) {

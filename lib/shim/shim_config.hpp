@@ -21,6 +21,9 @@ Result<std::string> to_sidecar(const ShimInfo& info);
 /// SHIMDIR/.emurun-shims/NAME.rec, the shim's launch record.
 std::filesystem::path record_path(const std::filesystem::path& shim_path);
 
+/// SHIMDIR/.emurun-shims/NAME.emurun, the symlink to the emurun that plans the shim again.
+std::filesystem::path emurun_link_path(const std::filesystem::path& shim_path);
+
 /// A shim planned: what its sidecar says and the plan its record replays.
 struct PlannedShim {
     ShimInfo info;
@@ -31,8 +34,9 @@ struct PlannedShim {
 /// emulator, libraries), so a broken shim fails with a precise message.
 Result<PlannedShim> plan_shim(const std::filesystem::path& dir, const ShimSpec& spec);
 
-/// Write the shim's sidecar and launch record. `launcher` (absolute) is what a stale record
-/// hands over to: run with ELR_SHIM_REPLAN, the launcher passes it to its emurun CLI.
+/// Write the shim's sidecar, the link to `launcher` (what a shim hands over to when its record
+/// is stale, corrupt or missing: run with ELR_SHIM_REPLAN, the launcher passes it to its emurun
+/// CLI) and the launch record, in that order.
 Result<void> write_shim_files(const PlannedShim& shim, const std::filesystem::path& launcher);
 
 /// Parse a sidecar read from `file` for the shim at `shim_path`; relative paths are resolved

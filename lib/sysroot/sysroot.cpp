@@ -59,14 +59,14 @@ struct SearchDir {
     std::optional<fs::path> sysroot;
 };
 
-/// Directories to search for the libraries `elf` needs, in the loader's order. An absolute
-/// RUNPATH/RPATH entry is looked for in each sysroot, then as it is on the host: qemu's
-/// QEMU_LD_PREFIX falls back to the host path when the prefix has no such file (a build
-/// tree's own libraries, found through CMake's build RUNPATH).
-std::vector<SearchDir> search_dirs(const ElfInfo& elf, const fs::path& object_path,
+/// Directories to search for the libraries `elf` needs, in the loader's order; `origin` is
+/// what $ORIGIN stands for in its RUNPATH/RPATH. An absolute RUNPATH/RPATH entry is looked
+/// for in each sysroot, then as it is on the host: qemu's QEMU_LD_PREFIX falls back to the host
+/// path when the prefix has no such file (a build tree's own libraries, found through CMake's
+/// build RUNPATH).
+std::vector<SearchDir> search_dirs(const ElfInfo& elf, const fs::path& origin,
                                    const std::vector<fs::path>& sysroots) {
     std::vector<SearchDir> dirs;
-    const auto origin = object_path.parent_path();
     const auto& list = elf.runpath.empty() ? elf.rpath : elf.runpath;
     for (const auto& raw : list) {
         const bool has_origin = raw.find("ORIGIN") != std::string::npos;
@@ -152,11 +152,19 @@ LinkMap resolve_libraries(const fs::path& binary, const ElfInfo& elf,
         map.interpreter = lookup_interpreter(elf, sysroots, self);
     }
     std::set<std::string> seen;
+    // $ORIGIN as ld.so takes it: for the program, the directory of its real path (the loader
+    // reads /proc/self/exe, which qemu-user answers with the program's realpath), so a symlink
+    // to it elsewhere finds the program's own libraries; for a library, the directory it was
+    // found in.
+    std::error_code ec;
+    const fs::path program_origin =
+        fs::weakly_canonical(fs::absolute(binary, ec), ec).parent_path();
     std::deque<std::pair<fs::path, ElfInfo>> queue{{binary, elf}};
-    while (!queue.empty()) {
+    for (bool program = true; !queue.empty(); program = false) {
         auto [path, info] = std::move(queue.front());
         queue.pop_front();
-        const auto dirs = search_dirs(info, path, sysroots);
+        const auto dirs =
+            search_dirs(info, program ? program_origin : path.parent_path(), sysroots);
         const std::string by = info.soname.value_or(path.filename().string());
         for (const auto& name : info.needed) {
             if (!seen.insert(name).second) {

@@ -185,23 +185,13 @@ Result<void> publish(const fs::path& base, const std::string& key, const std::st
     return {};
 }
 
-/// `p` absolute and normal; a path that does not exist by its nearest existing parent (a
-/// directory made there changes that parent's identity).
-fs::path existing_or_parent(const fs::path& p) {
-    std::error_code ec;
-    fs::path abs = fs::absolute(p, ec).lexically_normal();
-    while (!fs::exists(fs::symlink_status(abs, ec)) && abs.has_relative_path()) {
-        abs = abs.parent_path();
-    }
-    return abs;
-}
-
 } // namespace
 
 std::vector<fs::path> link_map_inputs(const LinkMap& map, const Arch& arch) {
     std::vector<fs::path> out;
     auto add = [&](const fs::path& p) {
-        const fs::path q = existing_or_parent(p);
+        std::error_code ec;
+        const fs::path q = fs::absolute(p, ec).lexically_normal();
         if (std::ranges::find(out, q) == out.end()) {
             out.push_back(q);
         }

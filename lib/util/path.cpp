@@ -33,6 +33,14 @@ bool is_executable_file(const fs::path& file) {
            ::access(file.c_str(), X_OK) == 0;
 }
 
+std::vector<fs::path> executable_candidates(std::string_view name, std::string_view list) {
+    std::vector<fs::path> out;
+    for (const auto& dir : path_entries(list)) {
+        out.push_back(dir / name);
+    }
+    return out;
+}
+
 std::optional<fs::path> find_executable(std::string_view name, std::string_view list) {
     if (name.find('/') != std::string_view::npos) {
         return fs::path(name);
@@ -40,12 +48,29 @@ std::optional<fs::path> find_executable(std::string_view name, std::string_view 
     if (name.empty()) {
         return std::nullopt;
     }
-    for (const auto& dir : path_entries(list)) {
-        if (fs::path candidate = dir / name; is_executable_file(candidate)) {
+    for (auto& candidate : executable_candidates(name, list)) {
+        if (is_executable_file(candidate)) {
             return candidate;
         }
     }
     return std::nullopt;
+}
+
+std::vector<fs::path> search_inputs(const std::vector<fs::path>& candidates,
+                                    const fs::path& found) {
+    std::error_code ec;
+    const fs::path want = fs::absolute(found, ec).lexically_normal();
+    std::vector<fs::path> out;
+    for (const auto& c : candidates) {
+        if (fs::absolute(c, ec).lexically_normal() == want) {
+            break;
+        }
+        if (fs::path q = fs::absolute(c, ec).lexically_normal();
+            std::ranges::find(out, q) == out.end()) {
+            out.push_back(std::move(q));
+        }
+    }
+    return out;
 }
 
 std::optional<fs::path> find_executable(std::string_view name) {

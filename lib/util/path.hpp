@@ -40,4 +40,17 @@ inline constexpr std::string_view k_default_path = "/usr/local/bin:/usr/bin:/bin
 /// find_executable() in path_variable().
 [[nodiscard]] std::optional<std::filesystem::path> find_executable(std::string_view name);
 
+/// The files find_executable(name, list) tries, in order (DIR/name for each entry of list).
+[[nodiscard]] std::vector<std::filesystem::path> executable_candidates(std::string_view name,
+                                                                       std::string_view list);
+
+/// What a search that took `found` from `candidates` (tried in this order) was decided by, for
+/// the key of a cached decision (a launch record, which keys a path that does not exist by its
+/// absence): each candidate tried before `found` (all of them when `found` is not among them),
+/// absolute and lexically normal, each once. A file put in any of their places, or one of them
+/// made executable, changes the identity of one of these.
+[[nodiscard]] std::vector<std::filesystem::path>
+search_inputs(const std::vector<std::filesystem::path>& candidates,
+              const std::filesystem::path& found);
+
 } // namespace emurun::util

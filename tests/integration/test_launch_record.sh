@@ -7,9 +7,12 @@
 #   same:   every case run through the launcher (planned, then replayed) against a fresh plan of
 #           the CLI (bin/emurun-cli, which never reads records): the same emulator argv, pid,
 #           environment, exit code and errors; and whether the second run was a replay
-#   change: a changed sysroot, a replaced program, a library gone, a replaced emulator: the key
-#           no longer holds, the CLI plans again (a hand-over), and the result is a fresh plan's
-#   trust:  a corrupt record is planned again and rewritten; a record others could have written
+#   change: a changed sysroot, a replaced program (also rewritten in place with its size and
+#           mtime kept), a library gone, a replaced emulator, a new emulator or program earlier
+#           in the search: the key no longer holds, the CLI plans again (a hand-over), and the
+#           result is a fresh plan's
+#   trust:  a corrupt record (cut short, a byte changed) or another request's record in its
+#           place is planned again and rewritten; a record others could have written
 #           (group/other-writable, another owner) is never replayed
 # ctest-parts: same change trust
 . "$(dirname "$0")/lib/common.sh"
@@ -171,8 +174,18 @@ part_same() {
     rc=0; { "$EMURUN" exec -- "$S" signal SEGV; } 2>/dev/null || rc=$?
     expect_eq "real qemu: SIGSEGV" 139 "$rc"
     expect_eq "real qemu: stdin" "$(seq 1 500)" "$(seq 1 500 | "$EMURUN" exec -- "$S" cat)"
-    expect_contains "EMURUN_VERBOSE=2: the CLI's debug line" \
-        "$(EMURUN_VERBOSE=2 "$EMURUN" exec -- "$S" exit 0 2>&1)" "exec $S"
+    # EMURUN_VERBOSE=1 shows whether a run was replayed (the launcher's debug line) or planned
+    # (the CLI's: what it planned, and the record it wrote).
+    expect_contains "EMURUN_VERBOSE=1: a replay says so" \
+        "$(EMURUN_VERBOSE=1 "$EMURUN" exec -- "$S" exit 0 2>&1)" ".rec: replayed"
+    rm -rf "$EMURUN_CACHE_DIR/launch"
+    out=$(EMURUN_VERBOSE=2 "$EMURUN" exec -- "$S" exit 0 2>&1)
+    expect_contains "EMURUN_VERBOSE=2, no record: the launcher says why" "$out" ".rec: not replayed: none yet"
+    expect_contains "EMURUN_VERBOSE=2, no record: the CLI's debug line" "$out" "exec $S"
+    expect_contains "EMURUN_VERBOSE=2, no record: the CLI writes it" "$out" ".rec: written"
+    expect_contains "EMURUN_VERBOSE=1, then: replayed" \
+        "$(EMURUN_VERBOSE=1 "$EMURUN" exec -- "$S" exit 0 2>&1)" ".rec: replayed"
+    expect_eq "EMURUN_VERBOSE unset: the launcher says nothing" "" "$("$EMURUN" exec -- "$S" exit 0 2>&1)"
 }
 
 # after LABEL ENVS ARGS...: the request planned and replayed before; now (after a change) the
@@ -206,6 +219,16 @@ part_change() {
     cp "$D" "$T/prog.new" && mv "$T/prog.new" "$T/prog"
     after "a replaced program (now dynamic)" "$q" -- "$T/prog"
     both "a replaced program, planned again" replay "$q" -- "$T/prog"
+    # Rewritten in place, size and mtime kept (cp over it, touch -r): only its ctime tells.
+    cp "$S" "$T/prog" && touch -r "$S" "$T/prog" && cp -p "$T/prog" "$T/prog.ref"
+    both "a program of a known mtime" replay "$q" -- "$T/prog"
+    cp "$S" "$T/prog.v2" && printf 'emurun' | dd of="$T/prog.v2" bs=1 seek=4096 conv=notrunc status=none
+    local inode; inode=$(stat -c %i "$T/prog")
+    cp "$T/prog.v2" "$T/prog" && touch -r "$T/prog.ref" "$T/prog"
+    expect_eq "rewritten in place: same inode" "$inode" "$(stat -c %i "$T/prog")"
+    expect_eq "rewritten in place: same size" "$(stat -c %s "$T/prog.ref")" "$(stat -c %s "$T/prog")"
+    expect_eq "rewritten in place: same mtime" "$(stat -c %Y.%y "$T/prog.ref")" "$(stat -c %Y.%y "$T/prog")"
+    after "a program rewritten in place (size, mtime kept)" "$q" -- "$T/prog"
     # A library found by RUNPATH, then gone: the CLI's error, not a replay qemu would fail in.
     mkdir -p "$T/own"
     printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
@@ -220,6 +243,43 @@ part_change() {
     both "an emulator" replay "$q" -- "$S"
     cp "$T/q/qemu-aarch64-static" "$T/q/new" && printf 'echo new\n' >>"$T/q/new" && mv "$T/q/new" "$T/q/qemu-aarch64-static"
     after "a replaced emulator" "$q" -- "$S"
+    # A new emulator where the search looks first: EMURUN_QEMU_DIR's first entry (an empty dir,
+    # then one that does not exist yet), a PATH entry before the recorded one.
+    local early="EMURUN_QEMU_DIR=$T/early:$T/late:$T/q"
+    mkdir -p "$T/early"
+    both "an emulator searched after an empty dir" replay "$early" -- "$S"
+    sed 's/^echo "exe=/echo "early exe=/' "$T/q/qemu-aarch64-static" >"$T/early/qemu-aarch64-static"
+    chmod +x "$T/early/qemu-aarch64-static"
+    after "a new emulator in a dir searched before" "$early" -- "$S"
+    expect_contains "the new emulator runs" "$(run "$EMURUN" "" "$early" -- "$S")" "early exe=$T/early/"
+    rm -r "$T/early"
+    both "an emulator searched after a missing dir" replay "$early" -- "$S"
+    mkdir -p "$T/early" && cp "$T/q/qemu-aarch64-static" "$T/early/"
+    after "a new emulator in a dir made since" "$early" -- "$S"
+    local p="PATH=$T/p1:$T/p2:/usr/bin:/bin"
+    mkdir -p "$T/p1" "$T/p2" "$T/pq"
+    cp "$T/q/qemu-aarch64-static" "$T/p2/"
+    both "an emulator found in PATH" replay "$p" -- "$S"
+    cp "$T/q/qemu-aarch64-static" "$T/p1/"
+    after "a new emulator earlier in PATH" "$p" -- "$S"
+    # A dynamic qemu-aarch64 found: a static one anywhere in the search is preferred.
+    rm "$T/p1/qemu-aarch64-static" && mv "$T/p2/qemu-aarch64-static" "$T/p1/qemu-aarch64"
+    both "a dynamic emulator" replay "EMURUN_QEMU_DIR= $p" -- "$S"
+    cp "$T/p1/qemu-aarch64" "$T/p2/qemu-aarch64-static"
+    after "a static emulator later in the search" "EMURUN_QEMU_DIR= $p" -- "$S"
+    # The program itself found through PATH: a new one earlier in PATH.
+    cp "$S" "$T/p2/ptool"
+    both "a program found in PATH" replay "$q $p" -- ptool
+    cp "$D" "$T/p1/ptool"
+    after "a new program earlier in PATH" "$q $p" -- ptool
+    # $ORIGIN is the program's real directory (ld.so's): a symlink to it elsewhere runs it.
+    mkdir -p "$T/elsewhere" && ln -sf "$T/own/app" "$T/elsewhere/app"
+    mv "$T/libown.so.away" "$T/own/libown.so"
+    both "a symlink to a program whose RUNPATH is \$ORIGIN" replay "$q" --sysroot "$x" -- "$T/elsewhere/app"
+    expect_contains "a symlink to an \$ORIGIN program: runs" \
+        "$(run "$CLI" "" "$q" --sysroot "$x" -- "$T/elsewhere/app")" "arg=<$T/elsewhere/app>"
+    rc=0; "$EMURUN" exec --sysroot "$x" -- "$T/elsewhere/app" || rc=$?
+    expect_eq "a symlink to an \$ORIGIN program: real qemu finds its library (exit 42)" 42 "$rc"
 }
 
 # The record of one request: the only one in a cache dir of its own.
@@ -238,11 +298,18 @@ part_trust() {
     after "a corrupt record" "$q" -- "$S"
     expect_eq "a corrupt record: rewritten" 1 "$(($(stat -c %s "$rec") > 40))"
     both "a rewritten record" replay "$q" -- "$S"
-    # Another request's record under this request's name: ours, so replayed (the key holds):
-    # what stops a planted record is that no one else can write one.
+    # A byte of the body changed (the program's name in the argv, same size): the checksum
+    # refuses it.
+    local at; at=$(grep -abo 'probe-static' "$rec" | head -n1 | cut -d: -f1)
+    printf 'X' | dd of="$rec" bs=1 seek=$((at + 11)) conv=notrunc status=none
+    after "a record with a byte changed" "$q" -- "$S"
+    both "a rewritten record, again" replay "$q" -- "$S"
+    # Another request's record under this request's name, ours and well formed: it answers
+    # another request, so it is planned again and replaced.
     cp "$planted" "$rec" && chmod 600 "$rec"
+    after "another request's record" "$q" -- "$S"
     out=$(run "$EMURUN" "" "$q" -- "$S")
-    expect_contains "our own record is replayed as it is" "$out" "env=PLANTED=1"
+    expect_eq "another request's record: never run" "" "$(grep PLANTED <<<"$out" || true)"
     cp "$planted" "$rec" && chmod 666 "$rec"
     after "a record others may write" "$q" -- "$S"
     expect_eq "a record others may write: replaced by ours" 600 "$(stat -c %a "$rec")"

@@ -3,7 +3,8 @@
 # Shim fidelity: a shim (the small static launcher emurun-shim) runs a foreign tool exactly as
 # if it were native — argv[0] as invoked, arguments byte for byte, env, stdin/stdout, exit codes,
 # signals, cwd, PATH lookup, env -i, nested shims, a moved shim dir — bad input fails at creation
-# with a precise message, and a broken sidecar or emulator is named by the launcher.
+# with a precise message, a record that cannot be replayed is planned again from the sidecar,
+# and a broken sidecar or emulator is named.
 set -u
 probe=$EMURUN_FIXTURE_DIR/aarch64/probe
 probe2=$EMURUN_FIXTURE_DIR/ppc64le/probe
@@ -99,11 +100,50 @@ launch_err() { # name expected-substring shim-name [record-text]
     [[ "$err" == *"$want"* ]] || fail "$name: error <$err> lacks <$want>"
 }
 launch_err "no record, no emurun beside" "$e/lone: not a shim (no .emurun-shims/lone.rec beside it)" lone
+# Without the link to emurun (a shim dir from before it, or files lost), a record that cannot
+# be replayed is named with its reason.
 mkfifo "$e/.emurun-shims/fifo.rec"
-launch_err "FIFO record" "emurun-shim: $e/fifo: launch record: not one this emurun reads" fifo
-launch_err "garbage record" "emurun-shim: $e/junk: launch record: not one this emurun reads" junk 'EMURUNLR junk'
+launch_err "FIFO record, no emurun link" "emurun-shim: $e/fifo: launch record: not a regular file (no emurun link beside it" fifo
+launch_err "garbage record, no emurun link" "emurun-shim: $e/junk: launch record: size out of range (no emurun link beside it" junk 'EMURUNLR junk'
 printf '{"format": 1}' >"$e/.emurun-shims/old.json"
-launch_err "a sidecar without a record" "no launch record: the shim was made by an older emurun" old
+launch_err "a sidecar without a record or link" "emurun-shim: $e/old: launch record: none yet (no emurun link beside it" old
+# A record that is corrupt, of another version, missing, or another shim's: the shim hands
+# over to emurun (its .emurun link), which plans it again from its sidecar, runs it and
+# rewrites the record; the next run replays the fresh record.
+"$EMURUN" shim add rp --target "$probe" --dir "$e" >/dev/null || fail "shim add rp"
+"$EMURUN" shim add rp2 --target "$probe2" --dir "$e" >/dev/null || fail "shim add rp2"
+r=$e/.emurun-shims/rp.rec
+refreshed() { # name: rp runs its own tool, and the next run replays the record rewritten
+    expect "$1: runs the shim's own tool" aarch64 "$(timeout 10 "$e/rp" uname 2>&1)"
+    expect "$1: then replayed" "emurun-shim: $e/rp: debug: launch record $r: replayed" \
+        "$(EMURUN_VERBOSE=1 "$e/rp" exit 0 2>&1)"
+}
+head -c 40 "$r" >"$r.cut" && mv "$r.cut" "$r"
+refreshed "a record cut short"
+printf 'X' | dd of="$r" bs=1 seek=$(($(stat -c %s "$r") - 2)) conv=notrunc status=none
+refreshed "a record with a byte changed"
+printf '\001' | dd of="$r" bs=1 seek=8 conv=notrunc status=none
+refreshed "a record of another version"
+cp "$e/.emurun-shims/rp2.rec" "$r"
+expect "another shim's record: said so" \
+    "emurun-shim: $e/rp: debug: launch record $r: not replayed: of another request" \
+    "$(EMURUN_VERBOSE=1 "$e/rp" exit 0 2>&1 | head -n1)"
+cp "$e/.emurun-shims/rp2.rec" "$r"
+refreshed "another shim's record"
+rm "$r"
+refreshed "a missing record"
+# The sidecar is the shim's request: edited (here: another --env), the shim is planned again.
+sed -i 's/"env": {}/"env": {"EDITED": "yes"}/' "$e/.emurun-shims/rp.json"
+expect "an edited sidecar is planned again" yes "$("$e/rp" env EDITED)"
+# The target rewritten in place with its size and mtime kept (cp over it, touch -r): planned
+# again (only its ctime tells).
+cp "$probe" "$e/tgt-bin" && "$EMURUN" shim add tgt --target "$e/tgt-bin" --dir "$e" >/dev/null || fail "shim add tgt"
+expect "a target of a known mtime: replayed" "emurun-shim: $e/tgt: debug: launch record $e/.emurun-shims/tgt.rec: replayed" \
+    "$(EMURUN_VERBOSE=1 "$e/tgt" exit 0 2>&1)"
+cp -p "$e/tgt-bin" "$e/tgt.ref" && cp "$e/tgt.ref" "$e/tgt-bin" && touch -r "$e/tgt.ref" "$e/tgt-bin"
+expect "a target rewritten in place: planned again" \
+    "emurun-shim: $e/tgt: debug: launch record $e/.emurun-shims/tgt.rec: not replayed: changed: $e/tgt-bin" \
+    "$(EMURUN_VERBOSE=1 "$e/tgt" exit 0 2>&1 | head -n1)"
 # A stale record (the emulator went away): handed to emurun, which plans the shim again (the
 # emulator searched as `emurun exec` searches) and refreshes the record.
 mkdir -p "$e/tmpq"

@@ -95,6 +95,19 @@ fs::path fake_sysroot(const std::string& dir, const Arch& a, const std::string& 
     return test::testdir(dir);
 }
 
+// DIR/app (loader /lib/ld-fake.so.1, RUNPATH `runpath`) needing libc.so.6 and DIR/libown.so.
+fs::path app_with_own_library(const std::string& dir, const Arch& a, const std::string& runpath) {
+    auto own = spec_for(a);
+    own.type = 3;
+    own.dynamic = true;
+    own.soname = "libown.so";
+    own.needed = {"libc.so.6"};
+    write_elf(dir + "/libown.so", own);
+    auto spec = spec_for(a, "/lib/ld-fake.so.1", {"libown.so", "libc.so.6"});
+    spec.runpath = runpath;
+    return write_elf(dir + "/app", spec);
+}
+
 bool has_note(const LaunchPlan& p, const std::string& part) {
     return std::ranges::any_of(p.notes,
                                [&](const auto& n) { return n.find(part) != std::string::npos; });
@@ -225,16 +238,8 @@ TEST_CASE(
     const Arch& a = foreign();
     auto f = foreign_static("runpath");
     auto sr = fake_sysroot("runpath/sr", a, "/lib/ld-fake.so.1");
-    auto own = spec_for(a);
-    own.type = 3;
-    own.dynamic = true;
-    own.soname = "libown.so";
-    own.needed = {"libc.so.6"};
     const fs::path build = test::testdir("runpath/build");
-    write_elf("runpath/build/libown.so", own);
-    auto spec = spec_for(a, "/lib/ld-fake.so.1", {"libown.so", "libc.so.6"});
-    spec.runpath = build.string();
-    auto prog = write_elf("runpath/build/app", spec);
+    auto prog = app_with_own_library("runpath/build", a, build.string());
     auto req = request(prog, f.qemu_dir);
     req.sysroots = {sr};
     auto plan = plan_launch(req);
@@ -245,6 +250,63 @@ TEST_CASE(
     auto missing = plan_launch(req);
     REQUIRE_FALSE(missing.has_value());
     CHECK(missing.error().message().find("libown.so") != std::string::npos);
+}
+
+TEST_CASE("launch: $ORIGIN is the directory of the program's real path, as ld.so takes it") {
+    // ld.so reads the program's origin from /proc/self/exe (qemu-user: the realpath), so a
+    // symlink to the program in another directory still finds the program's own libraries.
+    const Arch& a = foreign();
+    auto f = foreign_static("origin");
+    auto sr = fake_sysroot("origin/sr", a, "/lib/ld-fake.so.1");
+    auto prog = app_with_own_library("origin/app", a, "$ORIGIN");
+    const fs::path link = test::testdir("origin/bin") / "app";
+    fs::create_symlink(prog, link);
+    auto req = request(link, f.qemu_dir);
+    req.sysroots = {sr};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(std::ranges::find(plan->inputs, prog.parent_path() / "libown.so") != plan->inputs.end());
+    // A copy of libown.so beside the symlink is not what the loader takes.
+    fs::copy_file(prog.parent_path() / "libown.so", link.parent_path() / "libown.so");
+    auto again = plan_launch(req);
+    REQUIRE_MESSAGE(again.has_value(), why(again));
+    CHECK(std::ranges::find(again->inputs, link.parent_path() / "libown.so") ==
+          again->inputs.end());
+}
+
+TEST_CASE("launch: the plan is keyed on what the emulator and PATH searches passed over") {
+    const Arch& a = foreign();
+    auto f = foreign_static("passed");
+    const fs::path early = test::testdir("passed/early");
+    const fs::path absent = test::testdir("passed") / "absent" / "deeper";
+    auto req = request(f.program, {});
+    req.emulators =
+        EmulatorSearch{{early, absent, f.qemu_dir, test::testdir("passed/late")}, false, true};
+    auto plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->exe == f.qemu);
+    auto keyed = [&](const fs::path& p) {
+        return std::ranges::find(plan->inputs, p) != plan->inputs.end();
+    };
+    const std::string sta = "qemu-" + a.qemu + "-static";
+    CHECK(keyed(early / sta));  // searched first: a qemu put there would win
+    CHECK(keyed(absent / sta)); // in a dir that does not exist (yet)
+    CHECK_FALSE(keyed(test::testdir("passed/late") / sta));
+    // A dynamic qemu-<cpu> found: every dir was searched for the static one first.
+    fs::rename(f.qemu, f.qemu_dir / ("qemu-" + a.qemu));
+    plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(keyed(test::testdir("passed/late") / sta));
+    CHECK_FALSE(keyed(test::testdir("passed/late") / ("qemu-" + a.qemu)));
+    // A program named without '/' is keyed on the PATH entries before its own.
+    const fs::path bin = test::testdir("passed/bin");
+    fs::copy_file(f.program, bin / "tool");
+    test::ScopedEnv path("PATH", early.string() + ":" + bin.string());
+    req.program = "tool";
+    plan = plan_launch(req);
+    REQUIRE_MESSAGE(plan.has_value(), why(plan));
+    CHECK(plan->program == bin / "tool");
+    CHECK(keyed(early / "tool"));
 }
 
 TEST_CASE("launch: missing loader and libraries are named, with their package") {
@@ -408,6 +470,8 @@ TEST_CASE("launch record: a dynamic plan's record reads back as the plan, keyed 
     elr_id_at(p.view.get(), 0, &id);
     CHECK(id.ino == st.st_ino);
     CHECK(id.mtime_nsec == st.st_mtim.tv_nsec);
+    CHECK(id.ctime_sec == st.st_ctim.tv_sec);
+    CHECK(id.ctime_nsec == st.st_ctim.tv_nsec);
 }
 
 TEST_CASE("launch record: a native plan has none; a shim's argv[0] slot is kept") {
@@ -445,10 +509,37 @@ TEST_CASE("launch record: every truncation and every corruption of the frame is 
         return parse(b).why;
     };
     CHECK(with(0, 'X') != nullptr);                           // magic
-    CHECK(with(offsetof(elr_header, version), 2) != nullptr); // another version
+    CHECK(with(offsetof(elr_header, version), 1) != nullptr); // another version
     CHECK(with(offsetof(elr_header, n_env), 9) != nullptr);   // counts that do not add up
     CHECK(with(good.size() - 1, 'x') != nullptr);             // last string unterminated
     CHECK(with(good.rfind(prog.parent_path().string()), 'r') != nullptr); // a relative key path
+    // Any byte of the body changed (a corrupt record that still looks well formed: another
+    // argv word, another identity) fails the checksum.
+    for (std::size_t at = sizeof(elr_header); at < good.size(); ++at) {
+        CAPTURE(at);
+        CHECK(with(at, static_cast<char>(good[at] ^ 0x20)) != nullptr);
+    }
+    CHECK(std::string(with(good.size() - 2, 'y')) == "checksum mismatch");
+}
+
+TEST_CASE("launch record: a key path that does not exist is keyed by its absence") {
+    const fs::path gone = test::testdir("rec-absent") / "no" / "such";
+    LaunchRecord r{.exe = "/usr/bin/qemu-x", .argv = {"/usr/bin/qemu-x"}, .key = {gone}};
+    auto p = parse(encode_launch_record(r).value());
+    REQUIRE(p.why == nullptr);
+    elr_id id{};
+    elr_id_at(p.view.get(), 0, &id);
+    CHECK(id.absent == 1);
+    CHECK(id.ino == 0);
+}
+
+TEST_CASE("launch record: it holds the hash of the request it answers") {
+    LaunchRecord r{.exe = "/usr/bin/qemu-x", .argv = {"/usr/bin/qemu-x"}, .request = 0x1234};
+    auto p = parse(encode_launch_record(r).value());
+    REQUIRE(p.why == nullptr);
+    CHECK(p.view->request == 0x1234);
+    // A shim's request is its path's: another shim's record answers another request.
+    CHECK(elr_shim_request("/s/protoc") != elr_shim_request("/s/protoc2"));
 }
 
 TEST_CASE("launch record: saved only under a record name in emurun's own cache dir") {
@@ -462,7 +553,9 @@ TEST_CASE("launch record: saved only under a record name in emurun's own cache d
     struct stat st {};
     REQUIRE(::stat((*dir / "0123456789abcdef.rec").c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    CHECK(parse(util::read_file(*dir / "0123456789abcdef.rec").value()).why == nullptr);
+    auto saved = parse(util::read_file(*dir / "0123456789abcdef.rec").value());
+    CHECK(saved.why == nullptr);
+    CHECK(saved.view->request == 0x0123456789abcdefull); // the launcher's name is the hash
     CHECK_FALSE(save_exec_record(*plan, *dir / "not-a-record-name.rec").value());
     CHECK_FALSE(save_exec_record(*plan, *dir / "0123456789ABCDEF.rec").value());
     CHECK_FALSE(

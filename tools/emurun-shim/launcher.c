@@ -2,19 +2,24 @@
  * records (lib/launch/launch_record.h) and decides nothing: planning is the C++ library's.
  *
  * Started as a shim (SHIMDIR/NAME, a hard link or copy of this program, with the record
- * SHIMDIR/.emurun-shims/NAME.rec that `emurun shim add` wrote): when the record's key holds,
- * execve its command line with the caller's argv[0] and arguments; when it is stale, hand over
- * to the emurun CLI the record names (emurun-cli ELR_SHIM_REPLAN SHIM ARGV0 ARGS...), which
- * plans again, refreshes the record and runs the tool.
+ * SHIMDIR/.emurun-shims/NAME.rec that `emurun shim add` wrote): when the record is intact,
+ * this shim's (its request hash is elr_shim_request of /proc/self/exe) and its key holds,
+ * execve its command line with the caller's argv[0] and arguments; otherwise (stale, missing,
+ * corrupt, of another version or another shim's) hand over to the emurun the symlink
+ * NAME.emurun beside it names (EMURUN ELR_SHIM_REPLAN SHIM ARGV0 ARGS...), which plans again
+ * from the sidecar, refreshes the record and runs the tool. Only a record, link or
+ * .emurun-shims others could write is fatal (exit 125).
  *
  * Started as emurun (bin/emurun): for `emurun exec [OPTIONS] -- PROG ARGS...`, look up the
  * record of this request in emurun's cache (launch/<hash>.rec; the hash covers the words before
  * `--`, PROG, the working directory, PATH, EMURUN_QEMU_DIR and the CLI's own identity: all a
  * plan reads besides the files its key names), and replay it when it is ours (this user's, no
- * one else may write it or its directory) and its key holds. Anything else - another command,
- * no `--`, EMURUN_VERBOSE, no record, a record that is corrupt, planted or stale - is handed to
- * the C++ CLI (emurun-cli beside this program, else ../libexec/emurun/emurun-cli) unchanged;
- * for an exec, with ELR_RECORD_ENV naming the record to write.
+ * one else may write it or its directory), intact, holds this hash and its key holds. Anything
+ * else - another command, no `--`, no record, a record that is corrupt, planted, another
+ * request's or stale - is handed to the C++ CLI (emurun-cli beside this program, else
+ * ../libexec/emurun/emurun-cli) unchanged; for an exec, with ELR_RECORD_ENV naming the record
+ * to write. With EMURUN_VERBOSE >= 1 either role says on stderr whether it replayed, and why
+ * not.
  *
  * Same pid, stdio, cwd and signals whichever way. Failures print "emurun: ..." (or
  * "emurun-shim: SHIM: ...") on stderr and exit 125. */
@@ -92,13 +97,14 @@ static const char* env_value(const char* name) {
     return v != 0 && v[0] != '\0' ? v : 0;
 }
 
-/* Read the record at `path` into g_record and parse it; 1 when well formed. With `own`, only a
- * regular file of this user that group and others cannot write (a record someone else could
- * have written is never replayed). Opened non-blocking, not through a symlink. */
-static int load_record(const char* path, int own) {
+/* Read the record at `path` into g_record and parse it: 0 when it is well formed and answers
+ * `request`, else why not. With `own`, only a regular file of this user that group and others
+ * cannot write (a record someone else could have written is never replayed). Opened
+ * non-blocking, not through a symlink. */
+static const char* load_record(const char* path, int own, uint64_t request) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0) {
-        return 0;
+        return errno == ENOENT ? "none yet" : "cannot be opened (or is a symlink)";
     }
     struct stat st;
     size_t got = 0;
@@ -117,23 +123,66 @@ static int load_record(const char* path, int own) {
         ok = got < sizeof g_record;
     }
     close(fd);
-    return ok && elr_parse(g_record, got, &g_view) == 0;
+    if (!ok) {
+        return !S_ISREG(st.st_mode) ? "not a regular file"
+               : own && (st.st_uid != geteuid() || (st.st_mode & 022) != 0)
+                   ? "not this user's alone"
+                   : "unreadable or too large";
+    }
+    const char* why = elr_parse(g_record, got, &g_view);
+    return why != 0 ? why : g_view.request != request ? "of another request" : 0;
 }
 
-/* Every key path still has its recorded identity. */
-static int key_holds(void) {
+/* The first key path that no longer has its recorded identity (or absence); 0 when the key
+ * holds. */
+static const char* key_changed(void) {
     for (uint32_t i = 0; i < g_view.n_ids; ++i) {
         struct elr_id id;
         struct stat st;
         elr_id_at(&g_view, i, &id);
-        if (stat(g_view.paths[i], &st) != 0 || (uint64_t)st.st_dev != id.dev ||
-            (uint64_t)st.st_ino != id.ino || (uint64_t)st.st_size != id.size ||
-            (int64_t)st.st_mtim.tv_sec != id.mtime_sec ||
-            (int64_t)st.st_mtim.tv_nsec != id.mtime_nsec) {
-            return 0;
+        const int found = stat(g_view.paths[i], &st) == 0;
+        if (id.absent != 0) {
+            if (found || (errno != ENOENT && errno != ENOTDIR)) {
+                return g_view.paths[i];
+            }
+            continue;
+        }
+        if (!found || (uint64_t)st.st_dev != id.dev || (uint64_t)st.st_ino != id.ino ||
+            (uint64_t)st.st_size != id.size || (int64_t)st.st_mtim.tv_sec != id.mtime_sec ||
+            (int64_t)st.st_mtim.tv_nsec != id.mtime_nsec ||
+            (int64_t)st.st_ctim.tv_sec != id.ctime_sec ||
+            (int64_t)st.st_ctim.tv_nsec != id.ctime_nsec) {
+            return g_view.paths[i];
         }
     }
-    return 1;
+    return 0;
+}
+
+/* EMURUN_VERBOSE as the CLI reads it (verbosity_from_env): an integer, else 0. */
+static long verbosity(void) {
+    const char* v = env_value("EMURUN_VERBOSE");
+    char* end = 0;
+    long n = v != 0 ? strtol(v, &end, 10) : 0;
+    return v != 0 && *end == '\0' ? n : 0;
+}
+
+/* With EMURUN_VERBOSE >= 1, the CLI's debug line on what became of the record at `path`:
+ * "PREFIX[SHIM: ]debug: launch record PATH: WHAT[WHY]" (the one way to see a replay). */
+static void debug_record(const char* path, const char* what, const char* why) {
+    if (verbosity() < 1) {
+        return;
+    }
+    put(g_prefix);
+    if (g_shim != 0) {
+        put(g_shim);
+        put(": ");
+    }
+    put("debug: launch record ");
+    put(path);
+    put(": ");
+    put(what);
+    put(why != 0 ? why : "");
+    put("\n");
 }
 
 /* Whether entry "NAME=..." has the name of "NAME=..." `other` (both with '='). */
@@ -198,6 +247,22 @@ static void replay(const char* argv0, char** args, int nargs) {
     execve(g_view.exe, out, env);
 }
 
+/* Replay the record loaded from `path` when `why` (load_record's verdict) is 0 and its key
+ * holds, saying so with EMURUN_VERBOSE. Returns why it was not replayed (a failed execve too),
+ * said likewise. */
+static const char* replay_if_valid(const char* path, const char* why, const char* argv0,
+                                   char** args, int nargs) {
+    const char* changed = why == 0 ? key_changed() : 0;
+    if (why == 0 && changed == 0) {
+        debug_record(path, "replayed", 0);
+        replay(argv0, args, nargs);
+        why = strerror(errno);
+    }
+    debug_record(path, changed != 0 ? "not replayed: changed: " : "not replayed: ",
+                 changed != 0 ? changed : why);
+    return changed != 0 ? "stale" : why;
+}
+
 /* The file this process was executed from: for a hard link, the link's own path. */
 static void self_exe(char* buf, size_t size) {
     ssize_t n = readlink("/proc/self/exe", buf, size - 1);
@@ -214,46 +279,86 @@ static void self_exe(char* buf, size_t size) {
 
 /* --- the shim role ----------------------------------------------------------------------- */
 
-static _Noreturn void run_shim(const char* self, int argc, char** argv) {
+/* A file of a shim's (.emurun-shims/NAME.rec or NAME.emurun) and its directory are writable by
+ * their owner only, one owner for both: anyone else who could write either could make the shim
+ * run any program. A symlink's own mode means nothing: its owner and its directory's count. */
+static int shim_record_safe(const char* path) {
+    static char dir[PATH_MAX];
+    const char* slash = strrchr(path, '/');
+    const size_t n = slash != 0 ? (size_t)(slash - path) : 0;
+    struct stat rec, d;
+    if (n == 0 || n >= sizeof dir) {
+        return 0;
+    }
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return lstat(path, &rec) == 0 && stat(dir, &d) == 0 &&
+           (S_ISLNK(rec.st_mode) || (rec.st_mode & 022) == 0) && (d.st_mode & 022) == 0 &&
+           rec.st_uid == d.st_uid;
+}
+
+static _Noreturn void die_unsafe(void) {
+    die("launch record",
+        "it, its emurun link or .emurun-shims is writable by others than its owner, so anyone "
+        "could make this shim run any program",
+        "chmod go-w the shim dir's .emurun-shims and its files, or recreate the shim with "
+        "'emurun shim add'");
+}
+
+/* Hand the shim to the emurun its link (`link`, SHIMDIR/.emurun-shims/NAME.emurun) names, which
+ * plans it again from its sidecar, refreshes its files and runs the tool:
+ * EMURUN ELR_SHIM_REPLAN SHIM ARGV0 ARGS... `why`: why the record was not replayed. */
+static _Noreturn void shim_handover(const char* self, const char* link, const char* why, int argc,
+                                    char** argv) {
+    static char emurun[PATH_MAX];
+    struct stat st;
+    if (lstat(link, &st) != 0) {
+        die("launch record", why,
+            "no emurun link beside it: recreate the shim with 'emurun shim add'");
+    }
+    if (!shim_record_safe(link)) {
+        die_unsafe();
+    }
+    ssize_t n = readlink(link, emurun, sizeof emurun - 1);
+    if (n <= 0 || emurun[0] != '/') {
+        die(link, "not a symlink to an absolute path", "recreate the shim with 'emurun shim add'");
+    }
+    emurun[n] = '\0';
+    char* out[(size_t)argc + 5];
+    size_t k = 0;
+    out[k++] = emurun;
+    out[k++] = (char*)ELR_SHIM_REPLAN;
+    out[k++] = (char*)self;
+    out[k++] = argc > 0 ? argv[0] : (char*)self;
+    for (int i = 1; i < argc; ++i) {
+        out[k++] = argv[i];
+    }
+    out[k] = 0;
+    execve(emurun, out, environ);
+    die(emurun, strerror(errno), "emurun moved? recreate the shim with 'emurun shim add'");
+}
+
+/* Run the shim whose record is `rec` (SHIMDIR/.emurun-shims/NAME.rec, `base` its path without
+ * ".rec"): replay the record when it is well formed, this shim's, and its key holds; else hand
+ * over. Only a record others could have written is fatal. */
+static _Noreturn void run_shim(const char* self, char* rec, size_t base, int argc, char** argv) {
     g_prefix = "emurun-shim: ";
     g_shim = self;
-    const char* argv0 = argc > 0 ? argv[0] : self;
-    if (key_holds()) {
-        replay(argv0, argv + 1, argc > 0 ? argc - 1 : 0);
+    struct stat st;
+    if (lstat(rec, &st) == 0 && !shim_record_safe(rec)) {
+        die_unsafe();
     }
-    /* Stale (or execve failed): the CLI plans again and says what is wrong. */
-    if (g_view.handover[0] == '\0') {
-        die("launch record", "stale, and it names no emurun to plan it again",
-            "recreate the shim with 'emurun shim add'");
-    }
-    char* out[(size_t)argc + 5];
-    size_t n = 0;
-    out[n++] = (char*)g_view.handover;
-    out[n++] = (char*)ELR_SHIM_REPLAN;
-    out[n++] = (char*)self;
-    out[n++] = (char*)argv0;
-    for (int i = 1; i < argc; ++i) {
-        out[n++] = argv[i];
-    }
-    out[n] = 0;
-    execve(g_view.handover, out, environ);
-    die(g_view.handover, strerror(errno), "emurun moved? recreate the shim with 'emurun shim add'");
+    const char* why = load_record(rec, 0, elr_shim_request(self));
+    why = replay_if_valid(rec, why, argc > 0 ? argv[0] : self, argv + 1, argc > 0 ? argc - 1 : 0);
+    memcpy(rec + base, ELR_SHIM_EMURUN, sizeof ELR_SHIM_EMURUN);
+    shim_handover(self, rec, why, argc, argv);
 }
 
 /* --- the emurun role ---------------------------------------------------------------------- */
 
-/* FNV-1a, 64 bits, of s and its NUL. */
-static uint64_t fnv(uint64_t h, const char* s) {
-    do {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ull;
-    } while (*s++ != '\0');
-    return h;
-}
-
-static uint64_t fnv_var(uint64_t h, const char* name) {
+static uint64_t hash_var(uint64_t h, const char* name) {
     const char* v = getenv(name);
-    return v != 0 ? fnv(fnv(h, name), v) : fnv(h, "\1unset");
+    return v != 0 ? elr_hash_str(elr_hash_str(h, name), v) : elr_hash_str(h, "\1unset");
 }
 
 /* emurun's cache dir by util::cache_dir's first three rules; 0 when none applies (the CLI's
@@ -272,19 +377,31 @@ static int cache_dir(char* out, size_t size) {
     return 0;
 }
 
-/* The record file for `exec WORDS[2..dd) -- PROG` in out; 0 when there is none to look for. */
-static int record_file(char** argv, int dd, const struct stat* cli, char* out, size_t size) {
-    char dir[PATH_MAX], cwd[PATH_MAX];
-    if (!cache_dir(dir, sizeof dir) || getcwd(cwd, sizeof cwd) == 0) {
+/* The hash of the request `exec WORDS[2..dd) -- PROG`: the words, the working directory, PATH,
+ * EMURUN_QEMU_DIR and the CLI's identity (all a plan reads besides the files its key names). */
+static int request_hash(char** argv, int dd, const struct stat* cli, uint64_t* out) {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) == 0) {
         return 0;
     }
-    uint64_t h = fnv(0xcbf29ce484222325ull, "emurun launch record 1");
-    h ^= (uint64_t)cli->st_dev * 31u + (uint64_t)cli->st_ino;
-    h = fnv(h, "") ^ ((uint64_t)cli->st_mtim.tv_sec * 1000000007u + (uint64_t)cli->st_mtim.tv_nsec);
+    char version[] = {'v', (char)('0' + elr_version), '\0'};
+    uint64_t h = elr_hash_str(elr_hash_str(ELR_HASH_INIT, "emurun launch record"), version);
+    const int64_t id[] = {(int64_t)cli->st_dev, (int64_t)cli->st_ino, cli->st_mtim.tv_sec,
+                          cli->st_mtim.tv_nsec, cli->st_ctim.tv_sec,  cli->st_ctim.tv_nsec};
+    h = elr_hash(h, id, sizeof id);
     for (int i = 2; i <= dd + 1; ++i) {
-        h = fnv(h, argv[i]);
+        h = elr_hash_str(h, argv[i]);
     }
-    h = fnv_var(fnv_var(fnv(h, cwd), "PATH"), "EMURUN_QEMU_DIR");
+    *out = hash_var(hash_var(elr_hash_str(h, cwd), "PATH"), "EMURUN_QEMU_DIR");
+    return 1;
+}
+
+/* The record file for request hash h in out; 0 when there is none to look for. */
+static int record_file(uint64_t h, char* out, size_t size) {
+    char dir[PATH_MAX];
+    if (!cache_dir(dir, sizeof dir)) {
+        return 0;
+    }
     char name[32];
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 16; ++i) {
@@ -334,14 +451,20 @@ static _Noreturn void run_emurun(const char* self, int argc, char** argv) {
     while (dd < argc && strcmp(argv[dd], "--") != 0) {
         ++dd;
     }
-    const char* verbose = env_value("EMURUN_VERBOSE");
     int found = 0;
+    uint64_t request = 0;
     if (argc > 1 && strcmp(argv[1], "exec") == 0 && dd + 1 < argc &&
-        (verbose == 0 || strcmp(verbose, "0") == 0)) {
-        found = record_file(argv, dd, &cli_st, record, sizeof record);
+        request_hash(argv, dd, &cli_st, &request)) {
+        found = record_file(request, record, sizeof record);
     }
-    if (found == 2 && load_record(record, 1) && g_view.argv0_at == ELR_NO_ARGV0 && key_holds()) {
-        replay(0, argv + dd + 2, argc - dd - 2);
+    if (found == 2) {
+        const char* why = load_record(record, 1, request);
+        if (why == 0 && g_view.argv0_at != ELR_NO_ARGV0) {
+            why = "not an exec record";
+        }
+        (void)replay_if_valid(record, why, 0, argv + dd + 2, argc - dd - 2);
+    } else if (found == 1) {
+        debug_record(record, "not replayed: ", "none yet");
     }
     char** env = environ;
     char* with[environ_count() + 2];
@@ -360,53 +483,26 @@ static _Noreturn void run_emurun(const char* self, int argc, char** argv) {
     die(cli, strerror(errno), "reinstall emurun");
 }
 
-/* A shim's record and its directory (.emurun-shims) are writable by their owner only, one
- * owner for both: anyone else who could write either could make the shim run any program.
- * (exec's records in the cache must be this user's own; a shim is shared by whoever runs it.) */
-static int shim_record_safe(const char* path) {
-    static char dir[PATH_MAX];
-    const char* slash = strrchr(path, '/');
-    const size_t n = slash != 0 ? (size_t)(slash - path) : 0;
-    struct stat rec, d;
-    if (n == 0 || n >= sizeof dir) {
-        return 0;
-    }
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    return lstat(path, &rec) == 0 && stat(dir, &d) == 0 && (rec.st_mode & 022) == 0 &&
-           (d.st_mode & 022) == 0 && rec.st_uid == d.st_uid;
-}
-
 int main(int argc, char** argv) {
     static char self[PATH_MAX], path[PATH_MAX];
     self_exe(self, sizeof self);
     const char* slash = strrchr(self, '/');
     const char* name = slash != 0 ? slash + 1 : self;
     const size_t dir_len = slash != 0 ? (size_t)(slash - self) : 0;
-    if (dir_len + strlen(name) + 32 < sizeof path) { /* room for .json too */
+    if (dir_len + strlen(name) + 32 < sizeof path) { /* room for .json and .emurun too */
         memcpy(path, self, dir_len);
         join3(path + dir_len, sizeof path - dir_len, "/.emurun-shims/", name, ".rec");
-        if (access(path, F_OK) == 0 && !shim_record_safe(path)) {
-            g_prefix = "emurun-shim: ";
-            g_shim = self;
-            die("launch record",
-                "it or .emurun-shims is writable by others than its owner, so anyone could "
-                "make this shim run any program",
-                "chmod go-w the shim dir's .emurun-shims and its files, or recreate the shim "
-                "with 'emurun shim add'");
-        }
-        if (load_record(path, 0)) {
-            run_shim(self, argc, argv);
-        }
-        const int has_record = access(path, F_OK) == 0;
-        memcpy(path + strlen(path) - 4, ".json", 6);
-        if (has_record || access(path, F_OK) == 0) {
-            g_prefix = "emurun-shim: ";
-            g_shim = self;
-            die(has_record ? "launch record" : "no launch record",
-                has_record ? "not one this emurun reads (corrupt, or of another version)"
-                           : "the shim was made by an older emurun",
-                "recreate the shim with 'emurun shim add'");
+        const size_t base = strlen(path) - 4;
+        struct stat st;
+        /* A shim: its record, its emurun link or its sidecar is there. */
+        int shim = lstat(path, &st) == 0;
+        memcpy(path + base, ELR_SHIM_EMURUN, sizeof ELR_SHIM_EMURUN);
+        shim = shim || lstat(path, &st) == 0;
+        memcpy(path + base, ".json", 6);
+        shim = shim || lstat(path, &st) == 0;
+        memcpy(path + base, ".rec", 5);
+        if (shim) {
+            run_shim(self, path, base, argc, argv);
         }
     }
     run_emurun(self, argc, argv);
