@@ -13,6 +13,7 @@
 #include <emurun/process.hpp>
 #include <emurun/qemu.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -334,6 +335,10 @@ struct RootImage {
 [[nodiscard]] EMURUN_EXPORT Result<const Arch*> oci_platform_arch(const std::string& architecture,
                                                                   const std::string& variant);
 
+/// The OCI platform (architecture, variant) of `arch`: {"arm64", ""}, {"arm", "v7"},
+/// {"ppc64le", ""}, {"amd64", ""}; oci_platform_arch's inverse.
+[[nodiscard]] EMURUN_EXPORT std::pair<std::string, std::string> oci_platform_of(const Arch& arch);
+
 /// What import_root made.
 struct RootImported {
     const Arch* arch = nullptr; ///< the root's arch
@@ -368,5 +373,46 @@ read_root_image(const std::filesystem::path& dir);
 /// `argv` is empty, Entrypoint followed by Cmd. Error: no command given and the image has none.
 [[nodiscard]] EMURUN_EXPORT Result<void> apply_root_image(RootSpec& spec,
                                                           std::vector<std::string>& argv);
+
+/// Exporting roots as a container image (root_export.cpp).
+struct RootExportSpec {
+    /// The roots, one per platform (created or imported, each of another arch)
+    std::vector<std::filesystem::path> roots;
+    std::filesystem::path out; ///< the image to write: must not exist
+    /// "oci" (an OCI image layout directory), "oci-archive" (a tarball of one) or
+    /// "docker-archive" (what `docker save` writes, loadable by `docker load`/`podman load`;
+    /// one root only)
+    std::string format = "oci";
+    std::string tag; ///< "NAME[:TAG]" (TAG default "latest"); empty: the image is untagged
+};
+
+/// One platform of an exported image.
+struct RootExportedPlatform {
+    const Arch* arch = nullptr;
+    std::string architecture, variant; ///< its OCI names
+    std::string manifest;              ///< the manifest's digest, "sha256:HEX"
+    std::string layer;                 ///< the layer blob's digest
+    std::uint64_t layer_bytes = 0;     ///< the layer blob's size
+};
+
+/// What export_root wrote.
+struct RootExported {
+    std::vector<RootExportedPlatform> platforms; ///< in the order of spec.roots
+    std::vector<std::string> notes;              ///< facts for the user
+};
+
+/// Write the roots as one image at `spec.out`: per root one layer (its whole tree, but not
+/// emurun's own files at its top, `.emurun-*`, nor what is inside dev, proc and sys, which a
+/// container gets at run time), a config (an imported root's Env, WorkingDir, User,
+/// Entrypoint and Cmd; else PATH and `/bin/sh`) and a manifest for its platform; several roots
+/// make a multi-arch index. OCI layers are gzip-compressed, a docker archive's are plain tar.
+/// Owners: as root, the files' own (numeric); otherwise every file is uid and gid 0 (they
+/// are the caller's, root inside the root). `created` is SOURCE_DATE_EPOCH when set, else
+/// now; the same root and SOURCE_DATE_EPOCH give the same layer and config digests. Built in
+/// OUT's sibling `.OUT.emurun-export-XXXXXX` and renamed to OUT at the end: on any error
+/// (a full disk, tar failing, a signal while tar, gzip or sha256sum runs: root_interrupted_by()
+/// names it) nothing is left. Errors: OUT exists, a root is not one, two roots of one
+/// platform, several roots for a docker archive, a bad tag.
+[[nodiscard]] EMURUN_EXPORT Result<RootExported> export_root(const RootExportSpec& spec);
 
 } // namespace emurun

@@ -41,8 +41,9 @@ class LimitsHome {
     [[nodiscard]] static std::optional<std::string> hit(const ChildLimits& step,
                                                         const ResourceLimits& limits);
     /// SIGKILL every process in the child's cgroups at once (v2: cgroup.kill; v1: each pid of
-    /// cgroup.procs, round after round until none is left): a fork bomb gets no grace, and a setsid'd process of it is
-    /// killed too. The child's slot, their subreaper, reaps them. Returns how many it killed.
+    /// cgroup.procs, round after round until none is left): a fork bomb gets no grace, and a
+    /// setsid'd process of it is killed too. The child's slot, their subreaper, reaps them. Returns
+    /// how many it killed.
     static int kill_tree(const ChildLimits& step);
     /// Remove the child's cgroups (once its tree is gone; what is left in them is killed).
     static void remove(ChildLimits& step);

@@ -410,8 +410,8 @@ void SupervisorImpl::handle_record(Child& child, const detail::SupervisorReport&
 void SupervisorImpl::fire_timers(Clock::time_point now) {
     for (auto& child : m_children) {
         auto timer = child->next_timer();
-        if (!timer || *timer > now) {
-            continue;
+        if (!timer || *timer > now || child->finished_record) {
+            continue; // a slot that reported the step's end has stopped its tree already
         }
         if (child->stage == Stage::running) {
             child->result.timed_out = !child->result.stopped;
@@ -450,10 +450,11 @@ void SupervisorImpl::check_limits(Clock::time_point now) {
         }
         child->result.limit_hit = detail::LimitsHome::hit(child->limits, child->asked);
         if (child->result.limit_hit) {
-            detail::LimitsHome::kill_tree(child->limits);
+            detail::LimitsHome::kill_tree(child->limits); // may take a while: the deadline after
             send_control(*child, detail::k_control_kill);
             child->stage = Stage::kill_sent;
-            child->deadline = now + std::max(child->grace, std::chrono::milliseconds(1000));
+            child->deadline =
+                Clock::now() + std::max(child->grace, std::chrono::milliseconds(1000));
         }
     }
 }

@@ -161,7 +161,7 @@ Result<void> check_rules(const FlagRules& rules) {
         if (!c.ok) {
             return fail(ErrorKind::bad_input, std::string("flag rule ") + c.name,
                         std::string("expected ") + c.range + ", got " +
-                            printf_string("%g", c.value),
+                            printf_string("%.15g", c.value),
                         "", c.field);
         }
     }

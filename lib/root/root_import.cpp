@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <sys/stat.h>
@@ -52,30 +53,12 @@ Result<Json> read_json(const fs::path& file, const std::string& what) {
     return util::parse_json_text(*text, file.string());
 }
 
-/// "sha256:HEX" of `file` (sha256sum, coreutils).
-Result<std::string> sha256_of(const fs::path& file) {
-    detail::CaptureOptions o;
-    o.timeout = std::chrono::hours(1);
-    o.stop_on_interrupt = true;
-    auto run =
-        EMURUN_TRY(detail::run_captured(Command{.argv = {"sha256sum", "--", file.string()}}, o));
-    if (run.start_error) {
-        return std::unexpected(*run.start_error);
-    }
-    root_detail::note_interrupted(run.interrupted_by);
-    if (run.interrupted_by != 0 || !run.status.success() || run.out.size() < 64) {
-        return fail("sha256sum " + file.string(),
-                    run.interrupted_by != 0 ? "interrupted" : run.status.describe());
-    }
-    return "sha256:" + run.out.substr(0, 64);
-}
-
 Result<void> check_digest(const fs::path& file, const std::string& digest,
                           const std::string& what) {
     if (digest.empty()) {
         return {};
     }
-    const std::string got = EMURUN_TRY(sha256_of(file));
+    const std::string got = EMURUN_TRY(root_detail::sha256_of(file));
     if (got != digest) {
         return fail(what,
                     file.filename().string() + " has the digest " + got + ", not " + digest +
@@ -342,14 +325,42 @@ Result<RootImported> import_into(const RootImportSpec& spec, const fs::path& par
 
 } // namespace
 
+namespace {
+
+/// OCI's (Go's GOARCH) names of the arches whose name differs from emurun's, both ways.
+struct OciName {
+    std::string_view emurun, oci, variant;
+};
+constexpr std::array<OciName, 8> k_oci_names{{{"x86_64", "amd64", ""},
+                                              {"i386", "386", ""},
+                                              {"aarch64", "arm64", ""},
+                                              {"arm", "arm", "v7"},
+                                              {"mipsel", "mipsle", ""},
+                                              {"mips64el", "mips64le", ""},
+                                              {"loongarch64", "loong64", ""},
+                                              {"ppc64le", "ppc64le", ""}}};
+
+} // namespace
+
 Result<const Arch*> oci_platform_arch(const std::string& architecture, const std::string& variant) {
-    if (architecture == "arm") {
+    if (architecture == "arm") { // armel (v5, v6) and armhf (v7) are one arch to QEMU
         return find_arch(variant == "v5" || variant == "v6" ? "armel" : "armhf");
     }
-    if (architecture == "386") {
-        return find_arch("i386");
+    for (const auto& n : k_oci_names) {
+        if (n.oci == architecture) {
+            return find_arch(n.emurun);
+        }
     }
     return find_arch(architecture);
+}
+
+std::pair<std::string, std::string> oci_platform_of(const Arch& arch) {
+    for (const auto& n : k_oci_names) {
+        if (n.emurun == arch.name) {
+            return {std::string(n.oci), std::string(n.variant)};
+        }
+    }
+    return {arch.name, ""};
 }
 
 Result<RootImported> import_root(const RootImportSpec& spec) {

@@ -122,6 +122,15 @@ stale_create_dirs(const std::filesystem::path& tmp, const std::function<bool(lon
 [[nodiscard]] std::string dpkg_version(const std::filesystem::path& status,
                                        const std::string& name);
 
+/// Run a tool (`argv`, from PATH) with its stderr captured with its stdout: that output, or an
+/// error naming `what`, the tool and what it said. A SIGINT, SIGTERM or SIGHUP meanwhile stops
+/// it (an error; root_interrupted_by() names the signal).
+[[nodiscard]] Result<std::string> run_tool(const std::vector<std::string>& argv,
+                                           const std::string& what);
+
+/// "sha256:HEX" of `file` (sha256sum, coreutils; run_tool's rules).
+[[nodiscard]] Result<std::string> sha256_of(const std::filesystem::path& file);
+
 /// The command's stdout (stderr is passed through); error when it cannot run or fails.
 [[nodiscard]] Result<std::string> capture_stdout(const Command& cmd);
 

@@ -1,5 +1,6 @@
 // Small helpers of the root module: mount points and binds, dpkg status, the clean
 // environment, capturing a tool's output, the private binfmt entry.
+#include "process/spawn.hpp"
 #include "root/root_internal.hpp"
 #include "util/env.hpp"
 #include "util/fd.hpp"
@@ -7,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <iterator>
 #include <linux/openat2.h>
@@ -350,6 +353,39 @@ Result<std::string> capture_stdout(const Command& cmd) {
             return out;
         }
     }
+}
+
+Result<std::string> run_tool(const std::vector<std::string>& argv, const std::string& what) {
+    detail::CaptureOptions o;
+    o.timeout = std::chrono::hours(6);
+    o.stop_on_interrupt = true;
+    o.merge_stderr = true;
+    auto run = EMURUN_TRY(detail::run_captured(Command{.argv = argv}, o));
+    if (run.start_error) {
+        return std::unexpected(*run.start_error);
+    }
+    note_interrupted(run.interrupted_by);
+    if (run.interrupted_by != 0) {
+        return fail(what,
+                    argv.front() + " was interrupted by SIG" + ::sigabbrev_np(run.interrupted_by));
+    }
+    if (run.timed_out || !run.status.success()) {
+        std::string said = run.out.substr(0, 600);
+        std::ranges::replace(said, '\n', ';');
+        return fail(what, argv.front() + " " +
+                              (run.timed_out ? "took too long" : run.status.describe()) +
+                              (said.empty() ? "" : ": " + said));
+    }
+    return run.out;
+}
+
+Result<std::string> sha256_of(const fs::path& file) {
+    const auto out =
+        EMURUN_TRY(run_tool({"sha256sum", "--", file.string()}, "sha256sum " + file.string()));
+    if (out.size() < 64) {
+        return fail("sha256sum " + file.string(), "it printed no digest: '" + out + "'");
+    }
+    return "sha256:" + out.substr(0, 64);
 }
 
 std::vector<std::pair<std::string, std::string>>

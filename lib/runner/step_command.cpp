@@ -154,7 +154,9 @@ Result<Command> root_command(const Step& step, const Arch* arch, const EmulatorS
     if (outcome != nullptr) {
         *outcome = RootOutcome{plan->accelerated, report_mismatches(plan->mismatches)};
     }
-    cmd.argv = EMURUN_TRY(root_argv(*exe, spec, step.argv));
+    std::vector<std::string> argv = step.argv;
+    EMURUN_TRY(apply_root_image(spec, argv)); // an imported root's Env before the step's own
+    cmd.argv = EMURUN_TRY(root_argv(*exe, spec, argv));
     cmd.cwd.reset();
     return cmd;
 }

@@ -8,7 +8,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         shim) echo "add list remove" ;;
         sysroot) echo "check fetch source build-dep" ;;
         report) echo "show compare merge" ;;
-        root) echo "create import install run" ;;
+        root) echo "create import export install run" ;;
         qemu) echo "list fetch" ;;
         inspect) echo "--sysroot --json" ;;
         exec) echo "--arch --sysroot --cpu --env --argv0 --qemu-dir" ;;
@@ -35,6 +35,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "sysroot build-dep") echo "--arch --dir --mirror --suite --cache --refresh --profiles" ;;
         "root create") echo "--arch --suite --include --mirror --pin-toolchain --json" ;;
         "root import") echo "--arch --platform --json" ;;
+        "root export") echo "--format --tag --json" ;;
         "root install") echo "--arch --env" ;;
         "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate --allow-revision-mismatch" ;;
         "report show") echo "--format --json --factor-basis --baseline --threshold --log-dir" ;;

@@ -30,9 +30,13 @@ struct RootArgs {
     bool allow_revision_mismatch = false;
     bool pin_toolchain = false;
     bool json = false;
-    std::string platform;          ///< import: os/arch[/variant]
-    std::string source;            ///< import: the image
-    std::vector<std::string> rest; ///< run: the command; install: the packages
+    std::string platform;           ///< import: os/arch[/variant]
+    std::string source;             ///< import: the image
+    std::string format = "oci";     ///< export: oci, oci-archive, docker-archive
+    std::string tag;                ///< export: NAME[:TAG]
+    std::string out;                ///< export: the image to write
+    std::vector<std::string> roots; ///< export: the roots
+    std::vector<std::string> rest;  ///< run: the command; install: the packages
 };
 
 const Arch* arch_or_null(const std::string& name) {
@@ -191,6 +195,40 @@ int run_import(const RootArgs& a) {
     return 0;
 }
 
+int run_export(const RootArgs& a) {
+    RootExportSpec spec;
+    spec.roots.assign(a.roots.begin(), a.roots.end());
+    spec.out = a.out;
+    spec.format = a.format;
+    spec.tag = a.tag;
+    const RootExported made = unwrap_interruptible(export_root(spec));
+    for (const auto& note : made.notes) {
+        spdlog::info("{}", note);
+    }
+    nlohmann::json platforms = nlohmann::json::array();
+    for (const auto& p : made.platforms) {
+        const std::string platform =
+            "linux/" + p.architecture + (p.variant.empty() ? "" : "/" + p.variant);
+        std::cerr << "emurun: exported the " << p.arch->name << " root as " << platform << " ("
+                  << p.layer_bytes / 1024 << " KiB layer, manifest " << p.manifest.substr(0, 19)
+                  << ")\n";
+        platforms.push_back({{"arch", p.arch->name},
+                             {"platform", platform},
+                             {"manifest", p.manifest},
+                             {"layer", p.layer},
+                             {"layer_bytes", p.layer_bytes}});
+    }
+    std::cerr << "emurun: wrote " << a.format << " image " << a.out << "\n";
+    if (a.json) {
+        std::cout << json_text({{"out", std::filesystem::absolute(a.out).string()},
+                                {"format", a.format},
+                                {"tag", a.tag},
+                                {"platforms", platforms}})
+                  << '\n';
+    }
+    return 0;
+}
+
 void add_common(CLI::App* sub, RootArgs& a) {
     sub->add_option("--arch", a.arch, "Expected arch of the root (default: whatever it is)");
     sub->add_option("--env", a.env, "K=V set inside (repeatable)")->allow_extra_args(false);
@@ -233,6 +271,26 @@ void add_import(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs
     sub->footer("Example: skopeo copy docker://debian:bookworm oci:img:bookworm && "
                 "emurun root import --platform linux/arm64 img roots/arm64");
     sub->callback([&action, a] { action = [a] { return run_import(*a); }; });
+}
+
+void add_export(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
+    auto* sub = parent.add_subcommand(
+        "export", "Export roots (created or imported) as one container image, a platform per "
+                  "root: an OCI layout, an OCI archive or a docker archive");
+    sub->add_option("--format", a->format,
+                    "oci (a layout directory), oci-archive (a tarball of one) or docker-archive "
+                    "(for docker/podman load; one root)")
+        ->check(CLI::IsMember({"oci", "oci-archive", "docker-archive"}))
+        ->capture_default_str();
+    sub->add_option("--tag", a->tag, "The image's name and tag (TAG default: latest)");
+    sub->add_flag("--json", a->json,
+                  "Machine-readable on stdout: {out, format, tag, platforms: [{arch, platform, "
+                  "manifest, layer, layer_bytes}]}");
+    sub->add_option("out", a->out, "The image to write (must not exist)")->required();
+    sub->add_option("roots", a->roots, "The roots, one per arch")->required();
+    sub->footer("Example: emurun root export --tag myimg:1.0 img roots/arm64 roots/ppc64le && "
+                "skopeo copy oci:img:1.0 docker://registry.example/myimg:1.0 --all");
+    sub->callback([&action, a] { action = [a] { return run_export(*a); }; });
 }
 
 void add_install(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs>& a) {
@@ -308,6 +366,7 @@ void add_root(CLI::App& root, Action& action) {
     sub->require_subcommand(1);
     add_create(*sub, action, args);
     add_import(*sub, action, args);
+    add_export(*sub, action, args);
     add_install(*sub, action, args);
     add_run_cmd(*sub, action, args);
 }
