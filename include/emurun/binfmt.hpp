@@ -305,9 +305,8 @@ check_binfmt_interpreter(const std::filesystem::path& interp, const BinfmtFlags&
 
 /// Result of running one arch's probe through the kernel path.
 struct BinfmtVerifyResult {
-    std::string arch; ///< the arch's name, e.g. "aarch64"
-    bool ok = false;  ///< the probe ran through the kernel and exited 0
-
+    std::string arch;   ///< the arch's name, e.g. "aarch64"
+    bool ok = false;    ///< the probe ran through the kernel and exited 0
     std::string detail; ///< "exit 0, printed aarch64" or why it failed
 };
 

@@ -120,8 +120,7 @@ struct CalibrateOptions {
     std::optional<std::filesystem::path> emulated_program; ///< the same for the emulated arch
     std::filesystem::path work_dir; ///< where to compile; empty = a temporary directory
     EmulatorSearch emulators;       ///< where to look for the emulator
-
-    int startups = 150; ///< process start-ups of the "startup" phase
+    int startups = 150;             ///< process start-ups of the "startup" phase
 
     /// Polled every 100 ms while a program runs: a signal number stops it (calibrate() then
     /// fails "interrupted by signal N", its temporary directory removed); 0 goes on.

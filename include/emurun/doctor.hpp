@@ -93,7 +93,6 @@ struct DoctorOptions {
     std::filesystem::path proc_sys{"/proc/sys"};         ///< for the user-namespace sysctls
     std::optional<std::string> kernel_release;           ///< nullopt = uname
     EmulatorSearch emulators;                            ///< where to look for emulators
-
     bool probe_sandbox = true; ///< fork a child that tries the sandbox (see probe_sandbox)
 };
 

@@ -75,7 +75,6 @@ struct LaunchRecord {
     std::optional<std::size_t> argv0_at{};    ///< where the caller's argv[0] goes into `argv`
     std::map<std::string, std::string> env{}; ///< variables laid over the caller's environment
     std::vector<std::filesystem::path> key{}; ///< paths whose identity the plan depends on
-
     std::filesystem::path handover{}; ///< shims: the emurun CLI that plans again; else empty
 };
 

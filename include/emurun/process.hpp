@@ -194,7 +194,6 @@ struct ChildResult {
     long max_rss_kib = 0;              ///< largest resident set of any process in the tree
     std::uint64_t stdout_bytes = 0;    ///< bytes the tree wrote to stdout
     std::uint64_t stderr_bytes = 0;    ///< bytes the tree wrote to stderr
-
     int leftovers_killed = 0; ///< processes still alive when the child ended, then SIGKILLed
 
     /// Set when the child never ran (exec failure, bad cwd): status is then meaningless.

@@ -307,7 +307,6 @@ struct Report {
                                                                 const std::string& source);
     /// from_json() on JSON text; `source` names it in errors.
     [[nodiscard]] EMURUN_EXPORT static Result<Report> parse(std::string_view text,
-
                                                             const std::string& source);
     /// parse() on a file: a regular file of at most k_report_max_bytes (a bigger one is refused
     /// before it is read, the error naming its size and the limit).

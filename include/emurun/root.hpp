@@ -341,9 +341,8 @@ struct RootImage {
 
 /// What import_root made.
 struct RootImported {
-    const Arch* arch = nullptr; ///< the root's arch
-    RootImage image;            ///< also written to DIR/k_root_image_file
-
+    const Arch* arch = nullptr;     ///< the root's arch
+    RootImage image;                ///< also written to DIR/k_root_image_file
     std::vector<std::string> notes; ///< facts for the user (e.g. setuid bits cleared: N files)
 };
 
@@ -388,11 +387,12 @@ struct RootExportSpec {
 
 /// One platform of an exported image.
 struct RootExportedPlatform {
-    const Arch* arch = nullptr;
-    std::string architecture, variant; ///< its OCI names
-    std::string manifest;              ///< the manifest's digest, "sha256:HEX"
-    std::string layer;                 ///< the layer blob's digest
-    std::uint64_t layer_bytes = 0;     ///< the layer blob's size
+    const Arch* arch = nullptr;    ///< the root's arch
+    std::string architecture;      ///< its OCI architecture: "arm64", "ppc64le", ...
+    std::string variant;           ///< its OCI variant: "v8"; empty when it has none
+    std::string manifest;          ///< the manifest's digest, "sha256:HEX"
+    std::string layer;             ///< the layer blob's digest
+    std::uint64_t layer_bytes = 0; ///< the layer blob's size
 };
 
 /// What export_root wrote.
