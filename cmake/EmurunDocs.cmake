@@ -28,3 +28,20 @@ add_custom_command(
   COMMENT "Generating docs/reference/arches.md from binfmt/arches.json" VERBATIM)
 list(APPEND _emurun_docs ${_emurun_doc_dir}/arches.md)
 add_custom_target(emurun_docs ALL DEPENDS ${_emurun_docs})
+
+# The API reference of the public headers (docs/api/Doxyfile; Debian's doxygen): not part of
+# the default build. `cmake --build build --target emurun_api_docs` writes
+# build/docs/api/html/index.html and fails on any Doxygen warning (integration.api_docs runs
+# the same Doxyfile in the packaging tier).
+find_program(EMURUN_DOXYGEN doxygen)
+if(EMURUN_DOXYGEN)
+  set(_emurun_api_dir ${PROJECT_BINARY_DIR}/docs/api)
+  add_custom_target(emurun_api_docs
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${_emurun_api_dir}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_emurun_api_dir}
+    COMMAND ${CMAKE_COMMAND} -E env EMURUN_API_DOCS_DIR=${_emurun_api_dir}
+            ${EMURUN_DOXYGEN} docs/api/Doxyfile
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    COMMENT "API reference (Doxygen, warnings are errors): ${_emurun_api_dir}/html/index.html"
+    VERBATIM)
+endif()

@@ -24,7 +24,7 @@ struct Arch {
     std::uint32_t e_flags_value = 0;  ///< required value of (e_flags & e_flags_mask)
     std::string magic;                ///< binfmt magic bytes (raw, not escaped), offset 0
     std::string mask;                 ///< binfmt mask bytes (raw), same length as magic
-    std::string qemu;                 ///< emulator binary suffix: qemu-<qemu>, e.g. "aarch64"
+    std::string qemu;                 ///< emulator binary suffix: `qemu-<qemu>`, e.g. "aarch64"
     std::string triplet;              ///< GNU triplet, e.g. "aarch64-linux-gnu"
     std::string debian;               ///< Debian architecture, e.g. "arm64" (empty if none)
     std::string family;               ///< qemu's *_family: arches qemu treats as one host family
@@ -77,6 +77,7 @@ enum class Emulation {
     exec,    ///< the emulator is exec'd with the program as its argument (no binfmt needed)
     sandbox, ///< inside a private binfmt_misc namespace with handlers for the arch
     host,    ///< argv as given, relying on the host's registered binfmt handlers
+
     /// "auto", the default for a foreign arch in a pipeline: sandbox where the kernel allows
     /// it, else host when the host's handlers are sane (the runner decides before the run).
     automatic,

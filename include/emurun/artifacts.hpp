@@ -31,10 +31,11 @@ inline constexpr std::string_view k_logs_member = ".emurun-logs";
 
 /// What an artifact archive holds, written into it as k_manifest_member.
 struct ArtifactManifest {
-    static constexpr int k_format = 1;
-    std::string pipeline; ///< Pipeline::name
-    std::string digest;   ///< Pipeline::digest of the pipeline that packed it
-    std::string id;       ///< artifact_id() of the rest: names the archive in reports
+    static constexpr int k_format = 1; ///< the manifest format this version writes
+    std::string pipeline;              ///< Pipeline::name
+    std::string digest;                ///< Pipeline::digest of the pipeline that packed it
+    std::string id;                    ///< artifact_id() of the rest: names the archive in reports
+
     /// Every packed path, relative to the pipeline's directory, lexically normal, none below
     /// another (a directory holds what is under it)
     std::vector<std::string> paths;

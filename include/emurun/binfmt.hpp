@@ -41,7 +41,9 @@ struct BinfmtFlags {
     [[nodiscard]] EMURUN_EXPORT std::string to_string() const;
     /// Flags from letters P, O, C, F (any order, repeats allowed). Error on any other letter.
     [[nodiscard]] EMURUN_EXPORT static Result<BinfmtFlags> parse(std::string_view letters);
+    /// Whether the interpreter gets the binary as an open fd: O, or C (which implies it).
     [[nodiscard]] bool opens_binary() const { return open_binary || credentials; }
+    /// Equal as the kernel sees them: O given alone and O implied by C compare equal.
     [[nodiscard]] bool operator==(const BinfmtFlags& o) const {
         return preserve_argv0 == o.preserve_argv0 && opens_binary() == o.opens_binary() &&
                credentials == o.credentials && fix_binary == o.fix_binary;
@@ -50,17 +52,18 @@ struct BinfmtFlags {
 
 /// One binfmt_misc entry: what a registration line says, or what the entry file shows.
 struct BinfmtEntry {
-    std::string name; ///< entry file name, e.g. "qemu-aarch64"
-    BinfmtType type = BinfmtType::magic;
-    int offset = 0;          ///< magic only
-    std::string magic;       ///< raw bytes (magic) or the extension without '.'
-    std::string mask;        ///< raw bytes, same length as magic; empty = none
-    std::string interpreter; ///< absolute path of the handler
-    BinfmtFlags flags;
-    bool enabled = true; ///< entry files only; registration enables
+    std::string name;                    ///< entry file name, e.g. "qemu-aarch64"
+    BinfmtType type = BinfmtType::magic; ///< match by magic bytes or by file extension
+    int offset = 0;                      ///< magic only
+    std::string magic;                   ///< raw bytes (magic) or the extension without '.'
+    std::string mask;                    ///< raw bytes, same length as magic; empty = none
+    std::string interpreter;             ///< absolute path of the handler
+    BinfmtFlags flags;                   ///< the kernel's special flags (P, O, C, F)
+    bool enabled = true;                 ///< entry files only; registration enables
 
     /// Same registration (everything but `enabled`).
     [[nodiscard]] EMURUN_EXPORT bool same_registration(const BinfmtEntry& o) const;
+    /// Same registration and the same enabled state.
     [[nodiscard]] bool operator==(const BinfmtEntry& o) const {
         return same_registration(o) && enabled == o.enabled;
     }
@@ -108,19 +111,21 @@ default_binfmt_flags(const std::filesystem::path& interpreter);
 
 /// An entry another tool registered that already does emurun's job for an arch.
 struct BinfmtProvider {
-    const Arch* arch = nullptr;
-    /// "qemu-user-static" (Debian's /usr/libexec/qemu-binfmt/<cpu>-binfmt-P, *-static) or
+    const Arch* arch = nullptr; ///< the arch the entry runs (never null in a provider found)
+
+    /// "qemu-user-static" (Debian's `/usr/libexec/qemu-binfmt/<cpu>-binfmt-P`, *-static) or
     /// "another tool (tonistiigi/binfmt or docker/setup-qemu-action)".
     std::string owner;
     std::filesystem::path emulator; ///< the interpreter, symlinks resolved
     bool static_emulator = false;   ///< the emulator is a static ELF
     bool fix_binary = false;        ///< flag F: the kernel pinned the emulator
+
     /// Usable for running steps on the host: F or a static emulator.
     [[nodiscard]] EMURUN_EXPORT bool sane() const;
 };
 
 /// When `entry` (enabled, magic equivalent to the table's for an arch) has an interpreter that
-/// resolves (symlinks followed) to qemu-<cpu> or qemu-<cpu>-static of that same arch: who
+/// resolves (symlinks followed) to `qemu-<cpu>` or `qemu-<cpu>-static` of that same arch: who
 /// provides it. A missing interpreter is accepted only with F (the kernel holds it open).
 /// Reads the file system; nullopt for anything else.
 [[nodiscard]] EMURUN_EXPORT std::optional<BinfmtProvider>
@@ -128,7 +133,7 @@ binfmt_entry_provider(const BinfmtEntry& entry);
 
 /// The qemu CPU name the entry's interpreter resolves to, symlinks followed ("aarch64" for
 /// /usr/libexec/qemu-binfmt/aarch64-binfmt-P -> qemu-aarch64-static), or "" when it is no
-/// qemu-<cpu>[-static] (or a missing file's name is not one). Reads the file system.
+/// `qemu-<cpu>[-static]` (or a missing file's name is not one). Reads the file system.
 [[nodiscard]] EMURUN_EXPORT std::string binfmt_interpreter_qemu_cpu(const BinfmtEntry& entry);
 
 /// Files under `root` that register entry `name` again at boot or on a restart of
@@ -155,16 +160,19 @@ enum class BinfmtAction {
 
 /// One step of a plan.
 struct BinfmtPlanItem {
-    BinfmtAction action = BinfmtAction::add;
-    BinfmtEntry wanted;                 ///< for remove/absent: only `name` is meaningful
-    std::optional<BinfmtEntry> current; ///< what is registered under that name now
-    std::string detail;                 ///< for conflict/replace: which fields differ
+    BinfmtAction action = BinfmtAction::add; ///< what will be done with the entry
+    BinfmtEntry wanted;                      ///< for remove/absent: only `name` is meaningful
+    std::optional<BinfmtEntry> current;      ///< what is registered under that name now
+    std::string detail;                      ///< for conflict/replace: which fields differ
 };
 
 /// The difference between what is wanted and what is there; pure, no I/O.
 struct BinfmtPlan {
-    std::vector<BinfmtPlanItem> items;
+    std::vector<BinfmtPlanItem> items; ///< one per entry named, in the order they were given
+
+    /// Whether an item is a conflict: applying the plan would be refused, nothing touched.
     [[nodiscard]] EMURUN_EXPORT bool has_conflict() const;
+    /// Whether an item adds, enables, replaces or removes an entry (not only keep/absent).
     [[nodiscard]] EMURUN_EXPORT bool changes_anything() const;
     /// One line per item: "add qemu-aarch64: :qemu-aarch64:M::...:P".
     [[nodiscard]] EMURUN_EXPORT std::string describe() const;
@@ -182,7 +190,6 @@ struct BinfmtPlan {
 
 // ---- the mount ----------------------------------------------------------------------------
 
-/// Options shared by every operation on a mount.
 /// One write to a binfmt_misc control file: `text` to `file` (the mount's `register`, or an
 /// entry's file: "-1" removes it, "0"/"1" disables/enables it). Every change register_binfmt()
 /// and its siblings make, their rollback included, is one call of it.
@@ -195,14 +202,16 @@ using BinfmtWriter =
 [[nodiscard]] EMURUN_EXPORT Result<void> write_binfmt_control(const std::filesystem::path& file,
                                                               std::string_view text);
 
+/// Options shared by every operation on a mount.
 struct BinfmtOptions {
     std::filesystem::path mount{k_binfmt_default_mount}; ///< binfmt_misc directory
     std::optional<std::filesystem::path>
         lock_file;                ///< default: /run/lock/emurun-binfmt.lock for
-                                  ///< the default mount, else <mount>/../.emurun-binfmt.lock
+                                  ///< the default mount, else `<mount>/../.emurun-binfmt.lock`
     bool mount_if_missing = true; ///< root + default mount path only: mount binfmt_misc there
     bool dry_run = false;         ///< plan only, change nothing
     bool replace = false;         ///< replace entries of the same name with other content
+
     /// Opt-in for flag C (setuid binaries run with raised privileges): without it,
     /// register_binfmt refuses every entry with C.
     bool allow_credentials = false;
@@ -237,8 +246,8 @@ using BinfmtWarnings = std::vector<std::string>;
 
 /// Every entry in the mount, sorted by name; plus whether binfmt_misc as a whole is enabled.
 struct BinfmtTable {
-    bool enabled = true;
-    std::vector<BinfmtEntry> entries;
+    bool enabled = true;              ///< the mount's `status` says "enabled"
+    std::vector<BinfmtEntry> entries; ///< every entry file, parsed, sorted by name
 };
 [[nodiscard]] EMURUN_EXPORT Result<BinfmtTable>
 read_binfmt_table(const std::filesystem::path& mount);
@@ -296,8 +305,8 @@ check_binfmt_interpreter(const std::filesystem::path& interp, const BinfmtFlags&
 
 /// Result of running one arch's probe through the kernel path.
 struct BinfmtVerifyResult {
-    std::string arch;
-    bool ok = false;
+    std::string arch;   ///< the arch's name, e.g. "aarch64"
+    bool ok = false;    ///< the probe ran through the kernel and exited 0
     std::string detail; ///< "exit 0, printed aarch64" or why it failed
 };
 

@@ -23,8 +23,9 @@ namespace emurun {
 
 /// Scales the timeouts of emulated steps: one factor for all arches, or one per arch.
 struct TimeoutMultiplier {
-    double all = 1;
+    double all = 1; ///< the factor for every arch not in per_arch
     std::map<std::string, double, std::less<>> per_arch; ///< canonical arch names
+
     /// The factor for `arch` (per_arch, else `all`).
     [[nodiscard]] EMURUN_EXPORT double for_arch(std::string_view arch) const;
 };
@@ -45,8 +46,8 @@ parse_timeout_multiplier(std::string_view text, const std::filesystem::path& cal
 /// An arch's slowdown learned from a previous run: the largest emulated/native wall factor
 /// of its steps, and how many steps showed one.
 struct LearnedSlowdown {
-    double factor = 0;
-    std::size_t steps = 0;
+    double factor = 0;     ///< the largest emulated/native wall-time ratio
+    std::size_t steps = 0; ///< the steps that gave a ratio
 };
 
 /// Per arch (canonical names): the largest wall(emulated) / wall(native) over the emulated steps
@@ -58,9 +59,9 @@ learn_slowdowns(const Report& previous, const Report* baseline);
 
 /// Where `--timeout-multiplier auto` looks: the run's history first, then calibration.
 struct AutoHistory {
-    const Report* previous = nullptr;
-    const Report* baseline = nullptr;
-    std::filesystem::path calibration_file;
+    const Report* previous = nullptr;       ///< the last run's report; nullptr = none
+    const Report* baseline = nullptr;       ///< its native baseline's report; nullptr = none
+    std::filesystem::path calibration_file; ///< `emurun calibrate`'s file (load_calibration)
 };
 
 /// The factor for each of `arches` (canonical names): learned from the history (learn_slowdowns)
@@ -88,8 +89,9 @@ load_calibration(const std::filesystem::path& file);
 /// One part of the calibration workload, run natively and emulated (CPU seconds).
 struct CalibrationPhase {
     std::string name; ///< "compute", "libc", "syscalls", "startup"; "program" for given programs
-    double native_seconds = 0;
-    double emulated_seconds = 0;
+    double native_seconds = 0;   ///< CPU seconds of the native run
+    double emulated_seconds = 0; ///< CPU seconds of the emulated run
+    /// emulated / native seconds; 0 when nothing was measured natively.
     [[nodiscard]] double slowdown() const {
         return native_seconds > 0 ? emulated_seconds / native_seconds : 0;
     }
@@ -97,10 +99,11 @@ struct CalibrationPhase {
 
 /// One calibration measurement.
 struct Calibration {
-    std::string arch;
-    double native_seconds = 0;   ///< the phases' sum
-    double emulated_seconds = 0; ///< the phases' sum
-    std::vector<CalibrationPhase> phases;
+    std::string arch;                     ///< the emulated arch's canonical name
+    double native_seconds = 0;            ///< the phases' sum
+    double emulated_seconds = 0;          ///< the phases' sum
+    std::vector<CalibrationPhase> phases; ///< each phase measured, in the order run
+
     /// The mean of the phases' slowdowns: a suite spending equal native time on integer work,
     /// libc calls, system calls and process start-ups (docs/guides/pipelines.md);
     /// without phases, emulated / native seconds.
@@ -108,16 +111,17 @@ struct Calibration {
 };
 
 /// How to calibrate: the workload programs are built from an embedded C source with the host
-/// compiler and <triplet>-gcc -static (in a private mkdtemp directory) unless given. Given
+/// compiler and `<triplet>-gcc` -static (in a private mkdtemp directory) unless given. Given
 /// programs (both or neither: one alone would compare two different programs) run once without
 /// arguments as the one phase "program", whose slowdown is then the calibration's. A phase whose
 /// native run takes under 0.01 s of CPU is refused as timer noise; so is the host's own arch.
 struct CalibrateOptions {
-    std::optional<std::filesystem::path> native_program;
-    std::optional<std::filesystem::path> emulated_program;
+    std::optional<std::filesystem::path> native_program;   ///< a host build of the workload
+    std::optional<std::filesystem::path> emulated_program; ///< the same for the emulated arch
     std::filesystem::path work_dir; ///< where to compile; empty = a temporary directory
-    EmulatorSearch emulators;
-    int startups = 150; ///< process start-ups of the "startup" phase
+    EmulatorSearch emulators;       ///< where to look for the emulator
+    int startups = 150;             ///< process start-ups of the "startup" phase
+
     /// Polled every 100 ms while a program runs: a signal number stops it (calibrate() then
     /// fails "interrupted by signal N", its temporary directory removed); 0 goes on.
     std::function<int()> interrupted;

@@ -20,8 +20,8 @@ enum class Severity {
 
 /// One diagnostic: a sentence without a trailing newline and without a program-name prefix.
 struct Diagnostic {
-    Severity severity = Severity::warning;
-    std::string text;
+    Severity severity = Severity::warning; ///< how much it matters to the user
+    std::string text;                      ///< the sentence itself
 };
 
 /// Where the library sends its diagnostics. Called on the calling thread, synchronously; it must

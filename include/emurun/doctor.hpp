@@ -19,9 +19,10 @@ namespace emurun {
 
 /// Linux version numbers from a release string such as "6.1.0-18-amd64".
 struct KernelVersion {
-    int major = 0;
-    int minor = 0;
-    int patch = 0;
+    int major = 0; ///< X of X.Y.Z
+    int minor = 0; ///< Y of X.Y.Z
+    int patch = 0; ///< Z of X.Y.Z; 0 when the release has none
+    /// Whether this is version `ma`.`mi` or later (the patch level not compared).
     [[nodiscard]] bool at_least(int ma, int mi) const {
         return major > ma || (major == ma && minor >= mi);
     }
@@ -33,28 +34,28 @@ parse_kernel_version(std::string_view release);
 
 /// One emulator as doctor saw it.
 struct EmulatorFact {
-    std::string arch;
-    std::filesystem::path path;
-    std::optional<std::string> version;
-    bool is_static = false;
+    std::string arch;                   ///< the arch's canonical name
+    std::filesystem::path path;         ///< the emulator found (emurun's search order)
+    std::optional<std::string> version; ///< its QEMU version; nullopt when it could not be read
+    bool is_static = false;             ///< statically linked: works inside chroots
 };
 
 /// Everything doctor looked at. Optional sysctls are nullopt when the file does not exist.
 struct DoctorFacts {
-    std::string kernel_release;
-    std::filesystem::path mount;              ///< binfmt_misc directory examined
-    bool mounted = false;                     ///< it has "register" and "status"
-    std::optional<bool> binfmt_enabled;       ///< the "status" file: enabled/disabled
-    std::vector<BinfmtEntry> entries;         ///< registered entries, sorted by name
-    std::optional<std::string> entries_error; ///< reading the table failed
-    std::optional<long> max_user_namespaces;
+    std::string kernel_release;                    ///< uname's release, e.g. "6.1.0-18-amd64"
+    std::filesystem::path mount;                   ///< binfmt_misc directory examined
+    bool mounted = false;                          ///< it has "register" and "status"
+    std::optional<bool> binfmt_enabled;            ///< the "status" file: enabled/disabled
+    std::vector<BinfmtEntry> entries;              ///< registered entries, sorted by name
+    std::optional<std::string> entries_error;      ///< reading the table failed
+    std::optional<long> max_user_namespaces;       ///< user.max_user_namespaces (0 forbids them)
     std::optional<long> unprivileged_userns_clone; ///< Debian's kernel.unprivileged_userns_clone
     std::optional<long> apparmor_restrict_userns;  ///< kernel.apparmor_restrict_unprivileged_userns
     std::optional<std::string> sandbox_probe_error; ///< nullopt = the probe succeeded
-    bool sandbox_probed = false;
-    bool is_root = false;
+    bool sandbox_probed = false;         ///< the sandbox probe ran (DoctorOptions::probe_sandbox)
+    bool is_root = false;                ///< doctor ran as root (effective uid 0)
     std::vector<EmulatorFact> emulators; ///< one per arch of the table that has one
-    std::vector<std::string> arches_without_emulator;
+    std::vector<std::string> arches_without_emulator; ///< arches of the table without one
     std::vector<std::string> systemd_binfmt; ///< binfmt_environment_warnings(), empty = none
 };
 
@@ -67,9 +68,9 @@ enum class CheckStatus { ok, warn, fail };
 /// One line of doctor's output. `fix` is set for every WARN and FAIL.
 struct DoctorCheck {
     std::string id; ///< stable: "kernel", "binfmt.mount", "userns.probe", "emulator.aarch64", ...
-    CheckStatus status = CheckStatus::ok;
-    std::string summary;
-    std::string fix;
+    CheckStatus status = CheckStatus::ok; ///< OK, WARN or FAIL
+    std::string summary;                  ///< what was found, one sentence
+    std::string fix;                      ///< what to do about a WARN or FAIL; empty for OK
     /// The request field the fix concerns, as Error::field ("replace": BinfmtOptions::replace);
     /// empty when none. A tool spells it its own way (emurun's CLI: a flag).
     std::string field = {};
@@ -80,18 +81,18 @@ struct DoctorCheck {
 
 /// Facts and the checks judged from them.
 struct DoctorReport {
-    DoctorFacts facts;
-    std::vector<DoctorCheck> checks;
+    DoctorFacts facts;               ///< what was looked at
+    std::vector<DoctorCheck> checks; ///< the judgements, in doctor's order
     /// Any check is FAIL (emurun's exit code is then non-zero).
     [[nodiscard]] EMURUN_EXPORT bool has_failure() const;
 };
 
 /// Where to look; the defaults examine this machine.
 struct DoctorOptions {
-    std::filesystem::path mount{k_binfmt_default_mount};
-    std::filesystem::path proc_sys{"/proc/sys"}; ///< for the user-namespace sysctls
-    std::optional<std::string> kernel_release;   ///< nullopt = uname
-    EmulatorSearch emulators;
+    std::filesystem::path mount{k_binfmt_default_mount}; ///< the binfmt_misc mount to examine
+    std::filesystem::path proc_sys{"/proc/sys"};         ///< for the user-namespace sysctls
+    std::optional<std::string> kernel_release;           ///< nullopt = uname
+    EmulatorSearch emulators;                            ///< where to look for emulators
     bool probe_sandbox = true; ///< fork a child that tries the sandbox (see probe_sandbox)
 };
 

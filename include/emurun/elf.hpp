@@ -24,6 +24,7 @@ struct ElfInfo {
     std::uint32_t flags = 0;    ///< e_flags
     std::uint8_t osabi = 0;     ///< e_ident[EI_OSABI]
     const Arch* arch = nullptr; ///< decided by the kernel's magic/mask rule; nullptr if none
+
     /// The arch named by class, data, e_machine and e_flags alone (arch_for_elf_fields): set
     /// also for files binfmt_misc would not run (ET_REL, an odd EI_OSABI); nullptr if none.
     const Arch* machine_arch = nullptr;

@@ -50,6 +50,7 @@ struct Error {
     std::string why;                         ///< the cause, e.g. "No such file or directory"
     std::string hint;                        ///< what the user can do next; may be empty
     ErrorKind kind = ErrorKind::unspecified; ///< what a caller switches on
+
     /// The field of the request the hint concerns, by its name in the library's request
     /// struct (RunnerOptions::job_limit_share is "job_limit_share", RootCreateSpec::mirror is
     /// "mirror"), "FIELD=VALUE" when the hint is to set it to that value ("accelerate=none");

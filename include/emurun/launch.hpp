@@ -29,7 +29,7 @@ struct LaunchRequest {
     std::vector<std::filesystem::path> sysroots{}; ///< empty = default_sysroots(arch)
     std::optional<std::string> cpu{};              ///< qemu -cpu model
     std::map<std::string, std::string> env{};      ///< variables to set for the program
-    EmulatorSearch emulators{};
+    EmulatorSearch emulators{};                    ///< where to look for the emulator
 };
 
 /// The decision: what to execve, with which argv and which variables added to the environment.
@@ -45,6 +45,7 @@ struct LaunchPlan {
     std::optional<Emulator> emulator;           ///< for Emulation::exec
     std::optional<std::filesystem::path> ld_prefix; ///< QEMU_LD_PREFIX, dynamic programs only
     std::vector<std::string> notes;                 ///< facts worth a debug line
+
     /// argv[args_at..] are the request's args; argv[..args_at) depends on the plan alone.
     std::size_t args_at = 0;
     /// What the plan was decided from (emulated plans): the program, the emulator, the loader
@@ -73,11 +74,12 @@ struct LaunchPlan {
 /// arguments appended) and `env` laid over the caller's environment, while every `key` path
 /// keeps the identity it has when the record is encoded.
 struct LaunchRecord {
-    std::filesystem::path exe{};
-    std::vector<std::string> argv{};
-    std::optional<std::size_t> argv0_at{};
-    std::map<std::string, std::string> env{};
-    std::vector<std::filesystem::path> key{};
+    std::filesystem::path exe{};              ///< the file to execve (the emulator or the program)
+    std::vector<std::string> argv{};          ///< its argv (argv[0] included unless argv0_at)
+    std::optional<std::size_t> argv0_at{};    ///< where the caller's argv[0] goes into `argv`
+    std::map<std::string, std::string> env{}; ///< variables laid over the caller's environment
+    std::vector<std::filesystem::path> key{}; ///< paths whose identity the plan depends on
+
     /// The request it answers, as the launcher hashes it (launch_record.h): replayed only for
     /// that request.
     std::uint64_t request = 0;

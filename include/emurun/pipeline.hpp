@@ -41,14 +41,13 @@ using EnvMap = std::map<std::string, std::string>;
 /// How often a step is run again, and after which outcomes (`"retries": {"count": 2, "on":
 /// ["emulator_crash", "timed_out", "failed"]}`; `on` defaults to emulator_crash alone).
 struct Retries {
-    int count = 0; ///< attempts after the first, at most k_max_count
-    bool on_emulator_crash = true;
-    bool on_timed_out = false;
-    bool on_failed = false;
-    static constexpr int k_max_count = 10;
+    int count = 0;                         ///< attempts after the first, at most k_max_count
+    bool on_emulator_crash = true;         ///< retry when QEMU itself crashed ("emulator_crash")
+    bool on_timed_out = false;             ///< retry when the step timed out ("timed_out")
+    bool on_failed = false;                ///< retry when the step failed otherwise ("failed")
+    static constexpr int k_max_count = 10; ///< the most retries a pipeline may ask for
 };
 
-/// Settings every step inherits unless it overrides them.
 /// A step's "limits": its whole process tree's resources (docs/guides/pipelines.md "Limits").
 /// Each key of a step overlays the defaults' key of that name.
 struct StepLimits {
@@ -63,49 +62,54 @@ struct StepLimits {
 /// a step that passed fails; ignore: only the note in its message.
 enum class JunitMissing { flag, fail, ignore };
 
+/// Settings every step inherits unless it overrides them (the pipeline's "defaults"); each
+/// field is described at the Step field of the same name, and unset means the step's default.
 struct StepDefaults {
-    std::optional<std::string> arch; ///< canonical arch name (aliases resolved)
-    std::optional<Emulation> emulation;
-    std::vector<std::filesystem::path> sysroots;
-    std::vector<std::filesystem::path> shim_dirs;
-    EnvMap env;
-    std::filesystem::path cwd; ///< absolute (relative paths resolved against the file's dir)
-    std::optional<Duration> timeout;
-    std::optional<Retries> retries;
+    std::optional<std::string> arch;              ///< canonical arch name (aliases resolved)
+    std::optional<Emulation> emulation;           ///< how emulated steps run
+    std::vector<std::filesystem::path> sysroots;  ///< sysroots of emulated steps
+    std::vector<std::filesystem::path> shim_dirs; ///< shim directories put first in PATH
+    EnvMap env;                                   ///< variables every step gets
+    std::filesystem::path cwd;       ///< absolute (relative paths resolved against the file's dir)
+    std::optional<Duration> timeout; ///< a step's wall-time limit
+    std::optional<Retries> retries;  ///< when and how often a step runs again
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
     std::optional<bool> accelerate;            ///< emulation "root": host cross compilers
-    std::optional<std::string> cpu;
-    std::optional<std::string> qemu;
+    std::optional<std::string> cpu;            ///< the CPU model QEMU emulates
+    std::optional<std::string> qemu;           ///< the QEMU emulated steps run under (Step::qemu)
+
     /// emulation "root": which host tools ("toolchain,shell", a tool list); "" = the default
     std::optional<std::string> accelerate_tools;
     std::optional<bool> allow_revision_mismatch; ///< "accelerate": {"allow_revision_mismatch"}
-    std::optional<Duration> idle_timeout;
-    std::optional<JunitMissing> junit_missing;
-    StepLimits limits;
+    std::optional<Duration> idle_timeout;        ///< the longest a step may print nothing
+    std::optional<JunitMissing> junit_missing;   ///< what missing test results do
+    StepLimits limits;                           ///< a step's resource limits
 };
 
 /// One step, with the defaults already applied.
 struct Step {
-    std::string name;
-    StepKind kind = StepKind::other;
-    std::vector<std::string> argv; ///< the command; with `shell`, {"/bin/sh", "-c", script}
-    bool shell = false;            ///< the user asked for a shell explicitly
-    std::filesystem::path cwd;     ///< absolute
-    EnvMap env;                    ///< defaults.env overlaid with the step's env
-    std::optional<std::string> arch;
-    Emulation emulation = Emulation::native;
-    std::vector<std::filesystem::path> sysroots;
-    std::vector<std::filesystem::path> shim_dirs;
-    std::optional<Duration> timeout; ///< before any multiplier
+    std::string name;                ///< unique in the pipeline ("test[aarch64]" per arch)
+    StepKind kind = StepKind::other; ///< configure, build, test or other
+    std::vector<std::string> argv;   ///< the command; with `shell`, {"/bin/sh", "-c", script}
+    bool shell = false;              ///< the user asked for a shell explicitly
+    std::filesystem::path cwd;       ///< absolute
+    EnvMap env;                      ///< defaults.env overlaid with the step's env
+    std::optional<std::string> arch; ///< canonical arch name; nullopt = the host's
+    Emulation emulation = Emulation::native;      ///< native, or how it is emulated
+    std::vector<std::filesystem::path> sysroots;  ///< where emulated programs find libraries
+    std::vector<std::filesystem::path> shim_dirs; ///< put first in the step's PATH
+    std::optional<Duration> timeout;              ///< before any multiplier
+
     /// No output on either stream for this long (before any multiplier): the step's process
     /// tree is recorded and the step stopped, timed_out with reason idle
     std::optional<Duration> idle_timeout;
-    std::optional<Duration> budget; ///< over it, the step is flagged (not failed)
-    std::vector<std::string> needs; ///< names of steps that must pass first
-    std::vector<std::string> tags;
+    std::optional<Duration> budget;            ///< over it, the step is flagged (not failed)
+    std::vector<std::string> needs;            ///< names of steps that must pass first
+    std::vector<std::string> tags;             ///< free labels the pipeline gives the step
     Retries retries;                           ///< the step's own, else the defaults', else none
     std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
     bool accelerate = false; ///< emulation "root": compilers/binutils run as host cross tools
+
     /// The CPU model QEMU emulates (exec: -cpu; sandbox, host: QEMU_CPU); emulated steps only
     std::optional<std::string> cpu;
     /// The QEMU emulated steps run under: a version ("10.0"), a Debian suite fetched with
@@ -153,15 +157,16 @@ inline constexpr std::size_t k_pipeline_max_bytes = std::size_t{64} << 20;
 
 /// A pipeline: a name, defaults and steps whose `needs` form a DAG (checked on load).
 struct Pipeline {
-    std::string name;
+    std::string name;   ///< the pipeline's "name"; reports carry it
     std::string source; ///< the file name used in error messages ("pipeline.json")
+
     /// The directory relative paths resolve against (the file's own); absolute.
     std::filesystem::path dir;
     /// A hash of the whole document (keys sorted, whitespace ignored): the same file gives the
     /// same digest on every machine, so an artifact archive is matched to its pipeline.
     std::string digest;
-    StepDefaults defaults;
-    std::vector<Step> steps;
+    StepDefaults defaults;   ///< as written in the file (already applied to `steps`)
+    std::vector<Step> steps; ///< in file order, per-arch steps expanded
     /// The arches its per-arch steps were expanded for (canonical, in the file's order, as
     /// selected); {host} for the native baseline; empty without "arches".
     std::vector<std::string> arches;
@@ -195,9 +200,10 @@ using History = std::map<std::string, double, std::less<>>;
 
 /// Which shard of how many ("2/4" means index 2 of 4, 1-based).
 struct Shard {
-    int index = 1;
-    int count = 1;
+    int index = 1; ///< which shard, 1-based
+    int count = 1; ///< how many shards in all
 };
+
 /// Parse "K/N" with 1 <= K <= N.
 [[nodiscard]] EMURUN_EXPORT Result<Shard> parse_shard(std::string_view text);
 

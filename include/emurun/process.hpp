@@ -27,6 +27,7 @@ namespace emurun {
 struct Command {
     // Default member initializers let callers use designated initializers under -Wextra.
     std::vector<std::string> argv{}; ///< non-empty
+
     /// The child's whole environment; nullopt = inherit emurun's.
     std::optional<std::map<std::string, std::string>> env{};
     std::optional<std::filesystem::path> cwd{};     ///< nullopt = emurun's working directory
@@ -43,7 +44,9 @@ class ExitStatus {
     ExitStatus() = default;
     /// From a raw wait(2) status (WIFEXITED/WIFSIGNALED).
     [[nodiscard]] EMURUN_EXPORT static ExitStatus from_wait_status(int status);
+    /// A child that exited with `code`.
     [[nodiscard]] static ExitStatus exited(int code) { return ExitStatus(code, 0, false); }
+    /// A child killed by signal `sig`, with a core dump when `core`.
     [[nodiscard]] static ExitStatus killed(int sig, bool core = false) {
         return ExitStatus(-1, sig, core);
     }
@@ -56,6 +59,7 @@ class ExitStatus {
     [[nodiscard]] std::optional<int> signal() const {
         return m_signal != 0 ? std::optional<int>(m_signal) : std::nullopt;
     }
+    /// Killed by a signal that dumped core.
     [[nodiscard]] bool core_dumped() const { return m_core; }
     /// Exited with 0.
     [[nodiscard]] bool success() const { return m_signal == 0 && m_code == 0; }
@@ -64,6 +68,7 @@ class ExitStatus {
     /// "exited with 3", "killed by signal 11 (Segmentation fault), core dumped".
     [[nodiscard]] EMURUN_EXPORT std::string describe() const;
 
+    /// Same exit code or signal, same core dump.
     friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
 
   private:
@@ -84,7 +89,8 @@ class ExitStatus {
 /// Why exec_replace returned: the Error, and the errno of the step that failed, so that a
 /// caller can exit as a shell does.
 struct ExecError {
-    Error error;
+    Error error; ///< what failed, with its kind (not_found, permission, ...) and a hint
+
     /// ENOENT also for an empty program name or one not in PATH (as execvp); EINVAL for an
     /// empty argv.
     int err = 0;
@@ -112,12 +118,14 @@ struct ExecError {
 
 /// One process of a tree as /proc showed it (a picture of a stuck step, taken before its stop).
 struct ProcessSnapshot {
-    int pid = 0;
-    int ppid = 0;
+    int pid = 0;           ///< its process id
+    int ppid = 0;          ///< its parent's process id
     char state = '?';      ///< R running, S sleeping, D uninterruptible, T stopped, Z zombie...
     std::string wchan{};   ///< the kernel function it sleeps in; empty when running or unknown
     double cpu = 0;        ///< user + system seconds so far
     std::string cmdline{}; ///< its arguments joined by spaces; "[comm]" when it has none
+
+    /// Every field equal.
     friend bool operator==(const ProcessSnapshot&, const ProcessSnapshot&) = default;
 };
 
@@ -130,7 +138,6 @@ struct ProcessSnapshot {
 /// Which output stream a chunk came from.
 enum class Stream { out, err };
 
-/// Per-child options for Supervisor::spawn.
 /// Resource limits of one child's whole tree. Enforced with a cgroup of its own where this
 /// process can make one (cgroup v2 with the controller delegated to its cgroup, or a cgroup v1
 /// pids hierarchy), else with rlimits where one exists (pids: RLIMIT_NPROC, which counts the
@@ -140,23 +147,29 @@ struct ResourceLimits {
     std::optional<std::uint64_t> pids;         ///< processes and threads at once
     std::optional<std::uint64_t> memory_bytes; ///< memory of the tree (cgroup) or per process
     std::optional<double> cpus;                ///< CPU bandwidth in CPUs (1.5 = 150% of one)
+
+    /// Whether any limit is set.
     [[nodiscard]] bool any() const { return pids || memory_bytes || cpus; }
 };
 
+/// Per-child options for Supervisor::spawn.
 struct SpawnOptions {
     /// Append the child's stdout/stderr here (created 0644 if missing). Both may name the same
     /// file: the streams are then interleaved chunk by chunk.
     std::optional<std::filesystem::path> stdout_log{};
-    std::optional<std::filesystem::path> stderr_log{};
+    std::optional<std::filesystem::path> stderr_log{}; ///< as stdout_log, for stderr
+
     /// Called on the poll loop's thread with every chunk read (after it reached the log).
     std::function<void(Stream, std::string_view)> on_output{};
     bool stdin_null = true; ///< stdin from /dev/null; false = inherit emurun's stdin
+
     /// Wall-time limit; on expiry SIGTERM to the child's process group, then SIGKILL after
     /// `grace`. nullopt = no limit.
     std::optional<std::chrono::milliseconds> timeout{};
     /// No output on either stream for this long: the child is stopped as by `timeout`
-    /// (ChildResult::timed_out and ::idle). nullopt = no limit.
+    /// (ChildResult::timed_out and ChildResult::idle). nullopt = no limit.
     std::optional<std::chrono::milliseconds> idle_timeout{};
+    /// How long a stopped child's group has between SIGTERM and SIGKILL.
     std::chrono::milliseconds grace{10'000};
     ResourceLimits limits{}; ///< none by default
 };
@@ -167,20 +180,22 @@ using ChildId = std::uint64_t;
 /// What one supervised child did. Times and rusage cover the whole tree: the child and every
 /// descendant that was reaped, including orphans killed when the child ended.
 struct ChildResult {
-    ChildId id = 0;
-    ExitStatus status;
+    ChildId id = 0;         ///< what Supervisor::spawn returned for it
+    ExitStatus status;      ///< how the child itself ended
     bool timed_out = false; ///< the timeout fired (status then usually shows SIGTERM/SIGKILL)
     bool idle = false;      ///< ... and it was the idle timeout: no output for that long
     bool stopped = false;   ///< stopped by Supervisor::stop_all (not when it had ended already)
+
     /// The child's process tree just before a timeout or stop_all stopped it (empty otherwise).
     std::vector<ProcessSnapshot> snapshot;
-    std::chrono::nanoseconds wall{0}; ///< steady clock, spawn to end of the tree
-    std::chrono::microseconds user{0};
-    std::chrono::microseconds sys{0};
-    long max_rss_kib = 0; ///< largest resident set of any process in the tree
-    std::uint64_t stdout_bytes = 0;
-    std::uint64_t stderr_bytes = 0;
+    std::chrono::nanoseconds wall{0};  ///< steady clock, spawn to end of the tree
+    std::chrono::microseconds user{0}; ///< user CPU time of the tree (rusage)
+    std::chrono::microseconds sys{0};  ///< system CPU time of the tree (rusage)
+    long max_rss_kib = 0;              ///< largest resident set of any process in the tree
+    std::uint64_t stdout_bytes = 0;    ///< bytes the tree wrote to stdout
+    std::uint64_t stderr_bytes = 0;    ///< bytes the tree wrote to stderr
     int leftovers_killed = 0; ///< processes still alive when the child ended, then SIGKILLed
+
     /// Set when the child never ran (exec failure, bad cwd): status is then meaningless.
     std::optional<Error> start_error;
     /// Set when writing output to a log failed (a full disk): the log misses that output.

@@ -17,7 +17,7 @@ namespace emurun {
 
 /// One qemu-user binary found on this machine.
 struct Emulator {
-    const Arch* arch = nullptr;
+    const Arch* arch = nullptr; ///< the arch it emulates
     std::filesystem::path path; ///< absolute path, symlinks not resolved
     bool is_static = false;     ///< statically linked (no PT_INTERP): works inside chroots
 };
@@ -27,7 +27,7 @@ struct Emulator {
 struct EmulatorSearch {
     std::vector<std::filesystem::path> dirs; ///< extra directories, searched first
     bool system = true;                      ///< also search $EMURUN_QEMU_DIR, $PATH and /usr/bin
-    bool prefer_static = true; ///< qemu-<cpu>-static before qemu-<cpu> within each directory
+    bool prefer_static = true; ///< `qemu-<cpu>-static` before `qemu-<cpu>` within each directory
 };
 
 /// Find the emulator for `arch`. Error when none: "no emulator for ppc64le: qemu-ppc64le not
@@ -75,8 +75,9 @@ select_arches(const std::vector<std::string>& names, const EmulatorSearch& searc
 
 /// An emulator emurun can use, with its version and where it comes from (`emurun qemu list`).
 struct AvailableEmulator {
-    Emulator emulator;
+    Emulator emulator;   ///< the binary and its arch
     std::string version; ///< "10.0.13"; empty when unknown
+
     /// "$EMURUN_QEMU_DIR", "PATH", "/usr/bin" (or a search dir), or for one `emurun qemu fetch`
     /// took from Debian's archive "trixie: qemu-user 1:10.0.13+ds-0+deb13u1"
     std::string source;
@@ -84,7 +85,7 @@ struct AvailableEmulator {
 };
 
 /// Every emulator found for `arch` (every arch when null): each directory of `search` in order
-/// (its qemu-<cpu>-static and qemu-<cpu>, one entry per file however many names reach it),
+/// (its `qemu-<cpu>-static` and `qemu-<cpu>`, one entry per file however many names reach it),
 /// then the fetched ones of every suite in emurun's cache (`qemu/SUITE/`).
 [[nodiscard]] EMURUN_EXPORT std::vector<AvailableEmulator>
 list_emulators(const Arch* arch = nullptr, const EmulatorSearch& search = {});
@@ -92,7 +93,7 @@ list_emulators(const Arch* arch = nullptr, const EmulatorSearch& search = {});
 /// `search` narrowed to the one emulator `choice` names for `arch` (a pipeline's or step's
 /// "qemu"): a version ("10.0" matches 10.0.x, "7.2.22" only itself; the first in
 /// list_emulators' order), a Debian suite fetched with `emurun qemu fetch --suite SUITE`
-/// ("trixie"), or a path (a qemu-<cpu>[-static] file or a directory holding one). The result
+/// ("trixie"), or a path (a `qemu-<cpu>[-static]` file or a directory holding one). The result
 /// searches that emulator's directory only, so every module that takes an EmulatorSearch (exec,
 /// sandbox, root) finds it. Error when none matches, naming what there is and the fetch
 /// command that gets it.
@@ -109,7 +110,7 @@ fetched_emulator_dir(std::string_view suite);
 /// without installing anything. begin() makes a private staging dir in the cache; the caller
 /// has the emurun-sysroot tool unpack `package()` of `suite()` for this host's arch into
 /// `tree()` (sysroot_tool_argv: the one apt/dpkg downloader); adopt() then moves the static
-/// emulator of each arch into fetched_emulator_dir(suite) as qemu-<cpu>-static, beside a
+/// emulator of each arch into fetched_emulator_dir(suite) as `qemu-<cpu>-static`, beside a
 /// `.source` file naming the package and version. All or nothing: the suite's dir is replaced
 /// in one rename (the emulators fetched before for other arches are kept). The staging dir
 /// goes with the object.
@@ -117,10 +118,14 @@ class EMURUN_EXPORT QemuFetch {
   public:
     /// `suite` empty: this host's Debian release (VERSION_CODENAME of /etc/os-release).
     [[nodiscard]] static Result<QemuFetch> begin(std::string suite);
+    /// Moves the staging dir along: only the moved-to object removes it.
     QemuFetch(QemuFetch&&) noexcept;
+    /// Removes this object's staging dir, then takes `other`'s.
     QemuFetch& operator=(QemuFetch&&) noexcept;
     ~QemuFetch();
+    /// The Debian suite fetched from ("trixie"), the host's when begin() was given none.
     [[nodiscard]] const std::string& suite() const;
+    /// The staging dir the package is to be unpacked into (private, inside emurun's cache).
     [[nodiscard]] const std::filesystem::path& tree() const;
     /// The package that carries the static emulators (from trixie on, a transitional one that
     /// depends on qemu-user, which then holds them): "qemu-user-static".
@@ -154,7 +159,7 @@ qemu_command(const Emulator& emu, const std::filesystem::path& program,
 /// signatures: "qemu: unhandled CPU exception", "qemu: fatal:", "...: tcg fatal error",
 /// "qemu:handle_cpu_signal received signal outside vCPU context", "QEMU internal SIG...",
 /// "Unhandled trap:"/"Unhandled program exception:" (a CPU loop giving up) or a failed
-/// assertion of a qemu-<cpu> binary. Not "qemu: uncaught target signal": QEMU prints that
+/// assertion of a `qemu-<cpu>` binary. Not "qemu: uncaught target signal": QEMU prints that
 /// when the guest program itself dies of a signal (qemu_guest_signal).
 [[nodiscard]] EMURUN_EXPORT bool is_qemu_crash_line(std::string_view line);
 
@@ -175,6 +180,7 @@ qemu_command(const Emulator& emu, const std::filesystem::path& program,
 /// without their line end, at most 1 KiB; a last unterminated line counts.
 class EMURUN_EXPORT QemuCrashScanner {
   public:
+    /// The next bytes of stderr, cut anywhere (lines may span chunks).
     void feed(std::string_view chunk);
     /// The first line with a QEMU crash signature; nullopt when none.
     [[nodiscard]] std::optional<std::string> evidence() const;
@@ -206,14 +212,15 @@ class EMURUN_EXPORT QemuCrashScanner {
 
 /// What a failed emulated program's failure says about QEMU (judge_qemu_failure).
 struct QemuVerdict {
+    /// Whose failure it is.
     enum class Kind {
         none,           ///< nothing of QEMU's: an ordinary failure
         emulator_crash, ///< QEMU itself crashed or gave up: `text` is the evidence
         guest_signal,   ///< the guest program died of a signal: `text` says so (a failure)
         unsupported,    ///< QEMU reported a feature it lacks: `text` names it (a failure)
     };
-    Kind kind = Kind::none;
-    std::string text;
+    Kind kind = Kind::none; ///< what QEMU had to do with the failure
+    std::string text;       ///< the evidence or explanation; empty for Kind::none
 };
 
 /// The verdict on a failed emulated program from what `seen` found on its stderr and, when the

@@ -23,12 +23,14 @@ namespace emurun {
 enum class StepStatus {
     passed, ///< exited 0
     failed, ///< non-zero exit, killed by a signal, or could not start
+
     /// an emulated step that failed with QEMU's own crash signature (StepResult::evidence)
     emulator_crash,
     timed_out,   ///< its timeout fired and the process group was stopped
     skipped,     ///< not started because a step it needs did not pass
     interrupted, ///< running when emurun was interrupted; stopped
     not_run,     ///< never started because emurun was interrupted first
+
     /// not run here: it passed in the build job whose artifacts this run unpacked; its figures
     /// are the build job's (RunnerOptions::reused)
     reused,
@@ -55,6 +57,7 @@ struct Flag {
     /// "budget", "baseline", "regression", "job_limit", "flaky" or "junit_missing"
     std::string rule;
     std::string message; ///< e.g. "wall 12.0s is over the budget 10.0s"
+    /// Every field equal.
     friend bool operator==(const Flag&, const Flag&) = default;
 };
 
@@ -69,22 +72,25 @@ struct ToolchainMismatch {
     std::string host_source;  ///< "gcc-12 12.2.0-14"; "" when not installed
     bool accelerated = false; ///< true: accelerated anyway (allow_revision_mismatch)
     std::string message;      ///< the whole sentence: which tool, both versions, why
+
     /// The probe corpus' verdict: nullopt when it did not run for this tool (it runs for gcc, or
     /// g++ without gcc), "identical", or what differed ("stack.c (dpkg-buildflags): ...
     /// sections .text differ ...") or why it could not run. JSON: null, or the string.
     std::optional<std::string> probe;
+    /// Every field equal.
     friend bool operator==(const ToolchainMismatch&, const ToolchainMismatch&) = default;
 };
 
 /// One run of a step that was run more than once (`retries`).
 struct Attempt {
-    StepStatus status = StepStatus::not_run;
-    std::optional<int> exit_code;
-    std::optional<int> signal;
-    double wall = 0;
-    std::optional<std::string> evidence; ///< emulator_crash: as StepResult::evidence
-    std::string message;
-    std::filesystem::path log; ///< its own log: <step>.attempt<N>.log, the last one <step>.log
+    StepStatus status = StepStatus::not_run; ///< how this attempt ended
+    std::optional<int> exit_code;            ///< its exit code, when it exited
+    std::optional<int> signal;               ///< the signal that killed it, when one did
+    double wall = 0;                         ///< its wall time, seconds
+    std::optional<std::string> evidence;     ///< emulator_crash: as StepResult::evidence
+    std::string message;                     ///< as StepResult::message, for this attempt
+    std::filesystem::path log; ///< its own log: `<step>.attempt<N>.log`, the last one `<step>.log`
+    /// Every field equal.
     friend bool operator==(const Attempt&, const Attempt&) = default;
 };
 
@@ -92,10 +98,12 @@ struct Attempt {
 struct EmulatorRecord {
     std::string path;    ///< the qemu-user binary (for host mode, the host's handler)
     std::string version; ///< as emulator_version() reads it, "7.2.22"; empty when unknown
+
     /// The CPU model: the step's `cpu`, else QEMU_CPU from its environment, else QEMU's default
     /// for the arch (cpu_default); empty when that default is not known for this version.
     std::string cpu;
-    bool cpu_default = false;
+    bool cpu_default = false; ///< `cpu` is QEMU's default for the arch, not one the step chose
+    /// Every field equal.
     friend bool operator==(const EmulatorRecord&, const EmulatorRecord&) = default;
 };
 
@@ -108,14 +116,16 @@ enum class FactorBasis { wall, cpu };
 /// One process of a step's tree when the step was stopped (a timeout, the idle timeout or an
 /// interrupt), as /proc showed it.
 struct ProcessRecord {
-    int pid = 0;
-    int ppid = 0;
+    int pid = 0;         ///< its process id
+    int ppid = 0;        ///< its parent's process id
     std::string state;   ///< "R", "S", "D", "T", "Z"...
     std::string wchan;   ///< the kernel function it slept in; empty when running or unknown
     double cpu = 0;      ///< user + system seconds
     std::string cmdline; ///< arguments joined by spaces
+
     /// "   4242    4241 S do_wait       0.01 sh -c sleep 600" (the log's table)
     [[nodiscard]] EMURUN_EXPORT std::string describe() const;
+    /// Every field equal.
     friend bool operator==(const ProcessRecord&, const ProcessRecord&) = default;
 };
 
@@ -131,23 +141,27 @@ enum class TestStatus {
 
 /// One test case of a step, read from the JUnit XML files the step wrote (Step::junit).
 struct TestResult {
-    std::string name;
+    std::string name;      ///< the test case's name attribute
     std::string classname; ///< the class or suite attribute; empty when the file gives none
     double time = 0;       ///< seconds, as the file gives it
-    TestStatus status = TestStatus::passed;
+    TestStatus status = TestStatus::passed; ///< what became of it
+
     /// failed, error, skipped: the element's message (or its text's first line; for an empty
     /// failure, ctest's, the first lines of the test's <system-out>), at most
     /// k_test_message_max bytes and "…"; empty otherwise
     std::string message;
     std::optional<double> baseline_time; ///< the same test's time in the --baseline report
+
     /// "slow", "emulation_only_failure", "native_only_failure" (docs/guides/pipelines.md)
     std::vector<Flag> flags;
 
     /// time / baseline time, when a baseline time is known and non-zero.
     [[nodiscard]] EMURUN_EXPORT std::optional<double> baseline_factor() const;
+    /// Failed or error: the test did not pass and was not skipped.
     [[nodiscard]] bool failing() const {
         return status == TestStatus::failed || status == TestStatus::error;
     }
+    /// Every field equal.
     friend bool operator==(const TestResult&, const TestResult&) = default;
 };
 inline constexpr std::size_t k_test_message_max = 512;
@@ -161,13 +175,15 @@ inline constexpr std::size_t k_report_name_max = 1024;
 
 /// One step's measurements. Times are seconds; CPU and RSS cover the whole waited tree.
 struct StepResult {
-    std::string name;
-    StepKind kind = StepKind::other;
-    std::string arch; ///< empty for native steps without an arch
+    std::string name;                ///< the step's name (Step::name)
+    StepKind kind = StepKind::other; ///< the step's kind (Step::kind)
+    std::string arch;                ///< empty for native steps without an arch
+
     /// A per-arch step's template (Step::template_name, JSON "template"): "build" for
     /// "build[aarch64]"; empty for a step that runs once. Baselines and merges match by it.
     std::string template_name;
-    Emulation emulation = Emulation::native;
+    Emulation emulation = Emulation::native; ///< how it ran (auto resolved to the mode used)
+
     /// Emulation "root" and some host tool really served the step (accelerated_tools is not
     /// empty); false when every tool asked for stayed emulated (toolchain_mismatches say why)
     bool accelerated = false;
@@ -179,22 +195,27 @@ struct StepResult {
     std::vector<std::string> accelerated_tools;
     /// With acceleration asked for: the tools whose root and host sources differ
     std::vector<ToolchainMismatch> toolchain_mismatches;
-    StepStatus status = StepStatus::not_run;
-    std::optional<int> exit_code;
-    std::optional<int> signal;
-    double wall = 0, user = 0, sys = 0;
-    std::int64_t max_rss_kib = 0;
-    std::optional<double> budget; ///< seconds, from the pipeline
+    StepStatus status = StepStatus::not_run; ///< how it ended (the last attempt's outcome)
+    std::optional<int> exit_code;            ///< its exit code, when it exited
+    std::optional<int> signal;               ///< the signal that killed it, when one did
+    double wall = 0;                         ///< wall time, seconds
+    double user = 0;                         ///< user CPU time of the tree, seconds
+    double sys = 0;                          ///< system CPU time of the tree, seconds
+    std::int64_t max_rss_kib = 0;            ///< largest resident set of a process of the tree
+    std::optional<double> budget;            ///< seconds, from the pipeline
+
     /// The same step's wall and CPU seconds in the --baseline report; null for a step that ran
     /// natively (a native step has no emulation factor) or had no measured baseline
     std::optional<double> baseline_wall;
-    std::optional<double> baseline_cpu;
-    std::filesystem::path log; ///< the complete output, both streams
-    std::string message;       ///< why it failed or was skipped, for humans
+    std::optional<double> baseline_cpu; ///< as baseline_wall, CPU seconds (user + sys)
+    std::filesystem::path log;          ///< the complete output, both streams
+    std::string message;                ///< why it failed or was skipped, for humans
+
     /// emulator_crash: the line of stderr with QEMU's crash message, or why the emulator
     /// itself is taken to have crashed (qemu_killed_evidence)
     std::optional<std::string> evidence;
     std::optional<EmulatorRecord> emulator; ///< emulated steps that ran: which QEMU
+
     /// timed_out: "timeout" (the step's wall-time limit) or "idle" (its idle_timeout)
     std::optional<std::string> timeout_reason;
     /// The step's "limits" that could not be enforced as asked, and why (nullopt: all were)
@@ -202,7 +223,7 @@ struct StepResult {
     /// The step's process tree just before it was stopped (timed_out, interrupted), parents
     /// first; empty otherwise
     std::vector<ProcessRecord> processes;
-    std::vector<Flag> flags;
+    std::vector<Flag> flags; ///< the step's flags (budget, baseline, regression, flaky, ...)
     /// Every attempt, in order, when the step was retried (the step's own fields are the last
     /// one's); empty when it ran once. A step that passed after a failed attempt is flagged
     /// `flaky`.
@@ -214,11 +235,13 @@ struct StepResult {
     /// (Step::junit_missing).
     std::vector<TestResult> tests;
 
+    /// CPU seconds of the tree: user + sys.
     [[nodiscard]] double cpu() const { return user + sys; }
     /// wall / baseline wall, when a baseline is known and non-zero.
     [[nodiscard]] EMURUN_EXPORT std::optional<double> baseline_factor() const;
     /// The emulation factor on `basis`: baseline_factor(), or cpu() / baseline CPU.
     [[nodiscard]] EMURUN_EXPORT std::optional<double> factor(FactorBasis basis) const;
+    /// Every field equal.
     friend bool operator==(const StepResult&, const StepResult&) = default;
 };
 
@@ -226,6 +249,7 @@ struct StepResult {
 struct ArtifactLink {
     std::string id;      ///< the archive's id (its manifest's), 16 hex digits
     bool packed = false; ///< true: this run packed it; false: this run reused its steps
+    /// Every field equal.
     friend bool operator==(const ArtifactLink&, const ArtifactLink&) = default;
 };
 
@@ -235,18 +259,20 @@ inline constexpr std::size_t k_report_max_bytes = std::size_t{256} << 20;
 /// A pipeline run. JSON field names and meanings: docs/reference/report-json.md (schema_version
 /// 1, generated from cmake/schema/report.schema.json).
 struct Report {
-    static constexpr int k_schema_version = 1;
-    std::string pipeline;
+    static constexpr int k_schema_version = 1; ///< the report format this version writes
+    std::string pipeline;                      ///< Pipeline::name
     /// Pipeline::digest of the pipeline that ran (16 hex digits): merge refuses reports of two
     /// versions of a pipeline. Empty in reports written before emurun recorded it.
     std::string pipeline_digest;
-    std::string started; ///< UTC, ISO 8601
-    double wall = 0;     ///< whole run, seconds
-    std::string host_arch;
-    int shard_index = 1, shard_count = 1;
+    std::string started;                   ///< UTC, ISO 8601
+    double wall = 0;                       ///< whole run, seconds
+    std::string host_arch;                 ///< the arch of the machine that ran it
+    int shard_index = 1;                   ///< which shard this run was (Shard::index)
+    int shard_count = 1;                   ///< of how many (Shard::count)
     std::optional<double> job_limit;       ///< seconds, from --job-limit
     std::optional<int> interrupted_by;     ///< the signal that stopped the run
     std::optional<ArtifactLink> artifacts; ///< --pack / --unpack: which archive
+
     /// What the steps' factors against the baseline divide (FlagRules::basis of the run): the
     /// table's and Markdown's "x baseline" column and the baseline flag use it.
     FactorBasis factor_basis = FactorBasis::wall;
@@ -257,9 +283,10 @@ struct Report {
     /// A run of the native baseline (Pipeline::native): the other runs' baseline, never merged
     /// with them as one more arch. False in reports written before emurun recorded it.
     bool native_baseline = false;
-    std::vector<StepResult> steps;
-    std::vector<Flag> flags; ///< pipeline-wide (job_limit)
+    std::vector<StepResult> steps; ///< one per step run (of the shard), in pipeline order
+    std::vector<Flag> flags;       ///< pipeline-wide (job_limit)
 
+    /// The step called `step`, or nullptr.
     [[nodiscard]] EMURUN_EXPORT const StepResult* find(std::string_view step) const;
     /// The step of `step`'s template (the first with that template name, as a native baseline
     /// has one per template), else the step of the same name, else nullptr.
@@ -273,10 +300,12 @@ struct Report {
     /// Expected durations for scheduling and sharding: each finished step's wall.
     [[nodiscard]] EMURUN_EXPORT History history() const;
 
+    /// The report as JSON (docs/reference/report-json.md); save() writes it.
     [[nodiscard]] EMURUN_EXPORT nlohmann::json to_json() const;
     /// Errors name the place, as pipeline errors do: "r.json: steps[2].wall: expected a number".
     [[nodiscard]] EMURUN_EXPORT static Result<Report> from_json(const nlohmann::json& j,
                                                                 const std::string& source);
+    /// from_json() on JSON text; `source` names it in errors.
     [[nodiscard]] EMURUN_EXPORT static Result<Report> parse(std::string_view text,
                                                             const std::string& source);
     /// parse() on a file: a regular file of at most k_report_max_bytes (a bigger one is refused
@@ -285,6 +314,7 @@ struct Report {
     /// Write as JSON atomically.
     [[nodiscard]] EMURUN_EXPORT Result<void> save(const std::filesystem::path& file) const;
 
+    /// Every field equal.
     bool operator==(const Report&) const = default;
 };
 
@@ -293,10 +323,11 @@ struct FlagRules {
     /// (b) emulated/native ratio above this, of wall or CPU time (`basis`), for emulated steps
     /// that passed (docs/guides/pipelines.md: the default against measured suites)
     double baseline_factor = 10;
-    FactorBasis basis = FactorBasis::wall;
-    double regression_relative = 0.2; ///< (c) slower than previous by more than 20 % ...
-    double regression_absolute = 5;   ///< ... and by more than 5 s
-    double job_limit_share = 0.8;     ///< (d) projected total over 80 % of the job limit
+    FactorBasis basis = FactorBasis::wall; ///< whether (b) compares wall or CPU time
+    double regression_relative = 0.2;      ///< (c) slower than previous by more than 20 % ...
+    double regression_absolute = 5;        ///< ... and by more than 5 s
+    double job_limit_share = 0.8;          ///< (d) projected total over 80 % of the job limit
+
     /// (b), (e): a step or test is flagged over baseline_factor x its baseline time, unless
     /// that baseline time (wall, CPU for a step on the CPU basis) is below this many seconds
     /// (timer noise)
@@ -431,8 +462,9 @@ using StatusStyle = std::function<std::string(StepStatus status, std::string_vie
 
 /// A step in both reports whose emulator changed (path, version or CPU model) between them.
 struct EmulatorChange {
-    std::string step;
-    std::optional<EmulatorRecord> before, after;
+    std::string step;                     ///< the step's name
+    std::optional<EmulatorRecord> before; ///< its emulator in `before`; nullopt: it ran native
+    std::optional<EmulatorRecord> after;  ///< its emulator in `after`; nullopt: it ran native
     /// "unit: qemu-aarch64-static 7.2.21 (cpu max) -> qemu-aarch64-static 7.2.22 (cpu max)"
     [[nodiscard]] EMURUN_EXPORT std::string describe() const;
 };
@@ -461,9 +493,10 @@ save_junit(const Report& report, const std::filesystem::path& file, const JunitL
 /// A limit on the file append_markdown() appends to (a CI's job summary has one): the file
 /// stays within `max_bytes`; a longer Markdown is cut at a line and `note` follows it.
 struct MarkdownCap {
-    std::size_t max_bytes = 0;
-    std::string note;
+    std::size_t max_bytes = 0; ///< the most the file may hold, in bytes
+    std::string note;          ///< said after a cut Markdown (e.g. where the whole report is)
 };
+
 /// Append to_markdown(report) to `file` (a CI's job summary): a regular file, created if
 /// missing; a FIFO or device there is an error, not a hang. With `cap`, the file stays within
 /// cap->max_bytes (what is there counts), the Markdown cut at a line with cap->note after it.

@@ -25,9 +25,9 @@ namespace emurun {
 
 /// One bind mount into a root: host `source` at `target` inside (target defaults to source).
 struct RootBind {
-    std::filesystem::path source;
-    std::filesystem::path target;
-    bool read_only = false;
+    std::filesystem::path source; ///< the host's file or directory
+    std::filesystem::path target; ///< where it appears inside the root; empty = `source`
+    bool read_only = false;       ///< mount it read-only
 };
 
 /// What to accelerate: nothing, the default list (every compiler driver and binutil the root
@@ -37,9 +37,11 @@ struct RootBind {
 /// the host's own program only when the root's package and the libraries it runs with are
 /// built from the same sources as the host's (else it stays emulated, recorded as a mismatch).
 struct Acceleration {
+    /// Nothing, the default list, or the tools in `tools`.
     enum class Mode { none, defaults, listed };
-    Mode mode = Mode::none;
+    Mode mode = Mode::none;         ///< which of the three
     std::vector<std::string> tools; ///< for Mode::listed
+
     /// Accelerate a tool even when the host's cross package was built from another revision
     /// of the compiler's or binutils' source than the root's package (the same upstream
     /// version only): the objects may differ (toolchain_identity); the plan records it.
@@ -73,11 +75,13 @@ struct RootSpec {
     const Arch* arch = nullptr;               ///< expected arch; nullptr = whatever the root is
     std::vector<RootBind> binds;              ///< after the root's own mounts, in order
     std::optional<std::filesystem::path> cwd; ///< inside the root; default "/"
+
     /// Added to the clean environment (PATH, HOME=/root, TERM, LANG); later ones win.
     std::vector<std::pair<std::string, std::string>> env;
-    Acceleration accelerate;
+    Acceleration accelerate;    ///< which tools run as the host's own (none by default)
     bool network_config = true; ///< bind the host's /etc/resolv.conf (apt inside)
     EmulatorSearch emulators;   ///< static emulators preferred: F pins them at registration
+
     /// Where exec_in_root() and install_in_root() send notes and warnings; none by default.
     /// Not carried by root_argv(): the helper uses the sink given to run_if_root_helper().
     DiagnosticSink diagnostics;
@@ -94,6 +98,7 @@ struct ToolSource {
     std::string package; ///< the binary package whose dpkg record says it
     std::string source;  ///< the source package's name; empty: the package is not installed
     std::string version; ///< the source's version, Debian revision included
+    /// Every field equal.
     friend bool operator==(const ToolSource&, const ToolSource&) = default;
 };
 
@@ -103,12 +108,15 @@ struct ToolIdentity {
     std::string tool; ///< "gcc", "g++", "cpp", "binutils"
     ToolSource root;  ///< e.g. gcc-12 (package gcc-12 of the root)
     ToolSource host;  ///< e.g. gcc-12 (Built-Using of the host's gcc-12-aarch64-linux-gnu)
+    /// The root's package is installed and built from the same source at the same version as
+    /// the host's.
     [[nodiscard]] bool same() const {
         return !root.source.empty() && root.source == host.source && root.version == host.version;
     }
     /// Why they differ, for reports: "the root's gcc-12 is built from gcc-12 12.2.0-14+deb12u1,
     /// the host's gcc-12-aarch64-linux-gnu from gcc-12 12.2.0-14: ...". Empty when same().
     [[nodiscard]] EMURUN_EXPORT std::string why() const;
+    /// Every field equal.
     friend bool operator==(const ToolIdentity&, const ToolIdentity&) = default;
 };
 
@@ -135,9 +143,10 @@ toolchain_identity(std::string_view root_status, std::string_view host_status,
 /// What the probe corpus found: the same objects from the root's emulated compiler and from
 /// the accelerated one (beyond .comment), or the first corpus file that differed and how.
 struct ProbeVerdict {
-    bool identical = false;
-    std::string file; ///< "stack.c.dpkg-buildflags": the file and the flag set; "" when none
-    std::string why;  ///< for reports: which file, which sections; or why it could not run
+    bool identical = false; ///< every corpus file gave the same objects both ways
+    std::string file;       ///< "stack.c.dpkg-buildflags": the file and the flag set; "" when none
+    std::string why;        ///< for reports: which file, which sections; or why it could not run
+    /// Every field equal.
     friend bool operator==(const ProbeVerdict&, const ProbeVerdict&) = default;
 };
 
@@ -146,6 +155,7 @@ struct ProbeVerdict {
 struct ToolMismatch {
     ToolIdentity identity;    ///< same() when only the probe differed
     bool accelerated = false; ///< true: allow_revision_mismatch, accelerated anyway
+
     /// Asked-for tools kept emulated with it although their own sources match: the binutils
     /// with an emulated gcc or g++ (that gcc hands ld and ar its LTO plugin, a library of the
     /// root's arch, which the host's x86-64 ld and ar cannot load), and gcc and g++ with
@@ -161,16 +171,17 @@ struct ToolMismatch {
 
 /// Everything decided before entering: pure data, nothing mounted yet.
 struct RootPlan {
-    std::filesystem::path dir; ///< absolute
-    const Arch* arch = nullptr;
-    BinfmtEntry entry; ///< the arch's emulator, flags "FP"
-    std::vector<RootBind> binds;
-    std::filesystem::path cwd{"/"};
+    std::filesystem::path dir;      ///< absolute
+    const Arch* arch = nullptr;     ///< the root's arch (from its dpkg, checked against the spec)
+    BinfmtEntry entry;              ///< the arch's emulator, flags "FP"
+    std::vector<RootBind> binds;    ///< the spec's binds, targets filled in, in order
+    std::filesystem::path cwd{"/"}; ///< the command's working directory inside the root
     std::vector<std::pair<std::string, std::string>> env; ///< the command's whole environment
     std::vector<RootToolBind> tools;      ///< accelerated tools (empty: full emulation)
-    std::string gcc_major;                ///< "12": /usr/lib/gcc-cross/<triplet>/<major>
+    std::string gcc_major;                ///< "12": `/usr/lib/gcc-cross/<triplet>/<major>`
     std::vector<std::string> accelerated; ///< names, for reports: "gcc-12", "as", ...
     std::vector<std::string> notes;       ///< facts worth a debug line
+
     /// Tools asked for whose root and host sources differ (toolchain_identity), each kept
     /// emulated or, with allow_revision_mismatch, accelerated anyway
     std::vector<ToolMismatch> mismatches;
@@ -221,13 +232,13 @@ run_if_root_helper(int argc, char** argv, const DiagnosticSink& diagnostics = {}
 
 /// Creating a root.
 struct RootCreateSpec {
-    const Arch* arch = nullptr;
-    std::string suite = "bookworm";
+    const Arch* arch = nullptr;        ///< the root's arch (required)
+    std::string suite = "bookworm";    ///< the Debian release to install
     std::vector<std::string> include;  ///< extra packages (gcc, g++, libc6-dev, make by default)
     std::filesystem::path dir;         ///< must not exist, or be empty
     std::optional<std::string> mirror; ///< nullopt = the mirror this machine's apt uses
     std::optional<std::filesystem::path> cache_dir; ///< nullopt = cache_dir() (sysroot.hpp)
-    EmulatorSearch emulators;
+    EmulatorSearch emulators; ///< where to find the arch's emulator, used while creating it
     /// Pin the root's compiler and binutils packages to the sources and revisions the host's
     /// cross toolchain was built from (toolchain_pins), so that acceleration serves them; the
     /// create fails as soon as apt has the mirror's index when the mirror does not have those
@@ -268,6 +279,7 @@ host_mirror(const std::filesystem::path& etc_apt = "/etc/apt");
 struct RootCreated {
     std::filesystem::path tarball; ///< the cached root
     bool from_cache = false;       ///< only unpacked
+
     /// With pin_toolchain: the sources pinned, {"gcc-12", "12.2.0-14"}, ...
     std::vector<std::pair<std::string, std::string>> pinned;
 };
@@ -298,6 +310,7 @@ struct RootImportSpec {
     /// `docker save`/`podman save` archive (manifest.json and layer tars), or a rootfs tarball
     std::filesystem::path source;
     std::filesystem::path dir; ///< the new root: absent or an empty directory
+
     /// The platform to take from a multi-arch index, and the arch the root must be; nullptr:
     /// the image's only one (an index of several is an error listing them)
     const Arch* arch = nullptr;
@@ -306,14 +319,15 @@ struct RootImportSpec {
 
 /// An image's run defaults and where the root came from: DIR/k_root_image_file.
 struct RootImage {
-    std::string source_kind;  ///< "oci", "docker-archive" or "rootfs"
-    std::string architecture; ///< the OCI name: "arm64", "ppc64le", ...
-    std::string variant;
+    std::string source_kind;      ///< "oci", "docker-archive" or "rootfs"
+    std::string architecture;     ///< the OCI name: "arm64", "ppc64le", ...
+    std::string variant;          ///< the OCI variant: "v8", "v7"; empty when the image has none
     std::vector<std::string> env; ///< "K=V", in order
     std::string working_dir;      ///< empty: "/"
     std::string user;             ///< recorded; root run runs as root (uid 0 of its namespace)
-    std::vector<std::string> entrypoint, cmd;
-    std::vector<std::string> layers; ///< the layers' digests, applied bottom to top
+    std::vector<std::string> entrypoint; ///< the image's Entrypoint; empty for a rootfs
+    std::vector<std::string> cmd;        ///< the image's Cmd, its arguments by default
+    std::vector<std::string> layers;     ///< the layers' digests, applied bottom to top
 };
 
 /// The arch an OCI platform's architecture and variant name ("arm64", "arm" + "v7" is armhf,
@@ -335,8 +349,8 @@ struct OciPlatform {
 
 /// What import_root made.
 struct RootImported {
-    const Arch* arch = nullptr;
-    RootImage image;
+    const Arch* arch = nullptr;     ///< the root's arch
+    RootImage image;                ///< also written to DIR/k_root_image_file
     std::vector<std::string> notes; ///< facts for the user (e.g. setuid bits cleared: N files)
 };
 
@@ -381,11 +395,12 @@ struct RootExportSpec {
 
 /// One platform of an exported image.
 struct RootExportedPlatform {
-    const Arch* arch = nullptr;
-    std::string architecture, variant; ///< its OCI names
-    std::string manifest;              ///< the manifest's digest, "sha256:HEX"
-    std::string layer;                 ///< the layer blob's digest
-    std::uint64_t layer_bytes = 0;     ///< the layer blob's size
+    const Arch* arch = nullptr;    ///< the root's arch
+    std::string architecture;      ///< its OCI architecture: "arm64", "ppc64le", ...
+    std::string variant;           ///< its OCI variant: "v8"; empty when it has none
+    std::string manifest;          ///< the manifest's digest, "sha256:HEX"
+    std::string layer;             ///< the layer blob's digest
+    std::uint64_t layer_bytes = 0; ///< the layer blob's size
 };
 
 /// What export_root wrote.

@@ -25,15 +25,18 @@ namespace emurun {
 
 /// What the Runner tells its caller while it runs.
 struct RunEvent {
+    /// When it is sent: a step started or finished, the progress after a step, a
+    /// pipeline-wide flag raised, or a heartbeat while steps run.
     enum class Kind { started, finished, progress, flagged, heartbeat };
-    Kind kind = Kind::progress;
+    Kind kind = Kind::progress; ///< which event this is
     /// heartbeat: a running step, how long it has run and how long since its last output
     struct Activity {
-        std::string step;
+        std::string step;        ///< the step's name
         double running = 0;      ///< seconds
         double since_output = 0; ///< seconds (since its start when it printed nothing yet)
     };
     std::vector<Activity> activity; ///< heartbeat: every running step
+
     /// finished: the result (also of each attempt of a step that runs again, its message
     /// ending "retrying: attempt N of M"); started: partial (name, log)
     const StepResult* step = nullptr;
@@ -41,7 +44,8 @@ struct RunEvent {
     double elapsed = 0;               ///< seconds since the run started
     std::optional<double> eta;        ///< seconds left, when history allows an estimate
     std::vector<std::string> running; ///< names of running steps
-    std::size_t done = 0, total = 0;
+    std::size_t done = 0;             ///< steps finished so far
+    std::size_t total = 0;            ///< steps this run will run
 };
 
 /// Steps a build job ran and packed (unpack_artifacts, artifacts.hpp): this run does not run
@@ -53,29 +57,33 @@ struct ReusedSteps {
 
 /// Everything a run can be told. Defaults suit a CI job.
 struct RunnerOptions {
-    int jobs = 1;
-    std::optional<Shard> shard;
+    int jobs = 1;                   ///< steps run at once (at least 1)
+    std::optional<Shard> shard;     ///< run only this shard's steps; nullopt = all of them
     std::optional<Report> baseline; ///< a native run's report: rule (b)
     std::optional<Report> previous; ///< history for scheduling, ETA, sharding and rule (c)
+
     /// Step durations of earlier runs (load_run_history) for scheduling (longest first), ETA
     /// and sharding when there is no `previous` report; never for rule (c).
     History history;
-    std::optional<double> job_limit; ///< seconds: rule (d)
-    FlagRules rules;
-    TimeoutMultiplier timeout_multiplier;
+    std::optional<double> job_limit;         ///< seconds: rule (d)
+    FlagRules rules;                         ///< when a step is flagged (report.hpp)
+    TimeoutMultiplier timeout_multiplier;    ///< scales emulated steps' timeouts
     std::chrono::milliseconds grace{10'000}; ///< between SIGTERM and SIGKILL
+
     /// Emit a RunEvent::Kind::heartbeat this often while steps run (for CIs that kill jobs
     /// that print nothing for a while); nullopt = never.
     std::optional<std::chrono::milliseconds> heartbeat;
+    /// Whether a flagged run should fail. run() does not read it: a caller passes it to
+    /// Runner::exit_code().
     bool fail_on_flag = false;
     /// Steps done in a build job: each is `reused` (not run; the build job's figures), steps
     /// that need it go ahead; the report's `artifacts` names the archive.
     std::optional<ReusedSteps> reused;
-    std::filesystem::path log_dir = "emurun-logs";
-    EmulatorSearch emulators;
+    std::filesystem::path log_dir = "emurun-logs"; ///< where each step's log is written
+    EmulatorSearch emulators;                      ///< where to look for emulators
     /// Install SIGINT/SIGTERM/SIGHUP handlers for the run: stop every step, finish the report.
     bool handle_signals = true;
-    std::function<void(const RunEvent&)> on_event;
+    std::function<void(const RunEvent&)> on_event; ///< called with every RunEvent; may be empty
     /// Every chunk of every step's output (the log already has it).
     std::function<void(const std::string& step, Stream, std::string_view)> on_output;
 };
@@ -185,7 +193,10 @@ run_history_file(const std::filesystem::path& dir, const std::filesystem::path& 
 /// Runs a Pipeline and produces its Report.
 class Runner {
   public:
+    /// A runner of `pipeline` with `options`; nothing is checked or started until ready() or
+    /// run().
     EMURUN_EXPORT Runner(Pipeline pipeline, RunnerOptions options);
+
     /// Run every step (of the shard) as real processes, under one Supervisor. Errors only for
     /// emurun's own failures (log dir cannot be created, poll fails, a helper program missing:
     /// see ready()); steps that fail are results in the report.

@@ -23,20 +23,22 @@ namespace emurun {
 /// A sysroot for the sandbox: for `arch`, or (arch == nullptr) for whichever requested arch's
 /// dynamic loader it holds.
 struct SandboxSysroot {
-    const Arch* arch = nullptr;
-    std::filesystem::path dir;
+    const Arch* arch = nullptr; ///< the arch it is for; nullptr = found from the loader it holds
+    std::filesystem::path dir;  ///< the sysroot's directory
 };
 
 /// What to set up. Only `arches` is required.
 struct SandboxSpec {
     std::vector<const Arch*> arches;      ///< registered inside, each with flags F and P
     std::vector<SandboxSysroot> sysroots; ///< none for an arch: default_sysroots(arch)
+
     /// Set inside the sandbox after QEMU_LD_PREFIX, so a QEMU_LD_PREFIX here wins.
     std::vector<std::pair<std::string, std::string>> env;
     /// The CPU model QEMU emulates, set as QEMU_CPU before `env` (so env's QEMU_CPU wins); a
     /// model belongs to one arch, so only with a single arch.
     std::optional<std::string> cpu;
     EmulatorSearch emulators; ///< static emulators preferred: F pins them at registration
+
     /// The executable sandbox_argv() starts (see find_emurun_exe): emurun, or any program whose
     /// main() calls run_if_sandbox_helper() first.
     std::optional<std::filesystem::path> emurun_exe;
@@ -71,8 +73,8 @@ struct SandboxPlan {
 /// A failure to run the command in the sandbox, with the exit code the CLI should use:
 /// 127 command not found, 126 not executable, 125 emurun's own failure.
 struct SandboxFailure {
-    Error error;
-    int exit_code = 125;
+    Error error;         ///< what failed
+    int exit_code = 125; ///< 127, 126 or 125, as above
 };
 
 /// Set up the sandbox in this process and exec `argv` (searched in PATH) inside it: new user +

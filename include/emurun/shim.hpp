@@ -42,15 +42,16 @@ struct ShimSpec {
 
 /// One shim as recorded in its sidecar. Paths are absolute (resolved against the shim dir).
 struct ShimInfo {
-    std::string name;
+    std::string name;               ///< the shim's file name: the name the tool is run by
     std::filesystem::path path;     ///< the shim executable
     std::filesystem::path target;   ///< the program it runs
     std::string arch;               ///< canonical arch name of the target
     bool native = false;            ///< the host runs the target itself (no emulator)
     std::filesystem::path emulator; ///< qemu binary (empty when native)
     std::optional<std::filesystem::path> ld_prefix; ///< passed to qemu as -L
-    std::map<std::string, std::string> env;
-    std::optional<std::string> cpu;
+    std::map<std::string, std::string> env;         ///< variables set for the target
+    std::optional<std::string> cpu;                 ///< qemu -cpu model; nullopt = QEMU's default
+
     /// The sysroots given at creation (empty: the arch's default ones), for planning again.
     std::vector<std::filesystem::path> sysroots{};
 };

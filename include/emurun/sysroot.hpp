@@ -15,9 +15,9 @@
 
 namespace emurun {
 
-/// Sysroots used when the user names none: /usr/<triplet> (Debian's cross packages) when it
-/// holds the arch's libc, and / when Debian multiarch dirs /lib/<triplet> or
-/// /usr/lib/<triplet> exist (foreign-arch packages installed on the host).
+/// Sysroots used when the user names none: `/usr/<triplet>` (Debian's cross packages) when it
+/// holds the arch's libc, and / when Debian multiarch dirs `/lib/<triplet>` or
+/// `/usr/lib/<triplet>` exist (foreign-arch packages installed on the host).
 [[nodiscard]] EMURUN_EXPORT std::vector<std::filesystem::path> default_sysroots(const Arch& arch);
 
 /// Where one DT_NEEDED library (or the interpreter) was found, or that it is missing.
@@ -26,6 +26,7 @@ struct LibraryLookup {
     std::string needed_by;                     ///< soname/filename of the object that needs it
     std::optional<std::filesystem::path> path; ///< host path where it resolves; empty = missing
     std::string package_hint; ///< Debian package likely to provide it, "zlib1g:arm64"
+
     /// package_hint is a guess by Debian's naming policy (libxml2.so.2 -> "libxml2-2"), not a
     /// library emurun knows the package of: it may not exist.
     bool package_guessed = false;
@@ -67,7 +68,7 @@ resolve_libraries(const std::filesystem::path& binary, const ElfInfo& elf,
 /// One binary examined (`emurun inspect`): its ELF facts and where its libraries resolve.
 struct Inspection {
     std::filesystem::path file; ///< as given
-    ElfInfo elf;
+    ElfInfo elf;                ///< what its ELF header and program headers say
     LinkMap links; ///< empty for a static binary without DT_NEEDED; sysroots always set
 };
 
@@ -107,15 +108,15 @@ enum class SysrootOp {
 /// A request to make or fill a sysroot from Debian's archive (`emurun sysroot fetch|source|
 /// build-dep`); empty strings mean the tool's defaults (the host's mirror and release).
 struct SysrootRequest {
-    SysrootOp op = SysrootOp::fetch;
+    SysrootOp op = SysrootOp::fetch;   ///< what to do
     std::string arch;                  ///< any emurun name or alias (fetch, build_dep)
     std::filesystem::path dir;         ///< the sysroot (or where sources are unpacked)
     std::vector<std::string> packages; ///< fetch: PKG...; source: PKG[=VERSION]; build_dep: one
     std::filesystem::path cache;       ///< apt cache root (default cache_dir() / "apt")
-    std::string mirror;
-    std::string suite;
-    std::string profiles; ///< build_dep: build profiles, "nocheck,cross"
-    bool refresh = false; ///< update the package lists even when recent
+    std::string mirror;                ///< the Debian mirror's URL; empty = the host's
+    std::string suite;                 ///< the Debian release ("trixie"); empty = the host's
+    std::string profiles;              ///< build_dep: build profiles, "nocheck,cross"
+    bool refresh = false;              ///< update the package lists even when recent
 };
 
 /// The argument vector that carries out `request` with the emurun-sysroot tool at `tool`, after
@@ -127,14 +128,14 @@ sysroot_tool_argv(const SysrootRequest& request, const std::filesystem::path& to
 
 /// Sysroots for one arch, for building a loader prefix.
 struct ArchSysroots {
-    const Arch* arch = nullptr;
-    std::vector<std::filesystem::path> sysroots;
+    const Arch* arch = nullptr;                  ///< the arch whose loader the prefix must hold
+    std::vector<std::filesystem::path> sysroots; ///< its sysroots, searched in this order
 };
 
 /// The directory to pass as QEMU_LD_PREFIX so binaries of every listed arch find their loader
 /// and libraries. One arch with one sysroot: that sysroot itself. Otherwise a merged prefix of
 /// symlinks is built under `cache_dir` (reused when its inputs are unchanged): each arch's
-/// loader at its PT_INTERP path and each arch's libraries under /lib/<triplet>, where Debian's
+/// loader at its PT_INTERP path and each arch's libraries under `/lib/<triplet>`, where Debian's
 /// loaders look first, so arches never collide.
 [[nodiscard]] EMURUN_EXPORT Result<std::filesystem::path>
 make_ld_prefix(const std::vector<ArchSysroots>& arches, const std::filesystem::path& cache_dir);
