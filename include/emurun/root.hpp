@@ -342,8 +342,9 @@ struct RootImage {
 /// An OCI platform as users write it, "linux/arm64", "linux/arm/v7" or "arm64": its arch and
 /// variant. Error: another OS, a malformed text, an arch emurun does not know.
 struct OciPlatform {
-    const Arch* arch = nullptr;
-    std::string variant;
+    const Arch* arch = nullptr; ///< the arch it names
+
+    std::string variant; ///< its variant ("v7"), or empty
 };
 [[nodiscard]] EMURUN_EXPORT Result<OciPlatform> parse_oci_platform(std::string_view text);
 
