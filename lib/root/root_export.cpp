@@ -152,11 +152,13 @@ Result<std::pair<Blob, std::string>> add_layer(const Build& b, const fs::path& r
         b.what + ": pack " + root.string()));
     const std::string diff_id = EMURUN_TRY(root_detail::sha256_of(tar));
     if (!b.gzip) {
-        return std::pair{EMURUN_TRY(add_blob(b, tar)), diff_id};
+        const Blob blob = EMURUN_TRY(add_blob(b, tar));
+        return std::pair{blob, diff_id};
     }
     EMURUN_TRY(root_detail::run_tool({"gzip", "-n", "-6", "--", tar.string()},
                                      b.what + ": compress the layer of " + root.string()));
-    return std::pair{EMURUN_TRY(add_blob(b, fs::path(tar.string() + ".gz"))), diff_id};
+    const Blob blob = EMURUN_TRY(add_blob(b, fs::path(tar.string() + ".gz")));
+    return std::pair{blob, diff_id};
 }
 
 /// The image config's run defaults: an imported root's; where it has no Env, PATH; where it
@@ -166,7 +168,8 @@ Result<Json> run_config(const fs::path& root) {
     Json c = Json::object();
     c["Env"] = image.env;
     if (image.env.empty()) {
-        c["Env"] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+        c["Env"] =
+            Json::array({"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
     }
     for (const auto& [key, value] :
          {std::pair{"WorkingDir", image.working_dir}, std::pair{"User", image.user}}) {
@@ -181,7 +184,7 @@ Result<Json> run_config(const fs::path& root) {
     if (!image.cmd.empty()) {
         c["Cmd"] = image.cmd;
     } else if (image.entrypoint.empty() && fs::exists(fs::symlink_status(root / "bin/sh", ec))) {
-        c["Cmd"] = {"/bin/sh"};
+        c["Cmd"] = Json::array({"/bin/sh"});
     }
     return c;
 }
@@ -192,22 +195,24 @@ Result<RootExportedPlatform> add_root(const Build& b, const fs::path& root, std:
     p.arch = EMURUN_TRY(root_arch(root));
     std::tie(p.architecture, p.variant) = oci_platform_of(*p.arch);
     const auto [layer, diff_id] = EMURUN_TRY(add_layer(b, root));
+    const Json run = EMURUN_TRY(run_config(root));
     Json config{
         {"created", b.created},
         {"architecture", p.architecture},
         {"os", "linux"},
-        {"config", EMURUN_TRY(run_config(root))},
-        {"rootfs", {{"type", "layers"}, {"diff_ids", {diff_id}}}},
-        {"history",
-         {{{"created", b.created}, {"created_by", "emurun root export " + root.string()}}}}};
+        {"config", run},
+        {"rootfs", {{"type", "layers"}, {"diff_ids", Json::array({diff_id})}}},
+        {"history", Json::array({Json{{"created", b.created},
+                                      {"created_by", "emurun root export " + root.string()}}})}};
     if (!p.variant.empty()) {
         config["variant"] = p.variant;
     }
     const Blob cfg = EMURUN_TRY(add_json_blob(b, config, "config-" + std::to_string(n)));
-    const Json manifest{{"schemaVersion", 2},
-                        {"mediaType", k_manifest_type},
-                        {"config", descriptor(k_config_type, cfg)},
-                        {"layers", {descriptor(b.gzip ? k_layer_gzip : k_layer_tar, layer)}}};
+    const Json manifest{
+        {"schemaVersion", 2},
+        {"mediaType", k_manifest_type},
+        {"config", descriptor(k_config_type, cfg)},
+        {"layers", Json::array({descriptor(b.gzip ? k_layer_gzip : k_layer_tar, layer)})}};
     const Blob m = EMURUN_TRY(add_json_blob(b, manifest, "manifest-" + std::to_string(n)));
     p.manifest = m.digest;
     p.layer = layer.digest;
@@ -243,14 +248,16 @@ Result<void> write_index(const Build& b, const std::vector<RootExportedPlatform>
     if (platforms.size() > 1) {
         const Json nested{
             {"schemaVersion", 2}, {"mediaType", k_index_type}, {"manifests", manifests}};
-        entry = descriptor(k_index_type, EMURUN_TRY(add_json_blob(b, nested, "index-nested")));
+        const Blob blob = EMURUN_TRY(add_json_blob(b, nested, "index-nested"));
+        entry = descriptor(k_index_type, blob);
     }
     if (!b.spec.tag.empty()) {
         const auto [repo, tag] = EMURUN_TRY(parse_tag(b.spec.tag));
         entry["annotations"] = {{"org.opencontainers.image.ref.name", tag},
                                 {"io.containerd.image.name", repo + ":" + tag}};
     }
-    const Json index{{"schemaVersion", 2}, {"mediaType", k_index_type}, {"manifests", {entry}}};
+    const Json index{
+        {"schemaVersion", 2}, {"mediaType", k_index_type}, {"manifests", Json::array({entry})}};
     EMURUN_TRY(util::write_file_atomic(b.layout / "index.json", json_text(index) + "\n", 0644,
                                        util::Durability::cache));
     return util::write_file_atomic(b.layout / "oci-layout",
@@ -272,8 +279,9 @@ Result<void> write_docker_manifest(const Build& b, const RootExportedPlatform& p
     const Json entry{
         {"Config", "blobs/sha256/" + manifest["config"]["digest"].get<std::string>().substr(7)},
         {"RepoTags", tags},
-        {"Layers", {"blobs/sha256/" + p.layer.substr(7)}}};
-    return util::write_file_atomic(b.layout / "manifest.json", json_text(Json{entry}) + "\n", 0644,
+        {"Layers", Json::array({"blobs/sha256/" + p.layer.substr(7)})}};
+    return util::write_file_atomic(b.layout / "manifest.json",
+                                   json_text(Json::array({entry})) + "\n", 0644,
                                    util::Durability::cache);
 }
 
@@ -367,11 +375,13 @@ Result<RootExported> export_root(const RootExportSpec& spec) {
     const fs::path out = fs::absolute(spec.out, ec);
     auto work = EMURUN_TRY(util::TempDir::make(
         out.parent_path() / ("." + out.filename().string() + ".emurun-export-")));
-    Build b{spec, what, work.path(), spec.format != "docker-archive", EMURUN_TRY(created_time())};
+    const std::string created = EMURUN_TRY(created_time());
+    Build b{spec, what, work.path(), spec.format != "docker-archive", created};
     EMURUN_TRY(root_detail::make_dirs(b.layout / "blobs" / "sha256"));
     RootExported done;
     for (const auto& root : spec.roots) {
-        done.platforms.push_back(EMURUN_TRY(add_root(b, root, done.platforms.size())));
+        auto platform = EMURUN_TRY(add_root(b, root, done.platforms.size()));
+        done.platforms.push_back(std::move(platform));
     }
     EMURUN_TRY(write_index(b, done.platforms));
     if (spec.format == "docker-archive") {

@@ -260,7 +260,7 @@ part_small() {
     expect_refusal "--threshold nan" "flag rule baseline factor" "$EMURUN" run p.json --threshold nan
     expect_refusal "--threshold -1 names its flag" "got -1 (--threshold, e.g. 10)" \
         "$EMURUN" run p.json --threshold -1
-    expect_refusal "--threshold 2e9 gives the bound" "expected a number > 0 and <= 1e9, got 2e+09" \
+    expect_refusal "--threshold 2e9 gives the bound" "expected a number > 0 and <= 1e9, got 2000000000" \
         "$EMURUN" run p.json --threshold 2e9
     local rc=0
     "$EMURUN" run p.json --threshold '' >out.txt 2>err.txt || rc=$?

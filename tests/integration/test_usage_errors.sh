@@ -109,7 +109,7 @@ case_ "calibrate --arch aarch64 --jsno" "emurun calibrate" "did you mean '--json
 case_ "calibrate --arch aarch64 --outptu x" "emurun calibrate" "did you mean '--output'?"
 case_ "calibrate --arch aarch64 --frobnicate" "emurun calibrate" "unknown option '--frobnicate'"
 
-case_ "root" "emurun root" "which command? one of create, import, install, run"
+case_ "root" "emurun root" "which command? one of create, import, export, install, run"
 case_ "root crate" "emurun root" "did you mean 'emurun root create'?"
 case_ "root create /tmp/r" "emurun root create" "missing the option --arch"
 case_ "root create --arhc aarch64 /tmp/r" "emurun root create" "did you mean '--arch'?"
