@@ -33,6 +33,11 @@ struct LibraryLookup {
     /// The sysroot it was found in (one of LinkMap::sysroots); empty when missing or found
     /// outside every sysroot ($ORIGIN, a relative RUNPATH, an absolute one on the host).
     std::optional<std::filesystem::path> sysroot{};
+
+    /// The files the loader's search tries before `path` (every one it tries when missing),
+    /// absolute: a file put at one of them changes where the library resolves, so a cached
+    /// plan is keyed on them (link_map_inputs).
+    std::vector<std::filesystem::path> passed_over{};
 };
 
 /// The result of resolving a binary's interpreter and libraries, recursively.
@@ -57,7 +62,9 @@ resolve_libraries(const std::filesystem::path& binary, const ElfInfo& elf,
                   const std::vector<std::filesystem::path>& sysroots);
 
 /// What `map` was resolved from, for a cache of a decision made from it (a launch record):
-/// the loader and each library found, and their directories; for every sysroot searched, the
+/// the loader and each library found, and their directories; every file a lookup tried before
+/// its answer (LibraryLookup::passed_over: RUNPATH, $ORIGIN and host places too); for every
+/// sysroot searched, the
 /// directories a loader prefix is made from (those of make_ld_prefix's stamp, whether they
 /// exist or not). A library added, removed or replaced in any of them changes the identity
 /// (dev, inode, size, mtime, ctime) or the absence of one of these paths. Absolute, each once, in a

@@ -49,11 +49,10 @@ Result<std::string> to_sidecar(const ShimInfo& info) {
     if (info.cpu) {
         j["cpu"] = *info.cpu;
     }
-    if (!info.sysroots.empty()) {
-        auto& roots = j["sysroots"] = json::array();
-        for (const auto& r : info.sysroots) {
-            roots.push_back(portable(r, base));
-        }
+    // Always written: an empty list is "the arch's default sysroots" when planned again.
+    auto& roots = j["sysroots"] = json::array();
+    for (const auto& r : info.sysroots) {
+        roots.push_back(portable(r, base));
     }
     try {
         // Strict: a path with bytes that are not UTF-8 cannot go through JSON unchanged, and a
@@ -96,6 +95,8 @@ Result<ShimInfo> from_sidecar(const std::string& text, const fs::path& shim_path
             for (const auto& r : j.at("sysroots").get<std::vector<std::string>>()) {
                 info.sysroots.push_back(resolved(r, base));
             }
+        } else if (info.ld_prefix) {
+            info.sysroots.push_back(*info.ld_prefix); // written before "sysroots" was
         }
         return info;
     } catch (const json::exception& e) {

@@ -52,10 +52,7 @@ std::optional<Error> run_if_shim_replan(int argc, char** argv) {
         auto arch = find_arch(old->arch);
         spec.arch = arch ? *arch : nullptr;
     }
-    spec.sysroots = old->sysroots;
-    if (spec.sysroots.empty() && old->ld_prefix) {
-        spec.sysroots.push_back(*old->ld_prefix); // a sidecar from before "sysroots"
-    }
+    spec.sysroots = old->sysroots; // empty: the arch's default ones, as at creation
     auto planned = plan_shim(shim_path.parent_path(), spec);
     if (!planned) {
         return planned.error();

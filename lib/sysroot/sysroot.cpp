@@ -1,5 +1,6 @@
 #include "sysroot/sysroot_internal.hpp"
 #include "util/file.hpp"
+#include "util/path.hpp"
 
 #include <emurun/sysroot.hpp>
 
@@ -88,34 +89,49 @@ std::vector<SearchDir> search_dirs(const ElfInfo& elf, const fs::path& origin,
     return dirs;
 }
 
-/// The first candidate for `name` that exists and is an object of `arch`, and its sysroot.
-std::optional<SearchDir> find_library(const std::string& name, const std::vector<SearchDir>& dirs,
-                                      const Arch& arch) {
+/// The files the loader tries for `name`, in order: `name` itself when it holds a '/', else
+/// DIR/name for each of `dirs`.
+std::vector<fs::path> library_candidates(const std::string& name,
+                                         const std::vector<SearchDir>& dirs) {
     if (name.find('/') != std::string::npos) {
-        return path_exists(name) && is_object_of(name, arch)
-                   ? std::optional<SearchDir>(SearchDir{name, std::nullopt})
-                   : std::nullopt;
+        return {fs::path(name)};
     }
+    std::vector<fs::path> out;
+    out.reserve(dirs.size());
     for (const auto& d : dirs) {
-        auto candidate = d.dir / name;
-        if (path_exists(candidate) && is_object_of(candidate, arch)) {
-            return SearchDir{candidate, d.sysroot};
+        out.push_back(d.dir / name);
+    }
+    return out;
+}
+
+/// Look `l.name` up in `dirs`: the first candidate that exists and is an object of `arch` is
+/// its path (and its dir's sysroot); what the search passed over is kept in `l.passed_over`.
+void find_library(LibraryLookup& l, const std::vector<SearchDir>& dirs, const Arch& arch) {
+    const auto candidates = library_candidates(l.name, dirs);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        if (path_exists(candidates[i]) && is_object_of(candidates[i], arch)) {
+            l.path = candidates[i];
+            l.sysroot = l.name.find('/') == std::string::npos ? dirs[i].sysroot : std::nullopt;
+            break;
         }
     }
-    return std::nullopt;
+    l.passed_over = util::search_inputs(candidates, l.path.value_or(fs::path()));
 }
 
 LibraryLookup lookup_interpreter(const ElfInfo& elf, const std::vector<fs::path>& sysroots,
                                  const std::string& needed_by) {
     LibraryLookup l{*elf.interpreter, needed_by, std::nullopt, ""};
+    std::vector<fs::path> candidates;
     for (const auto& root : sysroots) {
         auto candidate = root / fs::path(*elf.interpreter).relative_path();
+        candidates.push_back(candidate);
         if (path_exists(candidate) && is_object_of(candidate, *elf.arch)) {
             l.path = candidate;
             l.sysroot = root;
             break;
         }
     }
+    l.passed_over = util::search_inputs(candidates, l.path.value_or(fs::path()));
     if (!l.path) {
         l.package_hint = elf.arch->debian.empty() ? "" : "libc6:" + elf.arch->debian;
     }
@@ -171,10 +187,7 @@ LinkMap resolve_libraries(const fs::path& binary, const ElfInfo& elf,
                 continue;
             }
             LibraryLookup l{name, by, std::nullopt, ""};
-            if (auto found = find_library(name, dirs, *elf.arch)) {
-                l.path = found->dir;
-                l.sysroot = found->sysroot;
-            }
+            find_library(l, dirs, *elf.arch);
             if (!l.path) {
                 l.package_hint = guess_package(name, *elf.arch);
                 l.package_guessed = package_guessed(name);

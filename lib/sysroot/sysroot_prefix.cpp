@@ -201,6 +201,9 @@ std::vector<fs::path> link_map_inputs(const LinkMap& map, const Arch& arch) {
             add(*l.path);
             add(l.path->parent_path());
         }
+        for (const auto& p : l.passed_over) {
+            add(p);
+        }
     };
     if (map.interpreter) {
         add_found(*map.interpreter);

@@ -239,6 +239,18 @@ part_change() {
     mv "$T/own/libown.so" "$T/libown.so.away"
     after "a missing library" "$q" --sysroot "$x" -- "$T/own/app"
     expect_contains "a missing library: named" "$(run "$EMURUN" "" "$q" --sysroot "$x" -- "$T/own/app")" "libown.so"
+    # A library found in a later RUNPATH entry, then put in an earlier one: the loader would
+    # now take the earlier one, so the plan is made again (an empty dir made there changes
+    # nothing the loader finds: still a replay).
+    mv "$T/libown.so.away" "$T/own/libown.so"
+    aarch64-linux-gnu-gcc -o "$T/own/app-two" "$T/own/app.c" -L"$T/own" -lown \
+        -Wl,-rpath,"$T/first:$T/second:$T/own"
+    both "a library in the third RUNPATH entry" replay "$q" --sysroot "$x" -- "$T/own/app-two"
+    mkdir -p "$T/first" "$T/second"
+    both "an earlier RUNPATH dir made since, empty" replay "$q" --sysroot "$x" -- "$T/own/app-two"
+    cp "$T/own/libown.so" "$T/second/"
+    after "the library put in an earlier RUNPATH dir" "$q" --sysroot "$x" -- "$T/own/app-two"
+    mv "$T/own/libown.so" "$T/libown.so.away"
     # The emulator replaced.
     both "an emulator" replay "$q" -- "$S"
     cp "$T/q/qemu-aarch64-static" "$T/q/new" && printf 'echo new\n' >>"$T/q/new" && mv "$T/q/new" "$T/q/qemu-aarch64-static"

@@ -138,6 +138,33 @@ TEST_CASE("shim: add, read back, list, command line, remove" * test::may_skip())
     CHECK_FALSE(remove_shim(dir, "probe"));
 }
 
+TEST_CASE("shim: a stale shim is planned again with the sysroots it was made with" *
+          test::may_skip()) {
+    if (!have_aarch64() || !fs::exists("/usr/aarch64-linux-gnu/lib")) {
+        EMURUN_SKIP("no aarch64 fixture, emulator or /usr/aarch64-linux-gnu");
+    }
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    const fs::path dir = testdir("replan-sysroots");
+    auto made = add_shim(dir, ShimSpec{.name = "probe", .target = fixture("aarch64/probe")}, l);
+    REQUIRE_MESSAGE(made, (made ? "" : made.error().message()));
+    REQUIRE(made->ld_prefix);
+    // None given: the arch's default ones when planned again, not the prefix they made (a
+    // merged prefix in the cache is no sysroot to search).
+    auto back = read_shim(dir / "probe");
+    REQUIRE(back);
+    CHECK(back->sysroots.empty());
+    // A sidecar written before "sysroots" was: its ld_prefix is all it says of them.
+    const fs::path sidecar = dir / ".emurun-shims" / "probe.json";
+    auto j = nlohmann::json::parse(std::ifstream(sidecar));
+    REQUIRE(j.contains("sysroots"));
+    j.erase("sysroots");
+    std::ofstream(sidecar) << j.dump(2);
+    back = read_shim(dir / "probe");
+    REQUIRE(back);
+    CHECK(back->sysroots == std::vector<fs::path>{*made->ld_prefix});
+}
+
 TEST_CASE("shim: a file that is not a shim is never replaced" * test::may_skip()) {
     if (!have_aarch64()) {
         EMURUN_SKIP("no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
