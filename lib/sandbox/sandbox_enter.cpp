@@ -34,13 +34,34 @@ std::string kernel_release() {
     return ::uname(&u) == 0 ? std::string(u.release) : std::string("unknown");
 }
 
+/// The threads of this process (/proc/self/status); 0 when it cannot be read.
+int thread_count() {
+    auto text = util::read_file("/proc/self/status");
+    const auto at = text ? text->find("\nThreads:") : std::string::npos;
+    return at == std::string::npos ? 0 : std::atoi(text->c_str() + at + 9);
+}
+
+/// Why the kernel said no: unshare(2) refuses a new user namespace to a multi-threaded process
+/// with EINVAL, and under QEMU's user mode (an emurun for another arch, emulated) every process
+/// is multi-threaded; else what the kernel must have.
+std::string unsupported_why(int err) {
+    const int threads = err == EINVAL ? thread_count() : 0;
+    if (threads > 1) {
+        return std::string(std::strerror(err)) + ": this process has " +
+               std::to_string(threads) +
+               " threads, and the kernel gives a new user namespace only to a single-threaded "
+               "process; an emurun running under QEMU's user mode (an emulated emurun) is "
+               "multi-threaded, so it has no sandbox there";
+    }
+    return std::string(std::strerror(err)) +
+           "; emurun sandbox needs Linux >= 6.7 (binfmt_misc mountable in a user namespace) and "
+           "user namespaces enabled; this kernel is " +
+           kernel_release();
+}
+
 /// The error for a kernel (or configuration) that cannot give us a private binfmt_misc.
 Error unsupported(const std::string& what, int err) {
-    return Error{what,
-                 std::string(std::strerror(err)) +
-                     "; emurun sandbox needs Linux >= 6.7 (binfmt_misc mountable in a user "
-                     "namespace) and user namespaces enabled; this kernel is " +
-                     kernel_release(),
+    return Error{what, unsupported_why(err),
                  "run 'emurun doctor'; alternatives: 'emurun exec -- PROG' for one program, "
                  "'emurun shim add' for the tools a build runs, or 'emurun binfmt register "
                  "ARCH' as root (changes the host's table)",
