@@ -227,7 +227,8 @@ class PipelineBuilder {
     EMURUN_EXPORT PipelineBuilder& step(StepSpec step);
     /// The directory relative paths resolve against; unset: the current directory at build().
     EMURUN_EXPORT PipelineBuilder& base_dir(std::filesystem::path dir);
-    /// The pipeline, loaded and checked as Pipeline::parse loads the text of json().
+    /// The pipeline, loaded and checked as Pipeline::parse loads the text of json(). Errors:
+    /// the loader's; a string that is not UTF-8, which JSON cannot hold (bad_input, naming it).
     [[nodiscard]] EMURUN_EXPORT Result<Pipeline> build() const;
     /// The pipeline JSON build() loads: a file `emurun run` takes as it is (with relative paths
     /// as given, resolved against the file's directory there).

@@ -6,6 +6,8 @@
 #include <emurun/json.hpp>
 #include <emurun/pipeline.hpp>
 
+#include <optional>
+#include <system_error>
 #include <utility>
 
 namespace emurun {
@@ -142,6 +144,46 @@ Json step_json(const StepSpec& s) {
     return out;
 }
 
+// The place ("steps[1].env.A") of the first string (key or value) of `j` that is not UTF-8, which
+// JSON text cannot hold (json_text would write U+FFFD: another path, another name).
+std::optional<std::string> not_utf8(const Json& j, const std::string& at) {
+    if (j.is_string()) {
+        return is_utf8(j.get_ref<const std::string&>()) ? std::nullopt : std::optional(at);
+    }
+    if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i) {
+            if (auto bad = not_utf8(j[i], at + "[" + std::to_string(i) + "]")) {
+                return bad;
+            }
+        }
+    }
+    if (j.is_object()) {
+        for (const auto& [k, v] : j.items()) {
+            const std::string place = at.empty() ? k : at + "." + k;
+            if (!is_utf8(k)) {
+                return place;
+            }
+            if (auto bad = not_utf8(v, place)) {
+                return bad;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+Json document(const std::string& name, const StepDefaults& defaults,
+              const std::vector<StepSpec>& specs) {
+    Json steps = Json::array();
+    for (const auto& s : specs) {
+        steps.push_back(step_json(s));
+    }
+    Json doc{{"name", name}, {"steps", steps}};
+    if (Json d = settings_json(defaults); !d.empty()) {
+        doc["defaults"] = std::move(d);
+    }
+    return doc;
+}
+
 } // namespace
 
 PipelineBuilder::PipelineBuilder(std::string name) : m_name(std::move(name)) {}
@@ -162,20 +204,23 @@ PipelineBuilder& PipelineBuilder::base_dir(std::filesystem::path dir) {
 }
 
 std::string PipelineBuilder::json() const {
-    Json steps = Json::array();
-    for (const auto& s : m_steps) {
-        steps.push_back(step_json(s));
-    }
-    Json doc{{"name", m_name}, {"steps", steps}};
-    if (Json defaults = settings_json(m_defaults); !defaults.empty()) {
-        doc["defaults"] = std::move(defaults);
-    }
-    return json_text(doc, 2);
+    return json_text(document(m_name, m_defaults, m_steps), 2);
 }
 
 Result<Pipeline> PipelineBuilder::build() const {
     const std::string source = m_name.empty() ? std::string("pipeline") : m_name;
-    return Pipeline::parse(json(), source, m_base_dir.value_or(std::filesystem::current_path()));
+    const Json doc = document(m_name, m_defaults, m_steps);
+    if (auto bad = not_utf8(doc, "")) {
+        return fail(ErrorKind::bad_input, source + ": " + *bad, "is not UTF-8 text",
+                    "a pipeline holds UTF-8 names, paths and values only, as a pipeline file");
+    }
+    std::error_code ec;
+    const std::filesystem::path base = m_base_dir ? *m_base_dir : std::filesystem::current_path(ec);
+    if (ec) {
+        return std::unexpected(system_error("find the current directory", ec.value(),
+                                            "set the pipeline's base_dir()"));
+    }
+    return Pipeline::parse(json_text(doc, 2), source, base);
 }
 
 } // namespace emurun

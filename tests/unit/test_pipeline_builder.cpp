@@ -194,3 +194,12 @@ TEST_CASE("pipeline builder: errors are the loader's, bad_input naming the field
     CHECK(twice.error().what == "p: steps[1].name");
     CHECK(twice.error().kind == emurun::ErrorKind::bad_input);
 }
+
+TEST_CASE("pipeline builder: text JSON cannot hold is refused, not replaced") {
+    auto bad = error_of([](StepSpec& s) { s.settings.env = {{"A", "caf\xe9"}}; });
+    CHECK(bad.kind == emurun::ErrorKind::bad_input);
+    CHECK(bad.what == "p: steps[0].env.A");
+    CHECK(bad.why == "is not UTF-8 text");
+    auto path = error_of([](StepSpec& s) { s.settings.sysroots = {"/sr/\xff"}; });
+    CHECK(path.what == "p: steps[0].sysroots[0]");
+}
