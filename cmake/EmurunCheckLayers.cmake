@@ -8,16 +8,23 @@
 # whichever the delimiter ("emurun/X.hpp" and <Y/...> count too, since both compile). An include
 # path is plain: no "..", no "." segment, no "//" (each would reach a header past the check).
 # Every file of a module folder and of include/emurun is checked, whatever its extension.
-# A public header belongs to the module of its name, except:
+#
+# The compiler enforces the graph too: each module compiles against an include tree of its own
+# (lib/CMakeLists.txt, build/lib/include-<m>/), holding the private and public headers of the
+# module and of what it uses only, so an upward or sideways "Y/..." in a compiled file is "No
+# such file" and <emurun/X.hpp> an #error naming the rule (ctest -R layers plants them). This check
+# runs before anything compiles and names the rule, and it is the only guard of what the
+# compiler cannot see:
+#   - paths resolved past the trees: "../" (relative to the including file, it reaches any
+#     module folder) and absolute paths;
+#   - <boost/...> outside lib/process: Boost is a system header every compile can reach;
+#   - files no module compile reads: a header that no source of its module includes (consumers
+#     get all of include/emurun), a module sub-folder, a folder under lib/ that is no module;
+#   - spellings the check could not read (a macro, a comment before the path).
+# A public header belongs to the module of its name, except those cmake/EmurunHeaderOwners.cmake
+# lists (the table the per-module include trees of lib/CMakeLists.txt read too).
 cmake_policy(VERSION 3.25)
-set(_header_module_error util)
-set(_header_module_export util)
-set(_header_module_json util)
-set(_header_module_diagnostics util)
-set(_header_module_elf arch)
-set(_header_module_calibrate runner)
-set(_header_module_artifacts runner)
-set(_header_module_binfmt_files binfmt)
+include(${CMAKE_CURRENT_LIST_DIR}/EmurunHeaderOwners.cmake)
 
 file(STRINGS ${RULES} _lines)
 set(_modules "")
@@ -27,14 +34,6 @@ foreach(_line IN LISTS _lines)
   string(REPLACE "," ";" _allowed_${_mod} "${CMAKE_MATCH_2}")
   list(APPEND _modules ${_mod})
 endforeach()
-
-function(header_module header out)
-  if(DEFINED _header_module_${header})
-    set(${out} ${_header_module_${header}} PARENT_SCOPE)
-  else()
-    set(${out} ${header} PARENT_SCOPE)
-  endif()
-endfunction()
 
 set(_errors "")
 # check_file(FILE MODULE): MODULE empty = the CLI (public headers only).
@@ -56,10 +55,12 @@ function(check_file file mod)
     set(_path "${CMAKE_MATCH_2}")
     if(_path MATCHES "\\.\\./")
       list(APPEND _errors "${_rel}: ${_inc}: includes climb with '..'; include by module path")
+    elseif(_path MATCHES "^/")
+      list(APPEND _errors "${_rel}: ${_inc}: an absolute path; include by module path")
     elseif(_path MATCHES "(^|/)\\.(/|$)" OR _path MATCHES "//")
       list(APPEND _errors "${_rel}: ${_inc}: not a plain path ('.' or '//'); include by module path")
     elseif(_path MATCHES "^emurun/([a-z_]+)\\.hpp$")
-      header_module(${CMAKE_MATCH_1} _target)
+      emurun_header_module(${CMAKE_MATCH_1} _target)
       if(NOT _target IN_LIST _modules)
         list(APPEND _errors "${_rel}: ${_inc}: no module owns this public header")
       elseif(mod AND NOT _target IN_LIST _ok)
@@ -98,7 +99,7 @@ endforeach()
 file(GLOB _public ${ROOT}/include/emurun/*)
 foreach(_f IN LISTS _public)
   get_filename_component(_name ${_f} NAME_WE)
-  header_module(${_name} _mod)
+  emurun_header_module(${_name} _mod)
   if(NOT _f MATCHES "\\.hpp$")
     file(RELATIVE_PATH _rel ${ROOT} ${_f})
     list(APPEND _errors "${_rel}: public headers are include/emurun/<module>.hpp (others escape the check)")

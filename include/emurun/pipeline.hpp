@@ -62,6 +62,9 @@ struct StepLimits {
 /// a step that passed fails; ignore: only the note in its message.
 enum class JunitMissing { flag, fail, ignore };
 
+/// The name the pipeline JSON gives `mode`: "flag", "fail" or "ignore".
+[[nodiscard]] EMURUN_EXPORT std::string_view to_string(JunitMissing mode);
+
 /// Settings every step inherits unless it overrides them (the pipeline's "defaults"); each
 /// field is described at the Step field of the same name, and unset means the step's default.
 struct StepDefaults {
@@ -188,6 +191,54 @@ struct Pipeline {
 
     /// The step called `name`, or nullptr.
     [[nodiscard]] EMURUN_EXPORT const Step* find(std::string_view step_name) const;
+};
+
+/// One step of a PipelineBuilder: a step object of the pipeline JSON, typed
+/// (docs/reference/pipeline-json.md). The fields a step shares with "defaults" are `settings`.
+struct StepSpec {
+    std::string name = {};           ///< "name": unique in the pipeline, required
+    StepKind kind = StepKind::other; ///< "kind": configure, build, test or other
+    /// "argv": the command, program first; with `shell`, one element: the script
+    std::vector<std::string> argv = {};
+    bool shell = false;                    ///< "shell": argv[0] is a script for /bin/sh -c
+    std::optional<Duration> budget = {};   ///< "budget": over it, the step is flagged
+    std::vector<std::string> needs = {};   ///< "needs": names of steps that must pass first
+    std::vector<std::string> tags = {};    ///< "tags": free labels
+    std::vector<std::string> junit = {};   ///< "junit": JUnit XML files or patterns it writes
+    std::vector<std::string> outputs = {}; ///< "outputs": what it produces, below its cwd
+    /// The step's own values of the keys "defaults" also has. What is unset here (nullopt, an
+    /// empty list, path or map) comes from the pipeline's defaults; `env` and each of `limits`
+    /// overlay the defaults' ones, as in the JSON.
+    StepDefaults settings = {};
+};
+
+/// Builds a Pipeline in C++ with the rules of a pipeline file, because it is one: build() writes
+/// the pipeline JSON (json()) and loads it with Pipeline::parse. Defaults are applied and every
+/// field is checked exactly as for a loaded file, and an error is the one the file would give:
+/// ErrorKind::bad_input, its `what` naming the pipeline and the field ("demo: steps[1].timeout").
+/// Relative paths (cwd, sysroots, root, ...) resolve against base_dir().
+class PipelineBuilder {
+  public:
+    /// A pipeline called `name` (its "name"; errors name it too), no step yet.
+    EMURUN_EXPORT explicit PipelineBuilder(std::string name);
+    /// Sets "defaults": what every step inherits unless its own `settings` say otherwise.
+    EMURUN_EXPORT PipelineBuilder& defaults(StepDefaults defaults);
+    /// Appends a step; steps run in the order `needs` allows, listed in this order.
+    EMURUN_EXPORT PipelineBuilder& step(StepSpec step);
+    /// The directory relative paths resolve against; unset: the current directory at build().
+    EMURUN_EXPORT PipelineBuilder& base_dir(std::filesystem::path dir);
+    /// The pipeline, loaded and checked as Pipeline::parse loads the text of json(). Errors:
+    /// the loader's; a string that is not UTF-8, which JSON cannot hold (bad_input, naming it).
+    [[nodiscard]] EMURUN_EXPORT Result<Pipeline> build() const;
+    /// The pipeline JSON build() loads: a file `emurun run` takes as it is (with relative paths
+    /// as given, resolved against the file's directory there).
+    [[nodiscard]] EMURUN_EXPORT std::string json() const;
+
+  private:
+    std::string m_name;
+    StepDefaults m_defaults;
+    std::vector<StepSpec> m_steps;
+    std::optional<std::filesystem::path> m_base_dir;
 };
 
 /// Expected step durations in seconds by step name (usually a previous report's walls).

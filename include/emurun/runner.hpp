@@ -4,6 +4,7 @@
 #pragma once
 
 #include <emurun/calibrate.hpp>
+#include <emurun/diagnostics.hpp>
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 #include <emurun/pipeline.hpp>
@@ -86,6 +87,10 @@ struct RunnerOptions {
     std::function<void(const RunEvent&)> on_event; ///< called with every RunEvent; may be empty
     /// Every chunk of every step's output (the log already has it).
     std::function<void(const std::string& step, Stream, std::string_view)> on_output;
+    /// What the run notices without failing (diagnostics.hpp), before its first step: the mode
+    /// each "auto" step was given, a sandbox (debug) or the host's binfmt_misc handlers because
+    /// no sandbox can be set up here (warning). Empty drops them.
+    DiagnosticSink diagnostics;
 };
 
 /// The seam under the Runner (ninja's CommandRunner): how step commands are started, waited

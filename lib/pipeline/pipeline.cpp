@@ -123,6 +123,18 @@ std::optional<StepKind> step_kind_from(std::string_view text) {
     return std::nullopt;
 }
 
+std::string_view to_string(JunitMissing mode) {
+    switch (mode) {
+    case JunitMissing::fail:
+        return "fail";
+    case JunitMissing::ignore:
+        return "ignore";
+    case JunitMissing::flag:
+        break;
+    }
+    return "flag";
+}
+
 const Step* Pipeline::find(std::string_view step_name) const {
     auto it = std::ranges::find(steps, step_name, &Step::name);
     return it == steps.end() ? nullptr : &*it;

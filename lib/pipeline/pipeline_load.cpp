@@ -339,12 +339,8 @@ Result<void> get_limits(const Json& obj, const Place& at, StepLimits& into) {
 // "junit_missing": "flag" (the default), "fail" or "ignore".
 Result<JunitMissing> get_junit_missing(const Json& value, const Place& at) {
     auto text = EMURUN_TRY(util::get_string(value, at));
-    static constexpr std::pair<std::string_view, JunitMissing> k_modes[] = {
-        {"flag", JunitMissing::flag},
-        {"fail", JunitMissing::fail},
-        {"ignore", JunitMissing::ignore}};
-    for (const auto& [name, mode] : k_modes) {
-        if (text == name) {
+    for (auto mode : {JunitMissing::flag, JunitMissing::fail, JunitMissing::ignore}) {
+        if (text == to_string(mode)) {
             return mode;
         }
     }

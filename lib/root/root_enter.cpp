@@ -188,7 +188,9 @@ Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd)
 
 Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::string>& argv) {
     if (argv.empty()) {
-        return fail("emurun root run", "no command given", "emurun root run DIR -- CMD ARGS");
+        // The field, not a command line: the CLI spells "argv" as its own syntax.
+        return fail(ErrorKind::bad_input, "run in " + spec.dir.string(), "no command given",
+                    "name the command to run", "argv");
     }
     auto plan = plan_root(spec);
     if (!plan) {

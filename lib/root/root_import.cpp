@@ -453,9 +453,9 @@ Result<void> apply_root_image(RootSpec& spec, std::vector<std::string>& argv) {
         argv.insert(argv.end(), image->cmd.begin(), image->cmd.end());
     }
     if (argv.empty()) {
-        return fail("run in " + spec.dir.string(),
+        return fail(ErrorKind::bad_input, "run in " + spec.dir.string(),
                     "no command given, and the image has no Entrypoint or Cmd",
-                    "name the command: emurun root run DIR -- CMD ARGS");
+                    "name the command to run", "argv");
     }
     return {};
 }

@@ -666,7 +666,7 @@ Result<Report> Runner::run(CommandRunner& commands) {
         History h = m_options.previous ? m_options.previous->history() : m_options.history;
         selected = select_shard(m_pipeline, *m_options.shard, h);
     }
-    detail::resolve_auto_emulation(selected);
+    detail::resolve_auto_emulation(selected, m_options.diagnostics);
     EMURUN_TRY(check_emurun_exe(selected));
     Execution e(selected, m_options, commands);
     return e.run();

@@ -46,7 +46,8 @@ Result<EmulatorSearch> step_search(const Step& step, const EmulatorSearch& emula
 /// Decide every `auto` step's mode (choose_auto_mode) before the run, so that the report
 /// records the mode each step really runs in. A step that cannot be decided stays `auto`:
 /// step_command() then fails it with the reason and the fixes.
-void resolve_auto_emulation(Pipeline& pipeline);
+/// Each decision goes to `diagnostics` (RunnerOptions::diagnostics).
+void resolve_auto_emulation(Pipeline& pipeline, const DiagnosticSink& diagnostics);
 
 /// A failed emulated step becomes emulator_crash, with the evidence, when its stderr carried
 /// QEMU's crash signature (`scanner`, may be null) or, in exec mode where the step's process

@@ -191,7 +191,7 @@ Result<Command> step_command(const Step& step, const EmulatorSearch& run_emulato
     return cmd;
 }
 
-void resolve_auto_emulation(Pipeline& pipeline) {
+void resolve_auto_emulation(Pipeline& pipeline, const DiagnosticSink& diagnostics) {
     for (auto& step : pipeline.steps) {
         if (step.emulation != Emulation::automatic || !step.arch) {
             continue;
@@ -201,10 +201,15 @@ void resolve_auto_emulation(Pipeline& pipeline) {
             continue; // step_command() reports the unknown arch
         }
         auto mode = choose_auto_mode({*arch});
+        const std::string what = "step \"" + step.name + "\": emulation auto ";
         if (mode && *mode == AutoMode::sandbox) {
             step.emulation = Emulation::sandbox;
+            emit(diagnostics, Severity::debug, what + "runs in a sandbox (a private binfmt_misc)");
         } else if (mode && add_host_handlers_env(step, *arch, step.env)) {
             step.emulation = Emulation::host;
+            emit(diagnostics, Severity::warning,
+                 what + "runs through the host's binfmt_misc handlers: no sandbox can be set up "
+                        "here (a private binfmt_misc needs Linux >= 6.7 and user namespaces)");
         }
     }
 }

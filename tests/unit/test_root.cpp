@@ -660,6 +660,29 @@ TEST_CASE("root: hints name the request's options, never a CLI flag") {
     fs::remove_all(d);
 }
 
+TEST_CASE("root: no command to run is the argv field's, with no command line in the text") {
+    const fs::path d = fs::temp_directory_path() / ("argv-field-" + std::to_string(::getpid()));
+    write(d / "r/.emurun-image.json", R"({"format": 1, "source_kind": "rootfs"})");
+    RootSpec spec;
+    spec.dir = d / "r";
+    std::vector<std::string> argv;
+    auto applied = apply_root_image(spec, argv); // an image without Entrypoint or Cmd
+    REQUIRE_FALSE(applied.has_value());
+    auto ran = exec_in_root(spec, {});
+    REQUIRE_FALSE(ran.has_value());
+    for (const Error& e : {applied.error(), ran.error()}) {
+        INFO(e.message());
+        CHECK(e.kind == ErrorKind::bad_input);
+        CHECK(e.field == "argv");
+        CHECK(e.what == "run in " + spec.dir.string());
+        CHECK(e.message().find("root run") == std::string::npos);
+        CHECK(e.message().find("CMD") == std::string::npos);
+        CHECK(e.message().find("--") == std::string::npos);
+    }
+    CHECK(applied.error().why == "no command given, and the image has no Entrypoint or Cmd");
+    fs::remove_all(d);
+}
+
 TEST_CASE("root: a bind's mount point is resolved by the kernel inside the root" *
           test::may_skip()) {
     if (std::distance(fs::directory_iterator("/proc/self/task"), {}) > 1) {

@@ -2,6 +2,7 @@
 // any step starts, not a failure of every step.
 #include "fake_command_runner.hpp"
 #include "scoped_env.hpp"
+#include "skip.hpp"
 #include "testdir.hpp"
 
 #include <emurun/runner.hpp>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <sys/stat.h>
+#include <vector>
 
 using namespace emurun;
 using test::FakeCommandRunner;
@@ -74,4 +76,32 @@ TEST_CASE("runner ready: the command runner's own lack ends the run before any s
     REQUIRE_FALSE(jobs.has_value());
     CHECK(jobs.error().kind == ErrorKind::bad_input);
     CHECK(jobs.error().field == "jobs");
+}
+
+TEST_CASE("runner ready: an auto step's mode goes to the caller's diagnostics before the run" *
+          test::may_skip()) {
+    FakeCommandRunner fake;
+    auto options = runner_options("ready-auto-logs");
+    std::vector<Diagnostic> said;
+    options.diagnostics = [&said](const Diagnostic& d) { said.push_back(d); };
+    const auto pipeline = pipeline_of(R"([{"name": "t", "arch": "s390x", "argv": ["./t"]}])");
+    REQUIRE(pipeline.steps[0].emulation == Emulation::automatic);
+    auto report = Runner(pipeline, options).run(fake);
+    REQUIRE_MESSAGE(report.has_value(), report.error().message());
+    const auto mode = report->steps.at(0).emulation;
+    if (mode == Emulation::automatic) {
+        CHECK(said.empty()); // undecided: the step fails, saying why
+        EMURUN_SKIP("no sandbox and no sane host handlers here: auto stays undecided");
+    }
+    REQUIRE(said.size() == 1);
+    if (mode == Emulation::sandbox) {
+        CHECK(said[0].severity == Severity::debug);
+        CHECK(said[0].text ==
+              "step \"t\": emulation auto runs in a sandbox (a private binfmt_misc)");
+    } else {
+        CHECK(mode == Emulation::host);
+        CHECK(said[0].severity == Severity::warning);
+        CHECK(said[0].text.starts_with("step \"t\": emulation auto runs through the host's "
+                                       "binfmt_misc handlers: no sandbox can be set up here"));
+    }
 }

@@ -18,6 +18,7 @@ std::string flag_spelling(std::string_view field) {
         {"sysroots", "--sysroot"},
         {"binds", "--bind"},
         {"arches", "--arch"},
+        {"argv", "CMD ARGS after --"},
     };
     for (const auto& [name, flag] : k_flags) {
         if (field == name) {

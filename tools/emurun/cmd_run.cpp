@@ -490,6 +490,7 @@ int run_pipeline(const RunArgs& a) {
     // The progress line rewrites itself with \r and ESC [K: a terminal's, unless --color=never.
     const bool tty = ::isatty(STDERR_FILENO) != 0 && terminal_controls();
     auto printer = std::make_shared<OutputPrinter>(a.jobs > 1, ci_log_from_env());
+    o.diagnostics = log_sink(); // an auto step's mode: debug with -v, a fallback as a warning
     // -q: nothing per step (no output, no start/finish lines); the table and reports have it.
     // The start and result lines stay outside a step's folded group, visible.
     o.on_event = [tty, printer, quiet = a.quiet](const RunEvent& e) {
