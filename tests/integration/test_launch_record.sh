@@ -13,7 +13,8 @@
 #           result is a fresh plan's
 #   trust:  a corrupt record (cut short, a byte changed) or another request's record in its
 #           place is planned again and rewritten; a record others could have written
-#           (group/other-writable, another owner) is never replayed
+#           (group/other-writable, another owner) is never replayed, nor one in a cache dir
+#           the CLI refuses (writable by others, below such a dir, a symlink)
 # ctest-parts: same change trust
 . "$(dirname "$0")/lib/common.sh"
 
@@ -334,6 +335,22 @@ part_trust() {
     chmod 700 "$(dirname "$rec")"
     rm -f "$rec" && ln -s "$planted" "$rec"
     after "a record that is a symlink" "$q" -- "$S"
+    # A cache dir the CLI refuses (others may write it or a dir above it; a symlink): its
+    # records are not replayed, so a plan that needs it (a merged prefix) fails as a fresh one.
+    local two="--sysroot $T/sr1 --sysroot /usr/aarch64-linux-gnu"
+    mkdir -p "$T/sr1/lib" "$T/outer" && cp -L /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 "$T/sr1/lib/"
+    export EMURUN_CACHE_DIR=$T/outer/cache
+    both "a merged prefix in the cache" replay "$q" $two -- "$D"
+    chmod 777 "$EMURUN_CACHE_DIR"
+    after "a cache dir others may write" "$q" $two -- "$D"
+    expect_contains "a cache dir others may write: refused" "$(run "$EMURUN" "" "$q" $two -- "$D")" "writable by others"
+    chmod 700 "$EMURUN_CACHE_DIR" && chmod 777 "$T/outer"
+    after "a cache dir below a dir others may write" "$q" $two -- "$D"
+    chmod 755 "$T/outer" && mv "$EMURUN_CACHE_DIR" "$T/outer/real" && ln -s real "$EMURUN_CACHE_DIR"
+    after "a cache dir that is a symlink" "$q" $two -- "$D"
+    rm "$EMURUN_CACHE_DIR" && mv "$T/outer/real" "$EMURUN_CACHE_DIR"
+    mv "$EMURUN_CACHE_DIR/launch" "$T/outer/launch" && ln -s ../launch "$EMURUN_CACHE_DIR/launch"
+    after "a records dir that is a symlink" "$q" -- "$S"
 }
 
 run_parts same change trust
