@@ -154,6 +154,15 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
     if (ec) {
         return fail("create " + (dir / k_shim_config_dir).string(), ec.message());
     }
+    // Files made in another user's .emurun-shims could be replaced by that user: the shim
+    // would run what they chose.
+    if (!shim_files_ours(info->path)) {
+        return fail("shim " + spec.name,
+                    (dir / k_shim_config_dir).string() +
+                        " is not a directory of this user: its owner could make the shim run "
+                        "any program",
+                    "use a shim dir of your own");
+    }
     // The launcher replays a record only from a dir no one else can write (any umask).
     if (::chmod((dir / k_shim_config_dir).c_str(), 0755) != 0) {
         return std::unexpected(system_error("chmod 0755 " + (dir / k_shim_config_dir).string(),

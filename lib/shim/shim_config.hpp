@@ -24,6 +24,11 @@ std::filesystem::path record_path(const std::filesystem::path& shim_path);
 /// SHIMDIR/.emurun-shims/NAME.emurun, the symlink to the emurun that plans the shim again.
 std::filesystem::path emurun_link_path(const std::filesystem::path& shim_path);
 
+/// Whether the shim `shim_path`'s .emurun-shims is a directory (not a symlink) of this user:
+/// the launcher replays its files only while one owner has them all, and the owner of the
+/// directory can replace any file in it.
+bool shim_files_ours(const std::filesystem::path& shim_path);
+
 /// A shim planned: what its sidecar says and the plan its record replays.
 struct PlannedShim {
     ShimInfo info;

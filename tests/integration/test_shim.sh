@@ -219,6 +219,19 @@ for mode in "666 .emurun-shims/w.rec" "777 .emurun-shims"; do
     chmod go-w "$t/loose/${mode#* }"
 done
 expect "chmod go-w again: it runs" aarch64 "$("$t/loose/w" uname)"
+# Another user's .emurun-shims (made first in a dir both may write): its owner could replace
+# any record in it, so shim add refuses it rather than leave a shim that runs what they chose.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    mkdir -p "$t/shared" && chmod 1777 "$t/shared" && chmod o+x "$t"
+    setpriv --reuid=65534 --regid=65534 --clear-groups mkdir "$t/shared/.emurun-shims" ||
+        fail "uid 65534 cannot make a dir in $t/shared (a parent closed to others?)"
+    err=$("$EMURUN" shim add x --target "$probe" --dir "$t/shared" 2>&1 >/dev/null)
+    rc=$?
+    [ $rc -eq 125 ] || fail "another user's .emurun-shims: exit $rc, want 125 ($err)"
+    [[ "$err" == *"is not a directory of this user"* ]] || fail "another user's .emurun-shims: <$err>"
+    [ ! -e "$t/shared/x" ] && [ -z "$(ls -A "$t/shared/.emurun-shims")" ] ||
+        fail "another user's .emurun-shims: shim add wrote files"
+fi
 
 [ $failures -eq 0 ] || { echo "$failures failure(s); files in $t"; exit 1; }
 rm -rf "$t"
