@@ -57,8 +57,10 @@ std::optional<Error> run_if_shim_replan(int argc, char** argv) {
     if (!planned) {
         return planned.error();
     }
-    // A shim dir this user cannot write (another's shims) is planned on every run instead.
-    if (auto launcher = find_launcher()) {
+    // Another user's shims (even when this user, root, could write them: files of another
+    // owner in their .emurun-shims would make the launcher refuse the shim for everyone) are
+    // planned on every run instead.
+    if (auto launcher = find_launcher(); launcher && shim_files_ours(shim_path)) {
         (void)write_shim_files(*planned, *launcher);
     }
     const ShimInfo& shim = planned->info;

@@ -231,6 +231,18 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     [[ "$err" == *"is not a directory of this user"* ]] || fail "another user's .emurun-shims: <$err>"
     [ ! -e "$t/shared/x" ] && [ -z "$(ls -A "$t/shared/.emurun-shims")" ] ||
         fail "another user's .emurun-shims: shim add wrote files"
+    # Another user's stale shim run by root: planned and run, its files left as they were
+    # (root's files among them would make the launcher refuse the shim for its owner).
+    cp "$probe" "$t/shared/tgt" && chown 65534 "$t/shared/tgt"
+    setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin \
+        "$EMURUN" shim add theirs --target "$t/shared/tgt" --dir "$t/shared" >/dev/null ||
+        fail "shim add as uid 65534"
+    touch "$t/shared/tgt"
+    expect "another user's stale shim, run by root" aarch64 "$("$t/shared/theirs" uname 2>&1)"
+    expect "another user's stale shim: its files still theirs" 65534 \
+        "$(stat -c %u "$t/shared/.emurun-shims/theirs.rec")"
+    expect "another user's stale shim: then runs for its owner" aarch64 \
+        "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$t/shared/theirs" uname 2>&1)"
 fi
 
 [ $failures -eq 0 ] || { echo "$failures failure(s); files in $t"; exit 1; }
