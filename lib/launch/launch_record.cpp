@@ -37,7 +37,8 @@ Result<elr_id> identity_of(const fs::path& p) {
     struct stat st {};
     elr_id id{};
     if (::stat(p.c_str(), &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) {
+        // EACCES: a dir on the way this user cannot search, so no search finds anything there.
+        if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
             id.absent = 1;
             return id;
         }

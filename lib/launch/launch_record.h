@@ -16,7 +16,8 @@
  *                                          from (absolute); the record is valid while each has
  *                                          the identity (dev, inode, size, mtime, ctime) of its
  *                                          id, or, for an id marked absent, while it does not
- *                                          exist (stat fails with ENOENT or ENOTDIR)
+ *                                          exist (stat fails with ENOENT or ENOTDIR) or
+ *                                          cannot be looked at (EACCES: no search sees it)
  * The header's `request` is a hash of the request the record answers (elr_hash: for exec, the
  * launcher's hash of the command, which also names the file; for a shim, elr_shim_request of
  * the shim's path): the launcher replays a record only for the request it computes itself, so

@@ -237,6 +237,15 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin \
         "$EMURUN" shim add theirs --target "$t/shared/tgt" --dir "$t/shared" >/dev/null ||
         fail "shim add as uid 65534"
+    # A PATH dir it cannot search (the emulator search passes over it): shim add works, and
+    # the record replays.
+    mkdir -p "$t/closed" && chmod 700 "$t/closed"
+    setpriv --reuid=65534 --regid=65534 --clear-groups env PATH="$t/closed:/usr/bin:/bin" \
+        "$EMURUN" shim add closed --target "$t/shared/tgt" --dir "$t/shared" >/dev/null ||
+        fail "shim add as uid 65534 with a PATH dir it cannot search"
+    expect "a PATH dir it cannot search: the shim's record replays" \
+        "emurun-shim: $t/shared/closed: debug: launch record $t/shared/.emurun-shims/closed.rec: replayed" \
+        "$(setpriv --reuid=65534 --regid=65534 --clear-groups env EMURUN_VERBOSE=1 "$t/shared/closed" exit 0 2>&1)"
     touch "$t/shared/tgt"
     expect "another user's stale shim, run by root" aarch64 "$("$t/shared/theirs" uname 2>&1)"
     expect "another user's stale shim: its files still theirs" 65534 \
