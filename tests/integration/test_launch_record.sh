@@ -179,7 +179,7 @@ part_same() {
     # (the CLI's: what it planned, and the record it wrote).
     expect_contains "EMURUN_VERBOSE=1: a replay says so" \
         "$(EMURUN_VERBOSE=1 "$EMURUN" exec -- "$S" exit 0 2>&1)" ".rec: replayed"
-    rm -rf "$EMURUN_CACHE_DIR/launch"
+    rm -rf "$EMURUN_CACHE_DIR"
     out=$(EMURUN_VERBOSE=2 "$EMURUN" exec -- "$S" exit 0 2>&1)
     expect_contains "EMURUN_VERBOSE=2, no record: the launcher says why" "$out" ".rec: not replayed: none yet"
     expect_contains "EMURUN_VERBOSE=2, no record: the CLI's debug line" "$out" "exec $S"

@@ -448,7 +448,9 @@ static int record_file(uint64_t h, char* out, size_t size, const char** why) {
     const int closed = cache_dir_closed(dir);
     if (!closed || lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
         (st.st_mode & 022) != 0) {
-        *why = !closed ? "the cache directory is not this user's alone" : *why;
+        if (!closed && lstat(dir, &st) == 0) { /* a missing one: none yet */
+            *why = "the cache directory is not this user's alone";
+        }
         return join3(out, size, out, "/", name) ? 1 : 0;
     }
     return join3(out, size, out, "/", name) ? 2 : 0;
