@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <sys/stat.h>
 
 namespace emurun {
@@ -110,6 +111,28 @@ void prune_records(const fs::path& dir) {
     }
 }
 
+/// When take_record_request() handed out the request: `emurun exec` plans after it, so a key
+/// path changed since may have been read before it changed, and its identity now would key a
+/// plan of what it was. The fine clock: no file changed before it has a later ctime (a kernel
+/// that stamps files with the coarse clock may miss a change in the tick after it).
+std::optional<timespec> g_requested_at;
+
+/// The first key path outside emurun's own cache dir (the plan makes its prefix there itself)
+/// whose ctime is not before `since`; nullopt when none.
+std::optional<fs::path> changed_since(const LaunchRecord& r, const fs::path& cache,
+                                      const timespec& since) {
+    for (const auto& p : r.key) {
+        struct stat st {};
+        const auto [in_cache, _] = std::ranges::mismatch(cache, p);
+        if (in_cache != cache.end() && ::stat(p.c_str(), &st) == 0 &&
+            (st.st_ctim.tv_sec > since.tv_sec ||
+             (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec >= since.tv_nsec))) {
+            return p;
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::optional<LaunchRecord> exec_record(const LaunchPlan& plan) {
@@ -167,6 +190,9 @@ std::optional<fs::path> take_record_request() {
     }
     fs::path file(value);
     ::unsetenv(ELR_RECORD_ENV);
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    g_requested_at = now;
     return file;
 }
 
@@ -192,6 +218,12 @@ Result<bool> save_exec_record(const LaunchPlan& plan, const fs::path& file) {
     std::error_code ec;
     if (fs::absolute(file.parent_path(), ec).lexically_normal() != dir.lexically_normal()) {
         return false; // the launcher looked in another cache dir (one emurun does not use)
+    }
+    if (const auto changed = g_requested_at ? changed_since(*record, dir.parent_path(),
+                                                            *g_requested_at)
+                                            : std::nullopt) {
+        return fail("launch record", changed->string() + " changed while the plan was made",
+                    "the next run plans again");
     }
     const std::string bytes = EMURUN_TRY(encode_launch_record(*record));
     EMURUN_TRY(

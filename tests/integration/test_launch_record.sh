@@ -8,7 +8,7 @@
 #           the CLI (bin/emurun-cli, which never reads records): the same emulator argv, pid,
 #           environment, exit code and errors; and whether the second run was a replay
 #   change: a changed sysroot, a replaced program (also rewritten in place with its size and
-#           mtime kept), a library gone, a replaced emulator, a new emulator or program earlier
+#           mtime kept, or replaced while the first run plans), a library gone, a replaced emulator, a new emulator or program earlier
 #           in the search: the key no longer holds, the CLI plans again (a hand-over), and the
 #           result is a fresh plan's
 #   trust:  a corrupt record (cut short, a byte changed) or another request's record in its
@@ -230,6 +230,17 @@ part_change() {
     expect_eq "rewritten in place: same size" "$(stat -c %s "$T/prog.ref")" "$(stat -c %s "$T/prog")"
     expect_eq "rewritten in place: same mtime" "$(stat -c %Y.%y "$T/prog.ref")" "$(stat -c %Y.%y "$T/prog")"
     after "a program rewritten in place (size, mtime kept)" "$q" -- "$T/prog"
+    # Replaced while the first run plans (after the plan read it, before the record is written:
+    # strace holds the CLI at its first mkdir, the cache dir's): no record of the old plan is
+    # written under the new program's identity; the next run plans again.
+    if [ -x "$EMURUN_FIXTURE_DIR/s390x/probe-static" ]; then
+        cp "$S" "$T/racy"
+        (sleep 0.5 && cp "$EMURUN_FIXTURE_DIR/s390x/probe-static" "$T/racy.new" && mv "$T/racy.new" "$T/racy") &
+        env $q "$strace" -f -qq -o /dev/null -e trace=mkdir,mkdirat \
+            -e inject=mkdir,mkdirat:delay_enter=1500000:when=1 "$EMURUN" exec -- "$T/racy" >/dev/null 2>&1 || true
+        wait
+        after "a program replaced while planned" "$q" -- "$T/racy"
+    fi
     # A library found by RUNPATH, then gone: the CLI's error, not a replay qemu would fail in.
     mkdir -p "$T/own"
     printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
