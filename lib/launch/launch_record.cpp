@@ -38,8 +38,7 @@ Result<elr_id> identity_of(const fs::path& p) {
     struct stat st {};
     elr_id id{};
     if (::stat(p.c_str(), &st) != 0) {
-        // EACCES: a dir on the way this user cannot search, so no search finds anything there.
-        if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
+        if (elr_unseen(errno)) {
             id.absent = 1;
             return id;
         }

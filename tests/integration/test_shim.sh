@@ -185,6 +185,15 @@ expect "list" "probe probe2" "$("$EMURUN" shim list --dir "$s" | awk '{print $1}
 "$EMURUN" shim remove probe2 --dir "$s" || fail "shim remove"
 [ ! -e "$s/probe2" ] || fail "shim remove left $s/probe2"
 
+# A PATH dir that is a symlink loop (the emulator search passes over it): shim add works and
+# the record replays.
+ln -s loop2 "$t/loop1" && ln -s loop1 "$t/loop2"
+PATH="$t/loop1:$PATH" "$EMURUN" shim add looped --target "$probe" --dir "$t/looped" >/dev/null ||
+    fail "shim add with a PATH dir that loops"
+expect "a PATH dir that loops: the record replays" \
+    "emurun-shim: $t/looped/looped: debug: launch record $t/looped/.emurun-shims/looped.rec: replayed" \
+    "$(EMURUN_VERBOSE=1 "$t/looped/looped" exit 0 2>&1)"
+
 # Bad input: exit 125 and the culprit named.
 bad() { # name expected-substring args...
     local name=$1 want=$2

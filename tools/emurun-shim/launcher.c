@@ -142,7 +142,7 @@ static const char* key_changed(void) {
         elr_id_at(&g_view, i, &id);
         const int found = stat(g_view.paths[i], &st) == 0;
         if (id.absent != 0) {
-            if (found || (errno != ENOENT && errno != ENOTDIR && errno != EACCES)) {
+            if (found || !elr_unseen(errno)) {
                 return g_view.paths[i];
             }
             continue;
