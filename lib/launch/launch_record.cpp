@@ -116,22 +116,6 @@ void prune_records(const fs::path& dir) {
 /// that stamps files with the coarse clock may miss a change in the tick after it).
 std::optional<timespec> g_requested_at;
 
-/// The first key path outside emurun's own cache dir (the plan makes its prefix there itself)
-/// whose ctime is not before `since`; nullopt when none.
-std::optional<fs::path> changed_since(const LaunchRecord& r, const fs::path& cache,
-                                      const timespec& since) {
-    for (const auto& p : r.key) {
-        struct stat st {};
-        const auto [in_cache, _] = std::ranges::mismatch(cache, p);
-        if (in_cache != cache.end() && ::stat(p.c_str(), &st) == 0 &&
-            (st.st_ctim.tv_sec > since.tv_sec ||
-             (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec >= since.tv_nsec))) {
-            return p;
-        }
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 std::optional<LaunchRecord> exec_record(const LaunchPlan& plan) {
@@ -189,9 +173,7 @@ std::optional<fs::path> take_record_request() {
     }
     fs::path file(value);
     ::unsetenv(ELR_RECORD_ENV);
-    timespec now{};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    g_requested_at = now;
+    g_requested_at = util::realtime_now();
     return file;
 }
 
@@ -218,13 +200,15 @@ Result<bool> save_exec_record(const LaunchPlan& plan, const fs::path& file) {
     if (fs::absolute(file.parent_path(), ec).lexically_normal() != dir.lexically_normal()) {
         return false; // the launcher looked in another cache dir (one emurun does not use)
     }
-    if (const auto changed = g_requested_at ? changed_since(*record, dir.parent_path(),
-                                                            *g_requested_at)
-                                            : std::nullopt) {
+    const std::string bytes = EMURUN_TRY(encode_launch_record(*record));
+    // After the identities were taken: a key path changed since the request may have been read
+    // by the plan before it changed.
+    if (const auto changed =
+            g_requested_at ? util::changed_since(record->key, *g_requested_at, dir.parent_path())
+                           : std::nullopt) {
         return fail("launch record", changed->string() + " changed while the plan was made",
                     "the next run plans again");
     }
-    const std::string bytes = EMURUN_TRY(encode_launch_record(*record));
     EMURUN_TRY(
         util::write_file_atomic(dir / file.filename(), bytes, 0600, util::Durability::cache));
     prune_records(dir);

@@ -80,8 +80,7 @@ struct elr_id {
  * a dir on the way is not a dir or cannot be searched by this user, the path loops or is too
  * long. A key path that fails so is keyed (and holds) as absent. */
 static inline int elr_unseen(int err) {
-    return err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP ||
-           err == ENAMETOOLONG;
+    return err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP || err == ENAMETOOLONG;
 }
 
 #define ELR_HASH_INIT 0xcbf29ce484222325ull

@@ -41,8 +41,10 @@ Result<PlannedShim> plan_shim(const std::filesystem::path& dir, const ShimSpec& 
 
 /// Write the shim's sidecar, the link to `launcher` (what a shim hands over to when its record
 /// is stale, corrupt or missing: run with ELR_SHIM_REPLAN, the launcher passes it to its emurun
-/// CLI) and the launch record, in that order.
-Result<void> write_shim_files(const PlannedShim& shim, const std::filesystem::path& launcher);
+/// CLI) and the launch record, in that order; no record (an error) when a file the plan read
+/// changed since `planned_at`, the time the plan began.
+Result<void> write_shim_files(const PlannedShim& shim, const std::filesystem::path& launcher,
+                              const std::optional<timespec>& planned_at = std::nullopt);
 
 /// Parse a sidecar read from `file` for the shim at `shim_path`; relative paths are resolved
 /// against the shim's directory.

@@ -144,6 +144,19 @@ cp -p "$e/tgt-bin" "$e/tgt.ref" && cp "$e/tgt.ref" "$e/tgt-bin" && touch -r "$e/
 expect "a target rewritten in place: planned again" \
     "emurun-shim: $e/tgt: debug: launch record $e/.emurun-shims/tgt.rec: not replayed: changed: $e/tgt-bin" \
     "$(EMURUN_VERBOSE=1 "$e/tgt" exit 0 2>&1 | head -n1)"
+# The target replaced (static by dynamic) while a stale shim is planned again, after the plan
+# read it and before its files are written (strace holds the replan at its first fsync): no
+# record of the old plan keyed on the new target; the next run plans again and runs it.
+if command -v strace >/dev/null; then
+    cp "$probe-static" "$e/swap-bin" && "$EMURUN" shim add swap --target "$e/swap-bin" --dir "$e" >/dev/null ||
+        fail "shim add swap"
+    touch "$e/swap-bin"
+    (sleep 0.5 && cp "$probe" "$e/swap.new" && mv "$e/swap.new" "$e/swap-bin") &
+    strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=1500000:when=1 \
+        "$e/swap" exit 0 >/dev/null 2>&1
+    wait
+    expect "a target replaced while planned again: the next run runs it" aarch64 "$("$e/swap" uname 2>&1)"
+fi
 # A stale record (the emulator went away): handed to emurun, which plans the shim again (the
 # emulator searched as `emurun exec` searches) and refreshes the record.
 mkdir -p "$e/tmpq"

@@ -14,12 +14,12 @@
  * record of this request in emurun's cache (launch/<hash>.rec; the hash covers the words before
  * `--`, PROG, the working directory, PATH, EMURUN_QEMU_DIR and the CLI's own identity: all a
  * plan reads besides the files its key names), and replay it when it is ours (this user's, no
- * one else may write it or its directory, in a cache dir the CLI would use), intact, holds this hash and its key holds. Anything
- * else - another command, no `--`, no record, a record that is corrupt, planted, another
- * request's or stale - is handed to the C++ CLI (emurun-cli beside this program, else
- * ../libexec/emurun/emurun-cli) unchanged; for an exec, with ELR_RECORD_ENV naming the record
- * to write. With EMURUN_VERBOSE >= 1 either role says on stderr whether it replayed, and why
- * not.
+ * one else may write it or its directory, in a cache dir the CLI would use), intact, holds this
+ * hash and its key holds. Anything else - another command, no `--`, no record, a record that is
+ * corrupt, planted, another request's or stale - is handed to the C++ CLI (emurun-cli beside this
+ * program, else ../libexec/emurun/emurun-cli) unchanged; for an exec, with ELR_RECORD_ENV naming
+ * the record to write. With EMURUN_VERBOSE >= 1 either role says on stderr whether it
+ * replayed, and why not.
  *
  * Same pid, stdio, cwd and signals whichever way. Failures print "emurun: ..." (or
  * "emurun-shim: SHIM: ...") on stderr and exit 125. */
