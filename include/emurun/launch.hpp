@@ -104,7 +104,8 @@ struct LaunchRecord {
 /// plan is emulated, for the request the name holds (the launcher names a record by the
 /// request's hash); replaced atomically, readable by this user only. Once a day it also
 /// removes the records not written for 30 days (a request still in use is planned once more).
-/// Returns whether it wrote.
+/// Returns whether it wrote. Error: a key path outside the cache dir changed since
+/// take_record_request() (the plan may have read it before).
 [[nodiscard]] EMURUN_EXPORT Result<bool> save_exec_record(const LaunchPlan& plan,
                                                           const std::filesystem::path& file);
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <sys/stat.h>
 
 namespace emurun {
@@ -37,7 +38,7 @@ Result<elr_id> identity_of(const fs::path& p) {
     struct stat st {};
     elr_id id{};
     if (::stat(p.c_str(), &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) {
+        if (elr_unseen(errno)) {
             id.absent = 1;
             return id;
         }
@@ -109,6 +110,12 @@ void prune_records(const fs::path& dir) {
     }
 }
 
+/// When take_record_request() handed out the request: `emurun exec` plans after it, so a key
+/// path changed since may have been read before it changed, and its identity now would key a
+/// plan of what it was. The fine clock: no file changed before it has a later ctime (a kernel
+/// that stamps files with the coarse clock may miss a change in the tick after it).
+std::optional<timespec> g_requested_at;
+
 } // namespace
 
 std::optional<LaunchRecord> exec_record(const LaunchPlan& plan) {
@@ -166,6 +173,7 @@ std::optional<fs::path> take_record_request() {
     }
     fs::path file(value);
     ::unsetenv(ELR_RECORD_ENV);
+    g_requested_at = util::realtime_now();
     return file;
 }
 
@@ -193,6 +201,14 @@ Result<bool> save_exec_record(const LaunchPlan& plan, const fs::path& file) {
         return false; // the launcher looked in another cache dir (one emurun does not use)
     }
     const std::string bytes = EMURUN_TRY(encode_launch_record(*record));
+    // After the identities were taken: a key path changed since the request may have been read
+    // by the plan before it changed.
+    if (const auto changed =
+            g_requested_at ? util::changed_since(record->key, *g_requested_at, dir.parent_path())
+                           : std::nullopt) {
+        return fail("launch record", changed->string() + " changed while the plan was made",
+                    "the next run plans again");
+    }
     EMURUN_TRY(
         util::write_file_atomic(dir / file.filename(), bytes, 0600, util::Durability::cache));
     prune_records(dir);

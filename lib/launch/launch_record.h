@@ -16,7 +16,8 @@
  *                                          from (absolute); the record is valid while each has
  *                                          the identity (dev, inode, size, mtime, ctime) of its
  *                                          id, or, for an id marked absent, while it does not
- *                                          exist (stat fails with ENOENT or ENOTDIR)
+ *                                          exist or cannot be reached (stat fails as
+ *                                          elr_unseen says: no search finds anything there)
  * The header's `request` is a hash of the request the record answers (elr_hash: for exec, the
  * launcher's hash of the command, which also names the file; for a shim, elr_shim_request of
  * the shim's path): the launcher replays a record only for the request it computes itself, so
@@ -28,6 +29,7 @@
 #ifndef EMURUN_LAUNCH_RECORD_H
 #define EMURUN_LAUNCH_RECORD_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -73,6 +75,13 @@ struct elr_id {
     int64_t ctime_nsec;
     uint64_t absent; /* 1: the path did not exist (a place a search tried); the rest is 0 */
 };
+
+/* Whether stat's errno `err` says that nothing is at a path for any search: it does not exist,
+ * a dir on the way is not a dir or cannot be searched by this user, the path loops or is too
+ * long. A key path that fails so is keyed (and holds) as absent. */
+static inline int elr_unseen(int err) {
+    return err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP || err == ENAMETOOLONG;
+}
 
 #define ELR_HASH_INIT 0xcbf29ce484222325ull
 

@@ -1,6 +1,7 @@
 // Creating, listing and removing shims. Running one is in shim_run.cpp.
 #include "launch/launch_record.h"
 #include "shim/shim_config.hpp"
+#include "util/cache.hpp"
 #include "util/file.hpp"
 #include "util/path.hpp"
 #include "util/self.hpp"
@@ -130,11 +131,20 @@ Result<PlannedShim> plan_shim(const fs::path& dir, const ShimSpec& spec) {
     return PlannedShim{std::move(info), std::move(*plan)};
 }
 
-Result<void> write_shim_files(const PlannedShim& shim, const fs::path& launcher) {
+Result<void> write_shim_files(const PlannedShim& shim, const fs::path& launcher,
+                              const std::optional<timespec>& planned_at) {
     auto text = EMURUN_TRY(to_sidecar(shim.info));
     EMURUN_TRY(util::write_file_atomic(sidecar_path(shim.info.path), text));
     EMURUN_TRY(link_emurun(emurun_link_path(shim.info.path), launcher));
     auto record = EMURUN_TRY(shim_record(shim));
+    // Checked after the identities were taken: a file changed since the plan began may have been
+    // read before it changed.
+    if (planned_at) {
+        if (auto changed = util::changed_since(shim.plan.inputs, *planned_at, util::cache_dir())) {
+            return fail("shim " + shim.info.name, changed->string() + " changed while planned",
+                        "the next run plans again");
+        }
+    }
     return util::write_file_atomic(record_path(shim.info.path), record, 0644,
                                    util::Durability::cache);
 }
@@ -153,6 +163,15 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
     fs::create_directories(dir / k_shim_config_dir, ec);
     if (ec) {
         return fail("create " + (dir / k_shim_config_dir).string(), ec.message());
+    }
+    // Files made in another user's .emurun-shims could be replaced by that user: the shim
+    // would run what they chose.
+    if (!shim_files_ours(info->path)) {
+        return fail("shim " + spec.name,
+                    (dir / k_shim_config_dir).string() +
+                        " is not a directory of this user: its owner could make the shim run "
+                        "any program",
+                    "use a shim dir of your own");
     }
     // The launcher replays a record only from a dir no one else can write (any umask).
     if (::chmod((dir / k_shim_config_dir).c_str(), 0755) != 0) {

@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace emurun::shim_detail {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -36,6 +39,12 @@ fs::path record_path(const fs::path& shim_path) {
 fs::path emurun_link_path(const fs::path& shim_path) {
     return shim_path.parent_path() / k_shim_config_dir /
            (shim_path.filename().string() + ELR_SHIM_EMURUN);
+}
+
+bool shim_files_ours(const fs::path& shim_path) {
+    struct stat st {};
+    const fs::path dir = shim_path.parent_path() / k_shim_config_dir;
+    return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid();
 }
 
 Result<std::string> to_sidecar(const ShimInfo& info) {

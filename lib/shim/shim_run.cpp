@@ -43,6 +43,7 @@ std::optional<Error> run_if_shim_replan(int argc, char** argv) {
         return std::nullopt;
     }
     const fs::path shim_path(argv[2]);
+    const timespec planned_at = util::realtime_now();
     auto old = read_shim(shim_path);
     if (!old) {
         return old.error();
@@ -57,9 +58,12 @@ std::optional<Error> run_if_shim_replan(int argc, char** argv) {
     if (!planned) {
         return planned.error();
     }
-    // A shim dir this user cannot write (another's shims) is planned on every run instead.
-    if (auto launcher = find_launcher()) {
-        (void)write_shim_files(*planned, *launcher);
+    // Another user's shims (even when this user, root, could write them: files of another
+    // owner in their .emurun-shims would make the launcher refuse the shim for everyone) are
+    // planned on every run instead.
+    // A file the plan read that changed since leaves the old record (stale: planned again).
+    if (auto launcher = find_launcher(); launcher && shim_files_ours(shim_path)) {
+        (void)write_shim_files(*planned, *launcher, planned_at);
     }
     const ShimInfo& shim = planned->info;
     const std::vector<std::string> args(argv + 3, argv + argc);

@@ -1,5 +1,6 @@
 #include "util/file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -303,6 +304,26 @@ Result<fs::path> copy_to_temporary(const fs::path& from, const fs::path& to, mod
         return std::unexpected(copied.error());
     }
     return fs::path(tmp);
+}
+
+timespec realtime_now() {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return now;
+}
+
+std::optional<fs::path> changed_since(const std::vector<fs::path>& paths, const timespec& since,
+                                      const fs::path& except) {
+    for (const auto& p : paths) {
+        struct stat st {};
+        const bool inside = !except.empty() && std::ranges::mismatch(except, p).in1 == except.end();
+        if (!inside && ::stat(p.c_str(), &st) == 0 &&
+            (st.st_ctim.tv_sec > since.tv_sec ||
+             (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec >= since.tv_nsec))) {
+            return p;
+        }
+    }
+    return std::nullopt;
 }
 
 } // namespace emurun::util

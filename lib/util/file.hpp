@@ -7,12 +7,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <vector>
 
 namespace emurun::util {
 
@@ -66,6 +68,16 @@ enum class Durability { synced, cache };
 [[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
                                              std::string_view content, mode_t mode = 0644,
                                              Durability durability = Durability::synced);
+
+/// The time now on the fine realtime clock: files changed before it have no later ctime.
+[[nodiscard]] timespec realtime_now();
+
+/// The first of `paths` outside `except` (a dir; empty: none) whose ctime is not before `since`
+/// (realtime_now() taken before something read them: it may have read what they were before);
+/// nullopt when none.
+[[nodiscard]] std::optional<std::filesystem::path>
+changed_since(const std::vector<std::filesystem::path>& paths, const timespec& since,
+              const std::filesystem::path& except);
 
 /// A copy of the regular file `from` (not followed when a symlink) as a new temporary file
 /// beside `to` (".NAME.XXXXXX", created with O_EXCL: never written through a symlink or into an

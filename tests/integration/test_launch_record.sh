@@ -8,12 +8,13 @@
 #           the CLI (bin/emurun-cli, which never reads records): the same emulator argv, pid,
 #           environment, exit code and errors; and whether the second run was a replay
 #   change: a changed sysroot, a replaced program (also rewritten in place with its size and
-#           mtime kept), a library gone, a replaced emulator, a new emulator or program earlier
+#           mtime kept, or replaced while the first run plans), a library gone, a replaced emulator, a new emulator or program earlier
 #           in the search: the key no longer holds, the CLI plans again (a hand-over), and the
 #           result is a fresh plan's
 #   trust:  a corrupt record (cut short, a byte changed) or another request's record in its
 #           place is planned again and rewritten; a record others could have written
-#           (group/other-writable, another owner) is never replayed
+#           (group/other-writable, another owner) is never replayed, nor one in a cache dir
+#           the CLI refuses (writable by others, below such a dir, a symlink)
 # ctest-parts: same change trust
 . "$(dirname "$0")/lib/common.sh"
 
@@ -178,7 +179,7 @@ part_same() {
     # (the CLI's: what it planned, and the record it wrote).
     expect_contains "EMURUN_VERBOSE=1: a replay says so" \
         "$(EMURUN_VERBOSE=1 "$EMURUN" exec -- "$S" exit 0 2>&1)" ".rec: replayed"
-    rm -rf "$EMURUN_CACHE_DIR/launch"
+    rm -rf "$EMURUN_CACHE_DIR"
     out=$(EMURUN_VERBOSE=2 "$EMURUN" exec -- "$S" exit 0 2>&1)
     expect_contains "EMURUN_VERBOSE=2, no record: the launcher says why" "$out" ".rec: not replayed: none yet"
     expect_contains "EMURUN_VERBOSE=2, no record: the CLI's debug line" "$out" "exec $S"
@@ -229,6 +230,17 @@ part_change() {
     expect_eq "rewritten in place: same size" "$(stat -c %s "$T/prog.ref")" "$(stat -c %s "$T/prog")"
     expect_eq "rewritten in place: same mtime" "$(stat -c %Y.%y "$T/prog.ref")" "$(stat -c %Y.%y "$T/prog")"
     after "a program rewritten in place (size, mtime kept)" "$q" -- "$T/prog"
+    # Replaced while the first run plans (after the plan read it, before the record is written:
+    # strace holds the CLI at its first mkdir, the cache dir's): no record of the old plan is
+    # written under the new program's identity; the next run plans again.
+    if [ -x "$EMURUN_FIXTURE_DIR/s390x/probe-static" ]; then
+        cp "$S" "$T/racy"
+        (sleep 0.5 && cp "$EMURUN_FIXTURE_DIR/s390x/probe-static" "$T/racy.new" && mv "$T/racy.new" "$T/racy") &
+        env $q "$strace" -f -qq -o /dev/null -e trace=mkdir,mkdirat \
+            -e inject=mkdir,mkdirat:delay_enter=1500000:when=1 "$EMURUN" exec -- "$T/racy" >/dev/null 2>&1 || true
+        wait
+        after "a program replaced while planned" "$q" -- "$T/racy"
+    fi
     # A library found by RUNPATH, then gone: the CLI's error, not a replay qemu would fail in.
     mkdir -p "$T/own"
     printf 'int own(void) { return 42; }\n' >"$T/own/own.c"
@@ -334,6 +346,22 @@ part_trust() {
     chmod 700 "$(dirname "$rec")"
     rm -f "$rec" && ln -s "$planted" "$rec"
     after "a record that is a symlink" "$q" -- "$S"
+    # A cache dir the CLI refuses (others may write it or a dir above it; a symlink): its
+    # records are not replayed, so a plan that needs it (a merged prefix) fails as a fresh one.
+    local two="--sysroot $T/sr1 --sysroot /usr/aarch64-linux-gnu"
+    mkdir -p "$T/sr1/lib" "$T/outer" && cp -L /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 "$T/sr1/lib/"
+    export EMURUN_CACHE_DIR=$T/outer/cache
+    both "a merged prefix in the cache" replay "$q" $two -- "$D"
+    chmod 777 "$EMURUN_CACHE_DIR"
+    after "a cache dir others may write" "$q" $two -- "$D"
+    expect_contains "a cache dir others may write: refused" "$(run "$EMURUN" "" "$q" $two -- "$D")" "writable by others"
+    chmod 700 "$EMURUN_CACHE_DIR" && chmod 777 "$T/outer"
+    after "a cache dir below a dir others may write" "$q" $two -- "$D"
+    chmod 755 "$T/outer" && mv "$EMURUN_CACHE_DIR" "$T/outer/real" && ln -s real "$EMURUN_CACHE_DIR"
+    after "a cache dir that is a symlink" "$q" $two -- "$D"
+    rm "$EMURUN_CACHE_DIR" && mv "$T/outer/real" "$EMURUN_CACHE_DIR"
+    mv "$EMURUN_CACHE_DIR/launch" "$T/outer/launch" && ln -s ../launch "$EMURUN_CACHE_DIR/launch"
+    after "a records dir that is a symlink" "$q" -- "$S"
 }
 
 run_parts same change trust

@@ -144,6 +144,19 @@ cp -p "$e/tgt-bin" "$e/tgt.ref" && cp "$e/tgt.ref" "$e/tgt-bin" && touch -r "$e/
 expect "a target rewritten in place: planned again" \
     "emurun-shim: $e/tgt: debug: launch record $e/.emurun-shims/tgt.rec: not replayed: changed: $e/tgt-bin" \
     "$(EMURUN_VERBOSE=1 "$e/tgt" exit 0 2>&1 | head -n1)"
+# The target replaced (static by dynamic) while a stale shim is planned again, after the plan
+# read it and before its files are written (strace holds the replan at its first fsync): no
+# record of the old plan keyed on the new target; the next run plans again and runs it.
+if command -v strace >/dev/null; then
+    cp "$probe-static" "$e/swap-bin" && "$EMURUN" shim add swap --target "$e/swap-bin" --dir "$e" >/dev/null ||
+        fail "shim add swap"
+    touch "$e/swap-bin"
+    (sleep 0.5 && cp "$probe" "$e/swap.new" && mv "$e/swap.new" "$e/swap-bin") &
+    strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=1500000:when=1 \
+        "$e/swap" exit 0 >/dev/null 2>&1
+    wait
+    expect "a target replaced while planned again: the next run runs it" aarch64 "$("$e/swap" uname 2>&1)"
+fi
 # A stale record (the emulator went away): handed to emurun, which plans the shim again (the
 # emulator searched as `emurun exec` searches) and refreshes the record.
 mkdir -p "$e/tmpq"
@@ -185,6 +198,15 @@ expect "list" "probe probe2" "$("$EMURUN" shim list --dir "$s" | awk '{print $1}
 "$EMURUN" shim remove probe2 --dir "$s" || fail "shim remove"
 [ ! -e "$s/probe2" ] || fail "shim remove left $s/probe2"
 
+# A PATH dir that is a symlink loop (the emulator search passes over it): shim add works and
+# the record replays.
+ln -s loop2 "$t/loop1" && ln -s loop1 "$t/loop2"
+PATH="$t/loop1:$PATH" "$EMURUN" shim add looped --target "$probe" --dir "$t/looped" >/dev/null ||
+    fail "shim add with a PATH dir that loops"
+expect "a PATH dir that loops: the record replays" \
+    "emurun-shim: $t/looped/looped: debug: launch record $t/looped/.emurun-shims/looped.rec: replayed" \
+    "$(EMURUN_VERBOSE=1 "$t/looped/looped" exit 0 2>&1)"
+
 # Bad input: exit 125 and the culprit named.
 bad() { # name expected-substring args...
     local name=$1 want=$2
@@ -219,6 +241,40 @@ for mode in "666 .emurun-shims/w.rec" "777 .emurun-shims"; do
     chmod go-w "$t/loose/${mode#* }"
 done
 expect "chmod go-w again: it runs" aarch64 "$("$t/loose/w" uname)"
+# Another user's .emurun-shims (made first in a dir both may write): its owner could replace
+# any record in it, so shim add refuses it rather than leave a shim that runs what they chose.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    mkdir -p "$t/shared" && chmod 1777 "$t/shared" && chmod o+x "$t"
+    setpriv --reuid=65534 --regid=65534 --clear-groups mkdir "$t/shared/.emurun-shims" ||
+        fail "uid 65534 cannot make a dir in $t/shared (a parent closed to others?)"
+    err=$("$EMURUN" shim add x --target "$probe" --dir "$t/shared" 2>&1 >/dev/null)
+    rc=$?
+    [ $rc -eq 125 ] || fail "another user's .emurun-shims: exit $rc, want 125 ($err)"
+    [[ "$err" == *"is not a directory of this user"* ]] || fail "another user's .emurun-shims: <$err>"
+    [ ! -e "$t/shared/x" ] && [ -z "$(ls -A "$t/shared/.emurun-shims")" ] ||
+        fail "another user's .emurun-shims: shim add wrote files"
+    # Another user's stale shim run by root: planned and run, its files left as they were
+    # (root's files among them would make the launcher refuse the shim for its owner).
+    cp "$probe" "$t/shared/tgt" && chown 65534 "$t/shared/tgt"
+    setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin \
+        "$EMURUN" shim add theirs --target "$t/shared/tgt" --dir "$t/shared" >/dev/null ||
+        fail "shim add as uid 65534"
+    # A PATH dir it cannot search (the emulator search passes over it): shim add works, and
+    # the record replays.
+    mkdir -p "$t/closed" && chmod 700 "$t/closed"
+    setpriv --reuid=65534 --regid=65534 --clear-groups env PATH="$t/closed:/usr/bin:/bin" \
+        "$EMURUN" shim add closed --target "$t/shared/tgt" --dir "$t/shared" >/dev/null ||
+        fail "shim add as uid 65534 with a PATH dir it cannot search"
+    expect "a PATH dir it cannot search: the shim's record replays" \
+        "emurun-shim: $t/shared/closed: debug: launch record $t/shared/.emurun-shims/closed.rec: replayed" \
+        "$(setpriv --reuid=65534 --regid=65534 --clear-groups env EMURUN_VERBOSE=1 "$t/shared/closed" exit 0 2>&1)"
+    touch "$t/shared/tgt"
+    expect "another user's stale shim, run by root" aarch64 "$("$t/shared/theirs" uname 2>&1)"
+    expect "another user's stale shim: its files still theirs" 65534 \
+        "$(stat -c %u "$t/shared/.emurun-shims/theirs.rec")"
+    expect "another user's stale shim: then runs for its owner" aarch64 \
+        "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$t/shared/theirs" uname 2>&1)"
+fi
 
 [ $failures -eq 0 ] || { echo "$failures failure(s); files in $t"; exit 1; }
 rm -rf "$t"

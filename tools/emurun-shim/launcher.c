@@ -14,12 +14,12 @@
  * record of this request in emurun's cache (launch/<hash>.rec; the hash covers the words before
  * `--`, PROG, the working directory, PATH, EMURUN_QEMU_DIR and the CLI's own identity: all a
  * plan reads besides the files its key names), and replay it when it is ours (this user's, no
- * one else may write it or its directory), intact, holds this hash and its key holds. Anything
- * else - another command, no `--`, no record, a record that is corrupt, planted, another
- * request's or stale - is handed to the C++ CLI (emurun-cli beside this program, else
- * ../libexec/emurun/emurun-cli) unchanged; for an exec, with ELR_RECORD_ENV naming the record
- * to write. With EMURUN_VERBOSE >= 1 either role says on stderr whether it replayed, and why
- * not.
+ * one else may write it or its directory, in a cache dir the CLI would use), intact, holds this
+ * hash and its key holds. Anything else - another command, no `--`, no record, a record that is
+ * corrupt, planted, another request's or stale - is handed to the C++ CLI (emurun-cli beside this
+ * program, else ../libexec/emurun/emurun-cli) unchanged; for an exec, with ELR_RECORD_ENV naming
+ * the record to write. With EMURUN_VERBOSE >= 1 either role says on stderr whether it
+ * replayed, and why not.
  *
  * Same pid, stdio, cwd and signals whichever way. Failures print "emurun: ..." (or
  * "emurun-shim: SHIM: ...") on stderr and exit 125. */
@@ -142,7 +142,7 @@ static const char* key_changed(void) {
         elr_id_at(&g_view, i, &id);
         const int found = stat(g_view.paths[i], &st) == 0;
         if (id.absent != 0) {
-            if (found || (errno != ENOENT && errno != ENOTDIR)) {
+            if (found || !elr_unseen(errno)) {
                 return g_view.paths[i];
             }
             continue;
@@ -396,12 +396,43 @@ static int request_hash(char** argv, int dd, const struct stat* cli, uint64_t* o
     return 1;
 }
 
-/* The record file for request hash h in out; 0 when there is none to look for. */
-static int record_file(uint64_t h, char* out, size_t size) {
+/* Whether `st` (a parent of the cache dir) can be changed by no one but this user or root:
+ * owned by one of them, and writable by no one else unless sticky (util::opened_to_others). */
+static int parent_closed(const struct stat* st) {
+    return (st->st_uid == geteuid() || st->st_uid == 0) &&
+           ((st->st_mode & 022) == 0 || (st->st_mode & S_ISVTX) != 0);
+}
+
+/* Whether the CLI would use `dir` as its cache dir (util::own_cache_dir): a directory, not a
+ * symlink, of this user that no one else can write, each parent of its real path closed. A
+ * record in any other is never replayed: a fresh plan that needs the cache dir stops there. */
+static int cache_dir_closed(const char* dir) {
+    struct stat st;
+    char real[PATH_MAX];
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 022) != 0 || realpath(dir, real) == 0) {
+        return 0;
+    }
+    for (char* cut = strrchr(real, '/'); cut != 0; cut = strrchr(real, '/')) {
+        cut[cut == real ? 1 : 0] = '\0';
+        if (lstat(real, &st) != 0 || !parent_closed(&st)) {
+            return 0;
+        }
+        if (cut == real) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The record file for request hash h in out: 0 when there is none to look for, 1 when it is
+ * not looked for (*why says why), 2 when it is to be read. */
+static int record_file(uint64_t h, char* out, size_t size, const char** why) {
     char dir[PATH_MAX];
     if (!cache_dir(dir, sizeof dir)) {
         return 0;
     }
+    *why = "none yet";
     char name[32];
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 16; ++i) {
@@ -411,10 +442,16 @@ static int record_file(uint64_t h, char* out, size_t size) {
     if (!join3(out, size, dir, "/launch", "")) {
         return 0;
     }
-    struct stat st; /* the records' dir: ours, closed to others (util::own_cache_subdir) */
-    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+    /* The records' dir: a directory of ours closed to others (util::own_cache_subdir) in a
+     * cache dir the CLI would use; else none yet (the CLI makes it) or not ours. */
+    struct stat st;
+    const int closed = cache_dir_closed(dir);
+    if (!closed || lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
         (st.st_mode & 022) != 0) {
-        return join3(out, size, out, "/", name) ? 1 : 0; /* none yet: the CLI makes it */
+        if (!closed && lstat(dir, &st) == 0) { /* a missing one: none yet */
+            *why = "the cache directory is not this user's alone";
+        }
+        return join3(out, size, out, "/", name) ? 1 : 0;
     }
     return join3(out, size, out, "/", name) ? 2 : 0;
 }
@@ -453,9 +490,10 @@ static _Noreturn void run_emurun(const char* self, int argc, char** argv) {
     }
     int found = 0;
     uint64_t request = 0;
+    const char* none = 0;
     if (argc > 1 && strcmp(argv[1], "exec") == 0 && dd + 1 < argc &&
         request_hash(argv, dd, &cli_st, &request)) {
-        found = record_file(request, record, sizeof record);
+        found = record_file(request, record, sizeof record, &none);
     }
     if (found == 2) {
         const char* why = load_record(record, 1, request);
@@ -464,7 +502,7 @@ static _Noreturn void run_emurun(const char* self, int argc, char** argv) {
         }
         (void)replay_if_valid(record, why, 0, argv + dd + 2, argc - dd - 2);
     } else if (found == 1) {
-        debug_record(record, "not replayed: ", "none yet");
+        debug_record(record, "not replayed: ", none);
     }
     char** env = environ;
     char* with[environ_count() + 2];
