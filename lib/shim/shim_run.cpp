@@ -52,6 +52,11 @@ std::optional<Error> run_if_shim_replan(int argc, char** argv) {
     if (!old->native) {
         auto arch = find_arch(old->arch);
         spec.arch = arch ? *arch : nullptr;
+        // The emulator's dir of the shim's plan first (EMURUN_QEMU_DIR or a PATH at creation,
+        // which this run need not have): a replaced emulator stays the shim's choice.
+        if (!old->emulator.empty()) {
+            spec.emulators.dirs.push_back(old->emulator.parent_path());
+        }
     }
     spec.sysroots = old->sysroots; // empty: the arch's default ones, as at creation
     auto planned = plan_shim(shim_path.parent_path(), spec);

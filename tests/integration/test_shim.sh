@@ -165,7 +165,8 @@ EMURUN_QEMU_DIR=$e/tmpq "$EMURUN" shim add moved-qemu --target "$probe-static" -
     fail "shim add moved-qemu"
 rm -r "$e/tmpq"
 expect "emulator searched again" aarch64 "$("$e/moved-qemu" uname)"
-! grep -qa tmpq "$e/.emurun-shims/moved-qemu.rec" || fail "the record still names the gone emulator"
+# (the gone dir stays in the record's key, by its absence: the shim's emulator dir is searched first)
+! grep '"emulator"' "$e/.emurun-shims/moved-qemu.json" | grep -q tmpq || fail "the sidecar still names the gone emulator"
 # Planned again by emurun's one PATH rule: an empty PATH entry is the current directory.
 mkdir -p "$e/cwd" "$e/tmpq"
 printf '#!/bin/sh\necho cwd-qemu\n' >"$e/cwd/qemu-aarch64-static"
@@ -177,6 +178,16 @@ expect "a stale shim: an empty PATH entry is the current dir" cwd-qemu \
     "$(cd "$e/cwd" && PATH=":/nonexistent" "$e/moved-qemu" uname)"
 expect "emurun exec: the same rule" cwd-qemu \
     "$(cd "$e/cwd" && PATH=":/nonexistent" "$EMURUN" exec -- "$probe-static" uname)"
+# The emulator replaced where the shim found it (EMURUN_QEMU_DIR at creation, unset now): the
+# shim planned again keeps that directory's emulator, not the first one this run's PATH has.
+mkdir -p "$e/ownqdir"
+cp "$(command -v qemu-aarch64-static || command -v qemu-aarch64)" "$e/ownqdir/qemu-aarch64-static"
+EMURUN_QEMU_DIR=$e/ownqdir "$EMURUN" shim add ownq --target "$probe-static" --dir "$e" >/dev/null ||
+    fail "shim add ownq"
+printf '#!/bin/sh\necho own-qemu\n' >"$e/ownqdir/new" && chmod +x "$e/ownqdir/new"
+mv "$e/ownqdir/new" "$e/ownqdir/qemu-aarch64-static"
+expect "a replaced emulator: the shim's own emulator dir first" own-qemu \
+    "$(env -u EMURUN_QEMU_DIR "$e/ownq" uname)"
 # An emulator that cannot be executed: the replay fails, emurun plans again and names it.
 mkdir -p "$e/badq"
 printf '#!/nonexistent/interpreter\n' >"$e/badq/qemu-aarch64-static"
