@@ -183,8 +183,22 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
         return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",
                     "remove it or choose another shim dir");
     }
-    EMURUN_TRY(write_shim_files(planned, launcher));
-    EMURUN_TRY(install_launcher(launcher, info->path));
+    // All or nothing for a new shim: what a failure (a full disk) left of it is removed, so
+    // no half-made shim is listed.
+    const bool is_new = !fs::exists(sidecar);
+    auto written = write_shim_files(planned, launcher);
+    if (written) {
+        written = install_launcher(launcher, info->path);
+    }
+    if (!written) {
+        if (is_new) {
+            for (const auto& file : {info->path, record_path(info->path),
+                                     emurun_link_path(info->path), sidecar}) {
+                (void)::unlink(file.c_str());
+            }
+        }
+        return std::unexpected(written.error());
+    }
     return planned.info;
 }
 

@@ -165,6 +165,25 @@ TEST_CASE("shim: a stale shim is planned again with the sysroots it was made wit
     CHECK(back->sysroots == std::vector<fs::path>{*made->ld_prefix});
 }
 
+TEST_CASE("shim: a new shim that cannot be written leaves nothing behind" * test::may_skip()) {
+    if (!have_aarch64()) {
+        EMURUN_SKIP("no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
+    }
+    fs::path l = launcher();
+    ::chmod(l.c_str(), 0755);
+    const fs::path dir = testdir("half-made");
+    // The emurun link's place taken by a directory: written after the sidecar, it fails.
+    fs::create_directories(dir / ".emurun-shims" / "probe.emurun");
+    auto made = add_shim(dir, ShimSpec{.name = "probe", .target = fixture("aarch64/probe")}, l);
+    REQUIRE_FALSE(made);
+    CHECK_FALSE(fs::exists(dir / ".emurun-shims" / "probe.json"));
+    CHECK_FALSE(fs::exists(dir / ".emurun-shims" / "probe.rec"));
+    CHECK_FALSE(fs::exists(dir / "probe"));
+    auto listed = list_shims(dir);
+    REQUIRE(listed);
+    CHECK(listed->empty());
+}
+
 TEST_CASE("shim: a file that is not a shim is never replaced" * test::may_skip()) {
     if (!have_aarch64()) {
         EMURUN_SKIP("no aarch64 probe fixture or qemu-aarch64, or aarch64 is native here");
