@@ -47,8 +47,7 @@ int thread_count() {
 std::string unsupported_why(int err) {
     const int threads = err == EINVAL ? thread_count() : 0;
     if (threads > 1) {
-        return std::string(std::strerror(err)) + ": this process has " +
-               std::to_string(threads) +
+        return std::string(std::strerror(err)) + ": this process has " + std::to_string(threads) +
                " threads, and the kernel gives a new user namespace only to a single-threaded "
                "process; an emurun running under QEMU's user mode (an emulated emurun) is "
                "multi-threaded, so it has no sandbox there";

@@ -192,8 +192,8 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
     }
     if (!written) {
         if (is_new) {
-            for (const auto& file : {info->path, record_path(info->path),
-                                     emurun_link_path(info->path), sidecar}) {
+            for (const auto& file :
+                 {info->path, record_path(info->path), emurun_link_path(info->path), sidecar}) {
                 (void)::unlink(file.c_str());
             }
         }
