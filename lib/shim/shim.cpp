@@ -151,14 +151,17 @@ Result<void> write_shim_files(const PlannedShim& shim, const fs::path& launcher,
 
 } // namespace shim_detail
 
-Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::path& launcher) {
-    EMURUN_TRY(check_name(spec.name));
-    if (::access(launcher.c_str(), X_OK) != 0) {
-        return std::unexpected(system_error("launcher " + launcher.string(), errno,
-                                            "pass the shim launcher (emurun-shim)"));
+/// The shim dir made ready for `info`'s files, or why it cannot hold a shim safely.
+Result<void> prepare_shim_dir(const fs::path& dir, const ShimInfo& info) {
+    struct stat st {};
+    // Anyone could replace a shim in a dir others may write (without the sticky bit).
+    if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IWOTH) != 0 &&
+        (st.st_mode & S_ISVTX) == 0) {
+        return fail("shim " + info.name,
+                    dir.string() + " is writable by others (no sticky bit): anyone could replace "
+                                   "the shim with a program of their own",
+                    "chmod o-w " + dir.string() + ", or use a shim dir of your own");
     }
-    auto planned = EMURUN_TRY(plan_shim(dir, spec));
-    const ShimInfo* info = &planned.info;
     std::error_code ec;
     fs::create_directories(dir / k_shim_config_dir, ec);
     if (ec) {
@@ -166,8 +169,8 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
     }
     // Files made in another user's .emurun-shims could be replaced by that user: the shim
     // would run what they chose.
-    if (!shim_files_ours(info->path)) {
-        return fail("shim " + spec.name,
+    if (!shim_files_ours(info.path)) {
+        return fail("shim " + info.name,
                     (dir / k_shim_config_dir).string() +
                         " is not a directory of this user: its owner could make the shim run "
                         "any program",
@@ -178,6 +181,18 @@ Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::p
         return std::unexpected(system_error("chmod 0755 " + (dir / k_shim_config_dir).string(),
                                             errno, "use a shim dir of your own"));
     }
+    return {};
+}
+
+Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::path& launcher) {
+    EMURUN_TRY(check_name(spec.name));
+    if (::access(launcher.c_str(), X_OK) != 0) {
+        return std::unexpected(system_error("launcher " + launcher.string(), errno,
+                                            "pass the shim launcher (emurun-shim)"));
+    }
+    auto planned = EMURUN_TRY(plan_shim(dir, spec));
+    const ShimInfo* info = &planned.info;
+    EMURUN_TRY(prepare_shim_dir(dir, *info));
     const fs::path sidecar = sidecar_path(info->path);
     if (fs::exists(fs::symlink_status(info->path)) && !fs::exists(sidecar)) {
         return fail("shim " + spec.name, info->path.string() + " exists and is not a shim",

@@ -252,6 +252,18 @@ for mode in "666 .emurun-shims/w.rec" "777 .emurun-shims"; do
     chmod go-w "$t/loose/${mode#* }"
 done
 expect "chmod go-w again: it runs" aarch64 "$("$t/loose/w" uname)"
+# The shim dir itself writable by others (made under umask 000), without the sticky bit:
+# anyone could replace the shim, so shim add refuses it and says what to do.
+expect "umask 000: the shim dir is 777" 777 "$(stat -c %a "$t/loose")"
+err=$("$EMURUN" shim add w2 --target "$probe" --dir "$t/loose" 2>&1 >/dev/null)
+rc=$?
+[ $rc -ne 0 ] || fail "shim add in a dir others may write: exit 0"
+[[ "$err" == *"writable by others (no sticky bit)"*"chmod o-w $t/loose"* ]] ||
+    fail "shim add in a dir others may write: <$err>"
+[ ! -e "$t/loose/w2" ] || fail "a refused shim add left $t/loose/w2"
+chmod +t "$t/loose"
+"$EMURUN" shim add w2 --target "$probe" --dir "$t/loose" >/dev/null || fail "shim add with the sticky bit"
+chmod 755 "$t/loose"
 # Another user's .emurun-shims (made first in a dir both may write): its owner could replace
 # any record in it, so shim add refuses it rather than leave a shim that runs what they chose.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
