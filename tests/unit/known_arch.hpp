@@ -13,4 +13,16 @@ inline const Arch* known_arch(const char* name) {
     return *a;
 }
 
+/// A name of an arch this host does not run natively (the dogfood runs the unit tests on
+/// aarch64, ppc64le and s390x): s390x, else aarch64.
+inline const char* foreign_arch_name() {
+    const Arch* host = host_arch();
+    for (const char* name : {"s390x", "aarch64"}) {
+        if (host == nullptr || !runs_natively_on(*host, *known_arch(name))) {
+            return name;
+        }
+    }
+    return "riscv64";
+}
+
 } // namespace emurun::test

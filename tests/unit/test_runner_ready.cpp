@@ -1,6 +1,7 @@
 // A Runner says up front what it lacks: a missing helper program is one error from run(), before
 // any step starts, not a failure of every step.
 #include "fake_command_runner.hpp"
+#include "known_arch.hpp"
 #include "scoped_env.hpp"
 #include "skip.hpp"
 #include "testdir.hpp"
@@ -84,7 +85,9 @@ TEST_CASE("runner ready: an auto step's mode goes to the caller's diagnostics be
     auto options = runner_options("ready-auto-logs");
     std::vector<Diagnostic> said;
     options.diagnostics = [&said](const Diagnostic& d) { said.push_back(d); };
-    const auto pipeline = pipeline_of(R"([{"name": "t", "arch": "s390x", "argv": ["./t"]}])");
+    const auto pipeline =
+        pipeline_of(R"([{"name": "t", "arch": ")" + std::string(test::foreign_arch_name()) +
+                    R"(", "argv": ["./t"]}])");
     REQUIRE(pipeline.steps[0].emulation == Emulation::automatic);
     auto report = Runner(pipeline, options).run(fake);
     REQUIRE_MESSAGE(report.has_value(), report.error().message());
