@@ -18,6 +18,8 @@ part_aarch64() {
     need_sandbox || return 0
     local tarball p=$T/prefix q=$T/qemu-arm64 f rc out
     tarball=$("$EMURUN_SOURCE_DIR/tools/release-cross" aarch64 2>"$T/cross.log") || {
+        grep -q 'cannot be reached\|Temporary failure' "$T/cross.log" &&
+            { skip_part "the Debian archive cannot be reached: $(grep -m1 'cannot be reached\|Temporary failure' "$T/cross.log")"; return; }
         not_ok "tools/release-cross aarch64 failed: $(tail -n 20 "$T/cross.log")"
         return
     }

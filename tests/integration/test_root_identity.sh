@@ -98,7 +98,7 @@ autotools='./configure && make -j2 && make -j2 check'
 project() { # NAME: its Debian source, unpacked once in the root cache
     src=$("$EMURUN_SOURCE_DIR/tools/emurun-sysroot" source --cache "$ROOT_CACHE/apt" \
         --dir "$ROOT_CACHE/src" "$1" 2>"$T/source.log") || {
-        grep -q 'could not be reached\|Temporary failure' "$T/source.log" &&
+        grep -q 'cannot be reached\|Temporary failure' "$T/source.log" &&
             { skip_part "the Debian archive cannot be reached: $(tail -n1 "$T/source.log")"; return 1; }
         cat "$T/source.log"; not_ok "emurun-sysroot source $1"; return 1
     }
