@@ -8,7 +8,8 @@
 # Debian's aarch64 build of qemu-s390x-static (nested emulation), and a pipeline whose steps are
 # native to that host (aarch64), emulated (s390x, exec) and a host shell. Its doctor says why
 # its own sandbox cannot work there: QEMU's user mode is multi-threaded, and unshare(2) refuses
-# a user namespace to a multi-threaded process.
+# a user namespace to a multi-threaded process. The cross build stays in the build tree
+# (build/release-aarch64, with its ~300 MB sysroot), so a second run only repacks it.
 . "$(dirname "$0")/lib/common.sh"
 
 part_aarch64() {
