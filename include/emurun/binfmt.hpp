@@ -7,6 +7,7 @@
 #include <emurun/export.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -204,6 +205,10 @@ using BinfmtWriter =
 
 /// Options shared by every operation on a mount.
 struct BinfmtOptions {
+    /// The size of this struct as the caller was compiled with it: how libemurun tells which
+    /// version of it a program passes (a versioned struct: fields are only added at its end,
+    /// and a program built against an older libemurun keeps working). Leave it as it is.
+    std::uint32_t struct_size = sizeof(BinfmtOptions);
     std::filesystem::path mount{k_binfmt_default_mount}; ///< binfmt_misc directory
     std::optional<std::filesystem::path>
         lock_file;                ///< default: /run/lock/emurun-binfmt.lock for

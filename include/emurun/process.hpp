@@ -154,6 +154,10 @@ struct ResourceLimits {
 
 /// Per-child options for Supervisor::spawn.
 struct SpawnOptions {
+    /// The size of this struct as the caller was compiled with it: how libemurun tells which
+    /// version of it a program passes (a versioned struct: fields are only added at its end,
+    /// and a program built against an older libemurun keeps working). Leave it as it is.
+    std::uint32_t struct_size = sizeof(SpawnOptions);
     /// Append the child's stdout/stderr here (created 0644 if missing). Both may name the same
     /// file: the streams are then interleaved chunk by chunk.
     std::optional<std::filesystem::path> stdout_log{};

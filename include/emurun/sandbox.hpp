@@ -10,6 +10,7 @@
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -29,6 +30,10 @@ struct SandboxSysroot {
 
 /// What to set up. Only `arches` is required.
 struct SandboxSpec {
+    /// The size of this struct as the caller was compiled with it: how libemurun tells which
+    /// version of it a program passes (a versioned struct: fields are only added at its end,
+    /// and a program built against an older libemurun keeps working). Leave it as it is.
+    std::uint32_t struct_size = sizeof(SandboxSpec);
     std::vector<const Arch*> arches;      ///< registered inside, each with flags F and P
     std::vector<SandboxSysroot> sysroots; ///< none for an arch: default_sysroots(arch)
 

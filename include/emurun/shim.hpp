@@ -17,6 +17,7 @@
 #include <emurun/export.hpp>
 #include <emurun/qemu.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -30,6 +31,10 @@ inline constexpr const char* k_shim_config_dir = ".emurun-shims";
 
 /// What to create: a shim called `name` that runs `target` under emulation.
 struct ShimSpec {
+    /// The size of this struct as the caller was compiled with it: how libemurun tells which
+    /// version of it a program passes (a versioned struct: fields are only added at its end,
+    /// and a program built against an older libemurun keeps working). Leave it as it is.
+    std::uint32_t struct_size = sizeof(ShimSpec);
     // Default member initializers let callers use designated initializers under -Wextra.
     std::string name{};                            ///< file name in the shim dir, e.g. "protoc"
     std::filesystem::path target{};                ///< the foreign program (made absolute)

@@ -6,6 +6,7 @@
 #include <emurun/error.hpp>
 #include <emurun/export.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -115,6 +116,10 @@ enum class SysrootOp {
 /// A request to make or fill a sysroot from Debian's archive (`emurun sysroot fetch|source|
 /// build-dep`); empty strings mean the tool's defaults (the host's mirror and release).
 struct SysrootRequest {
+    /// The size of this struct as the caller was compiled with it: how libemurun tells which
+    /// version of it a program passes (a versioned struct: fields are only added at its end,
+    /// and a program built against an older libemurun keeps working). Leave it as it is.
+    std::uint32_t struct_size = sizeof(SysrootRequest);
     SysrootOp op = SysrootOp::fetch;   ///< what to do
     std::string arch;                  ///< any emurun name or alias (fetch, build_dep)
     std::filesystem::path dir;         ///< the sysroot (or where sources are unpacked)

@@ -1,6 +1,7 @@
 // Plan-then-apply under the lock, with read-back and rollback.
 #include "binfmt/binfmt_io.hpp"
 #include "binfmt/binfmt_text.hpp"
+#include "binfmt/binfmt_versions.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -216,7 +217,12 @@ void restore_warnings(const BinfmtPlan& plan, BinfmtWarnings& warnings) {
 } // namespace
 
 std::optional<BinfmtOptIn> missing_binfmt_opt_in(const BinfmtFlags& flags,
-                                                 const BinfmtOptions& options) {
+                                                 const BinfmtOptions& given) {
+    std::optional<BinfmtOptions> upgraded;
+    const auto ours = util::caller_form(given, upgraded);
+    // Options of no size this library knows give no opt-in (register_binfmt says why).
+    const BinfmtOptions none;
+    const BinfmtOptions& options = ours ? **ours : none;
     if (flags.credentials && !options.allow_credentials) {
         return BinfmtOptIn::credentials;
     }
@@ -237,7 +243,10 @@ std::string_view opt_in_reason(BinfmtOptIn opt_in) {
 }
 
 Result<BinfmtApplyResult> register_binfmt(const std::vector<BinfmtEntry>& wanted,
-                                          const BinfmtOptions& options) {
+                                          const BinfmtOptions& given) {
+    std::optional<BinfmtOptions> upgraded;
+    const BinfmtOptions* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const BinfmtOptions& options = *ours;
     BinfmtWarnings warnings;
     for (const auto& e : wanted) {
         EMURUN_TRY(opt_in_check(e, options));
@@ -261,14 +270,20 @@ Result<BinfmtApplyResult> register_binfmt(const std::vector<BinfmtEntry>& wanted
 }
 
 Result<BinfmtApplyResult> unregister_binfmt(const std::vector<std::string>& names,
-                                            const BinfmtOptions& options) {
+                                            const BinfmtOptions& given) {
+    std::optional<BinfmtOptions> upgraded;
+    const BinfmtOptions* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const BinfmtOptions& options = *ours;
     return locked_apply(options, [&](const std::vector<BinfmtEntry>& current) {
         return plan_binfmt_unregister(names, current);
     });
 }
 
 Result<void> set_binfmt_enabled(const std::vector<std::string>& names, bool enabled,
-                                const BinfmtOptions& options) {
+                                const BinfmtOptions& given) {
+    std::optional<BinfmtOptions> upgraded;
+    const BinfmtOptions* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const BinfmtOptions& options = *ours;
     EMURUN_TRY(ensure_binfmt_mount(options));
     auto lock = EMURUN_TRY(detail::lock_binfmt(options));
     std::vector<BinfmtEntry> entries;

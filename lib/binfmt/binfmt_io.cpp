@@ -1,5 +1,6 @@
 // Reading the binfmt_misc mount, the lock, and mounting it when it is missing.
 #include "binfmt/binfmt_io.hpp"
+#include "binfmt/binfmt_versions.hpp"
 #include "util/file.hpp"
 
 #include <algorithm>
@@ -80,7 +81,10 @@ bool looks_mounted(const std::filesystem::path& mount) {
 
 } // namespace
 
-Result<void> ensure_binfmt_mount(const BinfmtOptions& options) {
+Result<void> ensure_binfmt_mount(const BinfmtOptions& given) {
+    std::optional<BinfmtOptions> upgraded;
+    const BinfmtOptions* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const BinfmtOptions& options = *ours;
     if (looks_mounted(options.mount)) {
         return {};
     }

@@ -1,3 +1,4 @@
+#include "launch/launch_versions.hpp"
 #include "util/file.hpp"
 #include "util/path.hpp"
 
@@ -139,7 +140,9 @@ Command launch_command(const LaunchPlan& plan, std::map<std::string, std::string
     return cmd;
 }
 
-Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
+namespace {
+
+Result<LaunchPlan> plan_current(const LaunchRequest& req) {
     if (req.program.empty()) {
         return fail("run \"\"", "the program name is empty", "give the program to run");
     }
@@ -177,6 +180,12 @@ Result<LaunchPlan> plan_launch(const LaunchRequest& req) {
         return native_plan(req, *program, elf->arch);
     }
     return emulated_plan(req, *program, *elf);
+}
+
+} // namespace
+
+Result<LaunchPlan> plan_launch(const LaunchRequest& request) {
+    return util::as_current(request, plan_current);
 }
 
 } // namespace emurun

@@ -9,6 +9,7 @@
 #include "process/process_limits.hpp"
 #include "process/process_orphans.hpp"
 #include "process/process_supervisor.hpp"
+#include "process/process_versions.hpp"
 #include "process/spawn.hpp"
 #include "util/fd.hpp"
 #include "util/self.hpp"
@@ -662,7 +663,10 @@ Supervisor::~Supervisor() {
     m_impl->kill_all();
 }
 
-Result<ChildId> Supervisor::spawn(const Command& cmd, const SpawnOptions& options) {
+Result<ChildId> Supervisor::spawn(const Command& cmd, const SpawnOptions& given) {
+    std::optional<SpawnOptions> upgraded;
+    const SpawnOptions* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const SpawnOptions& options = *ours;
     return m_impl->spawn(cmd, options);
 }
 

@@ -1,5 +1,6 @@
 // The sandbox's plan (emulators, sysroots, loader prefix, entries).
 #include "sandbox/sandbox_internal.hpp"
+#include "sandbox/sandbox_versions.hpp"
 #include "util/file.hpp"
 #include "util/self.hpp"
 
@@ -112,7 +113,10 @@ Result<void> plan_cpu(const SandboxSpec& spec, SandboxPlan& plan) {
 
 } // namespace
 
-Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
+Result<SandboxPlan> plan_sandbox(const SandboxSpec& given) {
+    std::optional<SandboxSpec> upgraded;
+    const SandboxSpec* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const SandboxSpec& spec = *ours;
     if (spec.arches.empty()) {
         return fail("emurun sandbox", "no arch requested",
                     "name one or more, e.g. aarch64 and s390x");
@@ -149,7 +153,10 @@ Result<SandboxPlan> plan_sandbox(const SandboxSpec& spec) {
     return plan;
 }
 
-Result<SandboxPlan> plan_host_handlers(const SandboxSpec& spec) {
+Result<SandboxPlan> plan_host_handlers(const SandboxSpec& given) {
+    std::optional<SandboxSpec> upgraded;
+    const SandboxSpec* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const SandboxSpec& spec = *ours;
     if (spec.arches.empty()) {
         return fail("emurun sandbox", "no arch requested",
                     "name one or more, e.g. aarch64 and s390x");
@@ -161,7 +168,10 @@ Result<SandboxPlan> plan_host_handlers(const SandboxSpec& spec) {
     return plan;
 }
 
-Result<fs::path> find_emurun_exe(const SandboxSpec& spec) {
+Result<fs::path> find_emurun_exe(const SandboxSpec& given) {
+    std::optional<SandboxSpec> upgraded;
+    const SandboxSpec* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const SandboxSpec& spec = *ours;
     return util::find_emurun(spec.emurun_exe);
 }
 

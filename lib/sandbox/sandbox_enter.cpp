@@ -2,6 +2,7 @@
 // exec. Runs in a single-threaded process (unshare(CLONE_NEWUSER) refuses multithreaded ones).
 #include "process/spawn.hpp"
 #include "sandbox/sandbox_internal.hpp"
+#include "sandbox/sandbox_versions.hpp"
 #include "util/env.hpp"
 #include "util/fd.hpp"
 #include "util/file.hpp"
@@ -150,7 +151,13 @@ SandboxFailure reexec_fresh(const SandboxSpec& spec, const std::vector<std::stri
 
 } // namespace
 
-SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::string>& argv) {
+SandboxFailure exec_in_sandbox(const SandboxSpec& given, const std::vector<std::string>& argv) {
+    std::optional<SandboxSpec> upgraded;
+    auto ours = util::caller_form(given, upgraded);
+    if (!ours) {
+        return {ours.error()};
+    }
+    const SandboxSpec& spec = **ours;
     if (argv.empty()) {
         return {Error{"emurun sandbox", "no command given",
                       "give the command to run and its arguments"},
@@ -179,8 +186,14 @@ SandboxFailure exec_in_sandbox(const SandboxSpec& spec, const std::vector<std::s
     return exec_failure(argv.front(), exec_replace(Command{.argv = argv}));
 }
 
-SandboxFailure exec_through_host_handlers(const SandboxSpec& spec,
+SandboxFailure exec_through_host_handlers(const SandboxSpec& given,
                                           const std::vector<std::string>& argv) {
+    std::optional<SandboxSpec> upgraded;
+    auto ours = util::caller_form(given, upgraded);
+    if (!ours) {
+        return {ours.error()};
+    }
+    const SandboxSpec& spec = **ours;
     if (argv.empty()) {
         return {Error{"emurun sandbox", "no command given",
                       "give the command to run and its arguments"},

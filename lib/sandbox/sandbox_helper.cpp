@@ -2,6 +2,7 @@
 // (util/helper_call.hpp, the protocol root steps use too); run_if_sandbox_helper() in that
 // fresh, single-threaded process enters the sandbox. No CLI syntax travels.
 #include "sandbox/sandbox_internal.hpp"
+#include "sandbox/sandbox_versions.hpp"
 #include "util/helper_call.hpp"
 
 #include <nlohmann/json.hpp>
@@ -90,8 +91,11 @@ Result<SandboxSpec> detail::sandbox_spec_from_json(std::string_view text) {
     }
 }
 
-Result<std::vector<std::string>> sandbox_argv(const SandboxSpec& spec,
+Result<std::vector<std::string>> sandbox_argv(const SandboxSpec& given,
                                               const std::vector<std::string>& inner) {
+    std::optional<SandboxSpec> upgraded;
+    const SandboxSpec* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const SandboxSpec& spec = *ours;
     if (spec.arches.empty() || inner.empty()) { // before looking for emurun: the caller's fault
         return fail("build the sandbox command", spec.arches.empty() ? "no arch" : "no command");
     }

@@ -1,6 +1,7 @@
 // Creating, listing and removing shims. Running one is in shim_run.cpp.
 #include "launch/launch_record.h"
 #include "shim/shim_config.hpp"
+#include "shim/shim_versions.hpp"
 #include "util/cache.hpp"
 #include "util/file.hpp"
 #include "util/path.hpp"
@@ -184,7 +185,10 @@ Result<void> prepare_shim_dir(const fs::path& dir, const ShimInfo& info) {
     return {};
 }
 
-Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& spec, const fs::path& launcher) {
+Result<ShimInfo> add_shim(const fs::path& dir, const ShimSpec& given, const fs::path& launcher) {
+    std::optional<ShimSpec> upgraded;
+    const ShimSpec* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const ShimSpec& spec = *ours;
     EMURUN_TRY(check_name(spec.name));
     if (::access(launcher.c_str(), X_OK) != 0) {
         return std::unexpected(system_error("launcher " + launcher.string(), errno,

@@ -1,4 +1,5 @@
 // Requests to the emurun-sysroot tool: checked here, carried out by apt and dpkg in the tool.
+#include "sysroot/sysroot_versions.hpp"
 #include <emurun/sysroot.hpp>
 
 #include "util/cache.hpp"
@@ -71,7 +72,11 @@ Result<void> check_request(const SysrootRequest& r) {
 
 } // namespace
 
-Result<std::vector<std::string>> sysroot_tool_argv(const SysrootRequest& r, const fs::path& tool) {
+Result<std::vector<std::string>> sysroot_tool_argv(const SysrootRequest& given,
+                                                   const fs::path& tool) {
+    std::optional<SysrootRequest> upgraded;
+    const SysrootRequest* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    const SysrootRequest& r = *ours;
     EMURUN_TRY(check_request(r));
     static constexpr const char* k_ops[] = {"fetch", "source", "build-dep"};
     std::vector<std::string> argv{tool.string(), k_ops[static_cast<int>(r.op)]};

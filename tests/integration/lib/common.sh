@@ -67,6 +67,14 @@ expect_contains() {
     esac
 }
 
+# expect_lacks LABEL HAYSTACK NEEDLE
+expect_lacks() {
+    case "$2" in
+        *"$3"*) not_ok "$1: [$3] in [$2]" ;;
+        *) ok "$1" ;;
+    esac
+}
+
 # Arches whose fixtures CMake built (cross compiler present).
 fixture_arches() { cat "$EMURUN_FIXTURE_DIR/arches.txt" 2>/dev/null | tr ';' ' '; }
 
