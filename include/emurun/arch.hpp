@@ -1,4 +1,5 @@
 // The architecture table (binfmt/arches.json, embedded at build time).
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/error.hpp>

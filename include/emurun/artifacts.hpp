@@ -2,6 +2,8 @@
 // with a manifest into one archive; each test job unpacks it, checked, and runs only what is
 // left (RunnerOptions::reused). Owned by the runner module; tar and its compressor (Debian's
 // tar, gzip, zstd, xz) do the archiving, started through the process module.
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/error.hpp>

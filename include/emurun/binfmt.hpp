@@ -1,5 +1,6 @@
 // binfmt_misc: the kernel's registration syntax, the entry files it shows, and safe
 // plan-then-apply registration against a binfmt_misc mount (the host's or a sandbox's).
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

@@ -1,5 +1,6 @@
 // The files binfmt entries persist in: systemd's binfmt.d and Debian's update-binfmts formats,
 // written by `emurun binfmt export` and read by `import`. Part of the binfmt module.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/binfmt.hpp>

@@ -1,5 +1,7 @@
 // Calibration: how much slower emulation is on this machine, per arch, measured once and
 // stored; the timeout multipliers a run derives from it (or is given). Part of the runner module.
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

@@ -2,6 +2,7 @@
 // leftover it could not remove, a registration note): through a sink the caller passes in the
 // request. The library has no logger of its own and writes nothing to stdout or stderr; with no
 // sink (the default), such notes are dropped.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <functional>

@@ -1,5 +1,7 @@
 // Pre-flight diagnosis: kernel, binfmt_misc mount and entries, user namespaces, emulators,
 // systemd-binfmt. Facts are gathered first, then judged by pure rules (testable on fake facts).
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/binfmt.hpp>

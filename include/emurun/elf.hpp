@@ -1,4 +1,5 @@
 // A bounds-checked reader of ELF headers, program headers and the dynamic section.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

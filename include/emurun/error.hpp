@@ -1,4 +1,5 @@
 // emurun's error model: library functions return Result<T>; only the CLI throws (CliError).
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/export.hpp>

@@ -1,5 +1,7 @@
 // JSON text out of the library's documents (reports, inspect, doctor, ...): the one writer, which
 // never throws. Owned by the util module, as error.hpp.
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/export.hpp>

@@ -1,6 +1,7 @@
 // Deciding how a program runs: natively, or through an explicit qemu command line with the
 // sysroot environment. Spawns nothing: launch_command() makes the plan a Command for the
 // process module.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

@@ -1,5 +1,7 @@
 // The step model: configure/build/test steps loaded from JSON, scheduling and sharding.
 // Spawns nothing; the Runner (runner.hpp) executes a Pipeline.
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

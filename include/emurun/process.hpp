@@ -1,6 +1,7 @@
 // The only place in emurun that spawns processes: argument vectors (never shell strings), env,
 // cwd, exit classification, one foreground child (`emurun exec`) and many supervised children
 // served by one poll loop (pipeline steps) with rusage of the whole tree and a staged timeout.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/error.hpp>

@@ -1,4 +1,5 @@
 // Finding QEMU user-mode emulators and building their command lines. Spawns nothing.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

@@ -1,5 +1,7 @@
 // Results of a pipeline run: JSON (schema-versioned), JUnit XML, Markdown, CI annotations,
 // the terminal table; flagging rules; comparing and merging reports. Spawns nothing.
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/error.hpp>

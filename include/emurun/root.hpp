@@ -3,6 +3,8 @@
 // everywhere (uname -m, dpkg --print-architecture, Python's platform.machine()) — optionally
 // with the root's compilers and binutils served by the host's native cross toolchain
 // ("accelerated"), everything else emulated.
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

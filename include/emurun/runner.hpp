@@ -1,6 +1,8 @@
 // Running a pipeline: the top of the module stack (pipeline + report + process + launch +
 // sandbox). Steps run in parallel under one Supervisor (or any CommandRunner); the result is a
 // Report.
+// Layer: runner. Still evolving: its types may change between minor versions
+// (docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/calibrate.hpp>

@@ -1,6 +1,7 @@
 // The rootless sandbox: a private binfmt_misc in a new user + mount namespace (Linux >= 6.7)
 // where the requested arches are registered, and a command run inside it. Nothing on the host
 // changes: no host registration, no host mount.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

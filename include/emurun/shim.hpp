@@ -10,6 +10,7 @@
 // is read from environment variables, so `env -i` children work, and relative paths in the
 // sidecar are resolved against the shim dir, so a dir that holds its own sysroots can be moved
 // (its records are stale then: planned again).
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>

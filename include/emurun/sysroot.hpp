@@ -1,4 +1,5 @@
 // Library search for dynamic target binaries: "foreign ldd" and the QEMU_LD_PREFIX to run them.
+// Layer: core. Its ABI is kept within a SOVERSION (abi/libemurun.abi; docs/api/mainpage.md).
 #pragma once
 
 #include <emurun/arch.hpp>
