@@ -15,19 +15,21 @@
 
 namespace designated {
 
-const emurun::Arch* const no_arch = nullptr;
+inline const emurun::Arch* const no_arch = nullptr;
 
-const emurun::LaunchRequest launch{.program = "hello", .args = {"a"}};
-const emurun::ShimSpec shim{.name = "protoc", .target = "/opt/protoc"};
-const emurun::SandboxSpec sandbox{.arches = {no_arch}, .cpu = "max"};
-const emurun::SandboxSysroot sandbox_sysroot{.dir = "/srv/sysroot"};
-const emurun::SpawnOptions spawn{
+inline const emurun::LaunchRequest launch{.program = "hello", .args = {"a"}};
+inline const emurun::ShimSpec shim{.name = "protoc", .target = "/opt/protoc"};
+inline const emurun::SandboxSpec sandbox{.arches = {no_arch}, .cpu = "max"};
+inline const emurun::SandboxSysroot sandbox_sysroot{.dir = "/srv/sysroot"};
+inline const emurun::SpawnOptions spawn{
     .stdout_log = "out.log", .timeout = std::chrono::seconds(5), .limits = {.pids = 64}};
-const emurun::BinfmtOptions binfmt{.mount = "/tmp/binfmt_misc", .dry_run = true};
-const emurun::BinfmtEntry entry{.name = "qemu-aarch64", .interpreter = "/usr/bin/qemu-aarch64"};
-const emurun::SysrootRequest sysroot{.arch = "arm64", .dir = "sysroot", .packages = {"zlib1g"}};
-const emurun::ArchSysroots arch_sysroots{.arch = no_arch};
-const emurun::EmulatorSearch search{.system = false};
-const emurun::ResourceLimits limits{.memory_bytes = 1 << 30};
+inline const emurun::BinfmtOptions binfmt{.mount = "/tmp/binfmt_misc", .dry_run = true};
+inline const emurun::BinfmtEntry entry{.name = "qemu-aarch64",
+                                       .interpreter = "/usr/bin/qemu-aarch64"};
+inline const emurun::SysrootRequest sysroot{
+    .arch = "arm64", .dir = "sysroot", .packages = {"zlib1g"}};
+inline const emurun::ArchSysroots arch_sysroots{.arch = no_arch};
+inline const emurun::EmulatorSearch search{.system = false};
+inline const emurun::ResourceLimits limits{.memory_bytes = 1 << 30};
 
 } // namespace designated
