@@ -54,13 +54,13 @@ struct BinfmtFlags {
 
 /// One binfmt_misc entry: what a registration line says, or what the entry file shows.
 struct BinfmtEntry {
-    std::string name;                    ///< entry file name, e.g. "qemu-aarch64"
+    std::string name{};                  ///< entry file name, e.g. "qemu-aarch64"
     BinfmtType type = BinfmtType::magic; ///< match by magic bytes or by file extension
     int offset = 0;                      ///< magic only
-    std::string magic;                   ///< raw bytes (magic) or the extension without '.'
-    std::string mask;                    ///< raw bytes, same length as magic; empty = none
-    std::string interpreter;             ///< absolute path of the handler
-    BinfmtFlags flags;                   ///< the kernel's special flags (P, O, C, F)
+    std::string magic{};                 ///< raw bytes (magic) or the extension without '.'
+    std::string mask{};                  ///< raw bytes, same length as magic; empty = none
+    std::string interpreter{};           ///< absolute path of the handler
+    BinfmtFlags flags{};                 ///< the kernel's special flags (P, O, C, F)
     bool enabled = true;                 ///< entry files only; registration enables
 
     /// Same registration (everything but `enabled`).
@@ -209,10 +209,10 @@ struct BinfmtOptions {
     /// The size of this struct as the caller was compiled with it: how libemurun tells which
     /// version of it a program passes (a versioned struct: fields are only added at its end,
     /// and a program built against an older libemurun keeps working). Leave it as it is.
-    std::uint32_t struct_size = sizeof(BinfmtOptions);
+    StructSize<BinfmtOptions> struct_size{};
     std::filesystem::path mount{k_binfmt_default_mount}; ///< binfmt_misc directory
     std::optional<std::filesystem::path>
-        lock_file;                ///< default: /run/lock/emurun-binfmt.lock for
+        lock_file{};              ///< default: /run/lock/emurun-binfmt.lock for
                                   ///< the default mount, else `<mount>/../.emurun-binfmt.lock`
     bool mount_if_missing = true; ///< root + default mount path only: mount binfmt_misc there
     bool dry_run = false;         ///< plan only, change nothing
@@ -227,7 +227,7 @@ struct BinfmtOptions {
     /// Where the changes go; empty = write_binfmt_control (the kernel). A seam: a test passes a
     /// writer that fails after N writes to prove the rollback, an embedding tool one that
     /// records what was written.
-    BinfmtWriter writer;
+    BinfmtWriter writer{};
 };
 
 /// A kernel flag that registration accepts only with an explicit opt-in in BinfmtOptions.

@@ -4,6 +4,7 @@
 
 #include <emurun/export.hpp>
 
+#include <cstdint>
 #include <expected>
 #include <stdexcept>
 #include <string>
@@ -92,6 +93,35 @@ template <class T> T take_value(Result<T>& r) {
 }
 inline void take_value(Result<void>& /*unused*/) {}
 } // namespace detail
+
+/// The type of a versioned option struct's first member, `struct_size` (docs/api/mainpage.md):
+/// the sizeof of T as the code that made this object was compiled, which is how libemurun tells
+/// the caller's version of T. A copy or a move takes the size of its own T, not the source's: a
+/// T the library hands a program built against an older libemurun (CommandRunner::spawn's
+/// options), copied there, is that program's shorter T and says so. Reads as, and is set from,
+/// a std::uint32_t.
+template <class T> struct StructSize {
+    std::uint32_t value = sizeof(T); ///< the size; another only when set by hand
+
+    /// sizeof(T), as the code that makes the object is compiled.
+    constexpr StructSize() noexcept = default;
+    /// A size set by hand (`.struct_size = N`): what the library then checks.
+    constexpr StructSize(std::uint32_t size) noexcept : value(size) {} // NOLINT: implicit
+    /// A copy's size is this T's, whatever the source's says.
+    constexpr StructSize(const StructSize& /*unused*/) noexcept {}
+    /// As the copy: the target keeps this T's size.
+    constexpr StructSize& operator=(const StructSize& /*unused*/) noexcept {
+        value = sizeof(T);
+        return *this;
+    }
+    /// A size set by hand, as the constructor from a number.
+    constexpr StructSize& operator=(std::uint32_t size) noexcept {
+        value = size;
+        return *this;
+    }
+    /// The size, as a number.
+    constexpr operator std::uint32_t() const noexcept { return value; } // NOLINT: implicit
+};
 
 } // namespace emurun
 

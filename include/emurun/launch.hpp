@@ -26,7 +26,7 @@ struct LaunchRequest {
     /// The size of this struct as the caller was compiled with it: how libemurun tells which
     /// version of it a program passes (a versioned struct: fields are only added at its end,
     /// and a program built against an older libemurun keeps working). Leave it as it is.
-    std::uint32_t struct_size = sizeof(LaunchRequest);
+    StructSize<LaunchRequest> struct_size{};
     std::filesystem::path program{};    ///< path, or a name searched in PATH
     std::vector<std::string> args{};    ///< arguments after argv[0]
     std::optional<std::string> argv0{}; ///< argv[0] the program sees; default: `program` as given

@@ -145,9 +145,9 @@ enum class Stream { out, err };
 /// user's processes and binds no root; memory: RLIMIT_AS, per process and virtual); what could
 /// not be enforced as asked is said in ChildResult::limit_gap.
 struct ResourceLimits {
-    std::optional<std::uint64_t> pids;         ///< processes and threads at once
-    std::optional<std::uint64_t> memory_bytes; ///< memory of the tree (cgroup) or per process
-    std::optional<double> cpus;                ///< CPU bandwidth in CPUs (1.5 = 150% of one)
+    std::optional<std::uint64_t> pids{};         ///< processes and threads at once
+    std::optional<std::uint64_t> memory_bytes{}; ///< memory of the tree (cgroup) or per process
+    std::optional<double> cpus{};                ///< CPU bandwidth in CPUs (1.5 = 150% of one)
 
     /// Whether any limit is set.
     [[nodiscard]] bool any() const { return pids || memory_bytes || cpus; }
@@ -158,7 +158,7 @@ struct SpawnOptions {
     /// The size of this struct as the caller was compiled with it: how libemurun tells which
     /// version of it a program passes (a versioned struct: fields are only added at its end,
     /// and a program built against an older libemurun keeps working). Leave it as it is.
-    std::uint32_t struct_size = sizeof(SpawnOptions);
+    StructSize<SpawnOptions> struct_size{};
     /// Append the child's stdout/stderr here (created 0644 if missing). Both may name the same
     /// file: the streams are then interleaved chunk by chunk.
     std::optional<std::filesystem::path> stdout_log{};

@@ -26,8 +26,8 @@ struct Emulator {
 /// Where to look. Order: `dirs`, then $EMURUN_QEMU_DIR, then $PATH, then /usr/bin (the last
 /// three only when `system` is true).
 struct EmulatorSearch {
-    std::vector<std::filesystem::path> dirs; ///< extra directories, searched first
-    bool system = true;                      ///< also search $EMURUN_QEMU_DIR, $PATH and /usr/bin
+    std::vector<std::filesystem::path> dirs{}; ///< extra directories, searched first
+    bool system = true;                        ///< also search $EMURUN_QEMU_DIR, $PATH and /usr/bin
     bool prefer_static = true; ///< `qemu-<cpu>-static` before `qemu-<cpu>` within each directory
 };
 

@@ -25,8 +25,8 @@ namespace emurun {
 /// A sysroot for the sandbox: for `arch`, or (arch == nullptr) for whichever requested arch's
 /// dynamic loader it holds.
 struct SandboxSysroot {
-    const Arch* arch = nullptr; ///< the arch it is for; nullptr = found from the loader it holds
-    std::filesystem::path dir;  ///< the sysroot's directory
+    const Arch* arch = nullptr;  ///< the arch it is for; nullptr = found from the loader it holds
+    std::filesystem::path dir{}; ///< the sysroot's directory
 };
 
 /// What to set up. Only `arches` is required.
@@ -34,26 +34,26 @@ struct SandboxSpec {
     /// The size of this struct as the caller was compiled with it: how libemurun tells which
     /// version of it a program passes (a versioned struct: fields are only added at its end,
     /// and a program built against an older libemurun keeps working). Leave it as it is.
-    std::uint32_t struct_size = sizeof(SandboxSpec);
-    std::vector<const Arch*> arches;      ///< registered inside, each with flags F and P
-    std::vector<SandboxSysroot> sysroots; ///< none for an arch: default_sysroots(arch)
+    StructSize<SandboxSpec> struct_size{};
+    std::vector<const Arch*> arches{};      ///< registered inside, each with flags F and P
+    std::vector<SandboxSysroot> sysroots{}; ///< none for an arch: default_sysroots(arch)
 
     /// Set inside the sandbox after QEMU_LD_PREFIX, so a QEMU_LD_PREFIX here wins.
-    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::pair<std::string, std::string>> env{};
     /// The CPU model QEMU emulates, set as QEMU_CPU before `env` (so env's QEMU_CPU wins); a
     /// model belongs to one arch, so only with a single arch.
-    std::optional<std::string> cpu;
-    EmulatorSearch emulators; ///< static emulators preferred: F pins them at registration
+    std::optional<std::string> cpu{};
+    EmulatorSearch emulators{}; ///< static emulators preferred: F pins them at registration
 
     /// The executable sandbox_argv() starts (see find_emurun_exe): emurun, or any program whose
     /// main() calls run_if_sandbox_helper() first.
-    std::optional<std::filesystem::path> emurun_exe;
+    std::optional<std::filesystem::path> emurun_exe{};
     /// Where the merged loader prefix is cached; nullopt = cache_dir() (sysroot.hpp).
-    std::optional<std::filesystem::path> cache_dir;
+    std::optional<std::filesystem::path> cache_dir{};
     /// Where exec_in_sandbox() and exec_through_host_handlers() send the plan's notes and
     /// warnings before the command replaces this process; none by default. Not carried by
     /// sandbox_argv(): the helper process uses the sink given to run_if_sandbox_helper().
-    DiagnosticSink diagnostics;
+    DiagnosticSink diagnostics{};
 };
 
 /// Everything decided outside the namespace; pure data, nothing is mounted yet.

@@ -35,7 +35,7 @@ struct ShimSpec {
     /// The size of this struct as the caller was compiled with it: how libemurun tells which
     /// version of it a program passes (a versioned struct: fields are only added at its end,
     /// and a program built against an older libemurun keeps working). Leave it as it is.
-    std::uint32_t struct_size = sizeof(ShimSpec);
+    StructSize<ShimSpec> struct_size{};
     // Default member initializers let callers use designated initializers under -Wextra.
     std::string name{};                            ///< file name in the shim dir, e.g. "protoc"
     std::filesystem::path target{};                ///< the foreign program (made absolute)

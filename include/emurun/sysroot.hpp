@@ -120,16 +120,16 @@ struct SysrootRequest {
     /// The size of this struct as the caller was compiled with it: how libemurun tells which
     /// version of it a program passes (a versioned struct: fields are only added at its end,
     /// and a program built against an older libemurun keeps working). Leave it as it is.
-    std::uint32_t struct_size = sizeof(SysrootRequest);
-    SysrootOp op = SysrootOp::fetch;   ///< what to do
-    std::string arch;                  ///< any emurun name or alias (fetch, build_dep)
-    std::filesystem::path dir;         ///< the sysroot (or where sources are unpacked)
-    std::vector<std::string> packages; ///< fetch: PKG...; source: PKG[=VERSION]; build_dep: one
-    std::filesystem::path cache;       ///< apt cache root (default cache_dir() / "apt")
-    std::string mirror;                ///< the Debian mirror's URL; empty = the host's
-    std::string suite;                 ///< the Debian release ("trixie"); empty = the host's
-    std::string profiles;              ///< build_dep: build profiles, "nocheck,cross"
-    bool refresh = false;              ///< update the package lists even when recent
+    StructSize<SysrootRequest> struct_size{};
+    SysrootOp op = SysrootOp::fetch;     ///< what to do
+    std::string arch{};                  ///< any emurun name or alias (fetch, build_dep)
+    std::filesystem::path dir{};         ///< the sysroot (or where sources are unpacked)
+    std::vector<std::string> packages{}; ///< fetch: PKG...; source: PKG[=VERSION]; build_dep: one
+    std::filesystem::path cache{};       ///< apt cache root (default cache_dir() / "apt")
+    std::string mirror{};                ///< the Debian mirror's URL; empty = the host's
+    std::string suite{};                 ///< the Debian release ("trixie"); empty = the host's
+    std::string profiles{};              ///< build_dep: build profiles, "nocheck,cross"
+    bool refresh = false;                ///< update the package lists even when recent
 };
 
 /// The argument vector that carries out `request` with the emurun-sysroot tool at `tool`, after
@@ -141,8 +141,8 @@ sysroot_tool_argv(const SysrootRequest& request, const std::filesystem::path& to
 
 /// Sysroots for one arch, for building a loader prefix.
 struct ArchSysroots {
-    const Arch* arch = nullptr;                  ///< the arch whose loader the prefix must hold
-    std::vector<std::filesystem::path> sysroots; ///< its sysroots, searched in this order
+    const Arch* arch = nullptr;                    ///< the arch whose loader the prefix must hold
+    std::vector<std::filesystem::path> sysroots{}; ///< its sysroots, searched in this order
 };
 
 /// The directory to pass as QEMU_LD_PREFIX so binaries of every listed arch find their loader

@@ -1,6 +1,7 @@
 // Versioned option structs: the core's request structs that grow (LaunchRequest, ShimSpec,
 // SandboxSpec, SpawnOptions, BinfmtOptions, SysrootRequest) begin with
-// `std::uint32_t struct_size = sizeof(T)`, which the caller's compiler fills in, and only ever
+// `StructSize<T> struct_size` (error.hpp: sizeof(T) as the code that made or copied the object
+// was compiled, a copy taking its own T's size), and only ever
 // gain fields at their end. A program built against an older libemurun passes the older, shorter
 // layout, a prefix of today's; caller_form() reads it field by field and gives the later fields
 // their defaults. Each struct's fields, with the version that added each, are listed once in a
@@ -93,20 +94,25 @@ template <class T> const std::vector<std::size_t>& version_sizes() {
 /// (bad_input, field struct_size) for a size no version has: a program built against a newer
 /// libemurun, or a struct_size overwritten.
 template <class T> Result<const T*> caller_form(const T& given, std::optional<T>& upgraded) {
-    if (given.struct_size == sizeof(T)) {
+    const std::uint32_t given_size = given.struct_size;
+    if (given_size == sizeof(T)) {
         return &given;
     }
     const auto& sizes = version_sizes<T>();
-    auto at = std::find(sizes.begin(), sizes.end(), given.struct_size);
+    auto at = std::find(sizes.begin(), sizes.end(), given_size);
     if (at == sizes.end()) {
         return fail(ErrorKind::bad_input,
-                    std::string("emurun::") + std::string(Versions<T>::name) + " of " +
-                        std::to_string(given.struct_size) + " bytes",
-                    "this libemurun knows its versions of " + std::to_string(sizes.front()) +
-                        " to " + std::to_string(sizeof(T)) + " bytes",
-                    given.struct_size > sizeof(T)
+                    std::string("emurun::") + std::string(Versions<T>::name) +
+                        " with struct_size " + std::to_string(given_size),
+                    "this libemurun knows it as " +
+                        (sizes.size() == 1
+                             ? std::to_string(sizeof(T))
+                             : std::to_string(sizes.front()) + " to " + std::to_string(sizeof(T))) +
+                        " bytes",
+                    given_size > sizeof(T)
                         ? "the program was built against a newer libemurun: install that one"
-                        : "leave struct_size as its default member initializer sets it",
+                        : "leave struct_size as it is: positional braces fill it first, so name "
+                          "the fields instead (designated initializers)",
                     "struct_size");
     }
     const auto version = static_cast<std::uint32_t>(at - sizes.begin()) + 1;

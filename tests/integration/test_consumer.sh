@@ -9,7 +9,8 @@
 #           a missing pipeline is not_found, a broken one bad_input, a run of 0 jobs bad_input,
 #           a text file not_elf, a foreign program without an emulator no_emulator.
 # Both parts build tests/consumer/core_headers.cpp: the core's public headers compile without
-# nlohmann/json (its #error fails the build).
+# nlohmann/json (its #error fails the build); and tests/consumer/designated.cpp: the core's
+# request structs take designated initializers at -Wall -Wextra -Werror.
 . "$(dirname "$0")/lib/common.sh"
 probe=$EMURUN_FIXTURE_DIR/aarch64/probe
 gen=()

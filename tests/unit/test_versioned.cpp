@@ -13,6 +13,7 @@
 
 #include <emurun/binfmt.hpp>
 #include <emurun/launch.hpp>
+#include <emurun/process.hpp>
 #include <emurun/sandbox.hpp>
 #include <emurun/shim.hpp>
 #include <emurun/sysroot.hpp>
@@ -27,6 +28,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 using namespace emurun;
 
@@ -185,7 +187,7 @@ TEST_CASE("a size no version has is refused, naming struct_size") {
 
 TEST_CASE("the library's entry points check the caller's struct_size") {
     LaunchRequest launch{.program = "/bin/true"};
-    launch.struct_size += 8;
+    launch.struct_size = launch.struct_size + 8;
     auto plan = plan_launch(launch);
     REQUIRE_FALSE(plan);
     CHECK(plan.error().field == "struct_size");
@@ -208,7 +210,7 @@ TEST_CASE("the library's entry points check the caller's struct_size") {
 
     BinfmtOptions binfmt;
     binfmt.mount = "/nonexistent";
-    binfmt.struct_size += 8;
+    binfmt.struct_size = binfmt.struct_size + 8;
     BinfmtFlags credentials;
     credentials.credentials = true;
     binfmt.allow_credentials = true; // unreadable: no opt-in is taken from it
@@ -216,4 +218,62 @@ TEST_CASE("the library's entry points check the caller's struct_size") {
     auto mounted = ensure_binfmt_mount(binfmt);
     REQUIRE_FALSE(mounted);
     CHECK(mounted.error().field == "struct_size");
+}
+
+TEST_CASE("every other entry point taking a versioned struct checks its struct_size") {
+    const auto refused = [](const auto& result) {
+        REQUIRE_FALSE(result);
+        CHECK(result.error().kind == ErrorKind::bad_input);
+        CHECK(result.error().field == "struct_size");
+    };
+    ShimSpec shim{.name = "tool", .target = "/bin/true"};
+    shim.struct_size = 0;
+    refused(add_shim("/nonexistent", shim, "/bin/true"));
+
+    SandboxSpec sandbox{.arches = {*find_arch("s390x")}};
+    sandbox.struct_size = sandbox.struct_size + 8;
+    refused(plan_sandbox(sandbox));
+    refused(plan_host_handlers(sandbox));
+    refused(find_emurun_exe(sandbox));
+    refused(sandbox_argv(sandbox, {"true"}));
+    CHECK(exec_through_host_handlers(sandbox, {"true"}).error.field == "struct_size");
+
+    BinfmtOptions binfmt{.mount = "/nonexistent", .dry_run = true};
+    binfmt.struct_size = 3;
+    refused(register_binfmt({}, binfmt));
+    refused(unregister_binfmt({}, binfmt));
+    auto enabled = set_binfmt_enabled({}, true, binfmt);
+    REQUIRE_FALSE(enabled);
+    CHECK(enabled.error().field == "struct_size");
+
+    SpawnOptions spawn;
+    spawn.struct_size = 1;
+    Supervisor supervisor;
+    refused(supervisor.spawn(Command{.argv = {"/bin/true"}}, spawn));
+}
+
+TEST_CASE("a copy of a versioned struct says its own layout's size, not its source's") {
+    // A struct the library hands a program built against an older libemurun (a CommandRunner's
+    // spawn options) says the library's larger size; the program's copy of it has the
+    // program's layout, so it must say that one, or the library reads past the copy.
+    SpawnOptions from_newer{.stdout_log = "out.log"};
+    from_newer.struct_size = sizeof(SpawnOptions) + 48;
+    const SpawnOptions copied = from_newer; // NOLINT: the copy is what is tested
+    CHECK(copied.struct_size == sizeof(SpawnOptions));
+    CHECK(copied.stdout_log == from_newer.stdout_log);
+    SpawnOptions assigned;
+    assigned = from_newer;
+    CHECK(assigned.struct_size == sizeof(SpawnOptions));
+    const SpawnOptions moved = std::move(from_newer);
+    CHECK(moved.struct_size == sizeof(SpawnOptions));
+    CHECK(moved.stdout_log == std::filesystem::path("out.log"));
+
+    LaunchRequest request{.program = "/bin/true"};
+    request.struct_size = 0;
+    const std::vector<LaunchRequest> copies{request};
+    CHECK(copies[0].struct_size == sizeof(LaunchRequest));
+    CHECK(plan_launch(copies[0]));
+    // Set by hand, a size stays as set (it is what the library checks).
+    request.struct_size = 7;
+    CHECK(request.struct_size == 7U);
 }
