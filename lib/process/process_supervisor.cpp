@@ -316,14 +316,21 @@ Result<SupervisorSlot> SupervisorSlot::start(const std::filesystem::path& helper
 }
 
 Result<void> SupervisorSlot::run(const PreparedExec& exec, const SupervisorFds& fds) {
-    std::vector<int> passed;
     const int in = fds.stdin_fd >= 0 ? fds.stdin_fd : 0; // -1: this process's own stdin
     const bool has_stdin = ::fcntl(in, F_GETFD) >= 0;    // ... unless it is closed
+    // One push_back per fd into reserved room: GCC 14 warns falsely (-Wstringop-overflow) about
+    // a range insert after an initializer-list insert into the same vector.
+    std::vector<int> passed;
+    passed.reserve(6 + fds.cgroup_procs.size()); // stdin, 4 fds, the cgroups, a memfd
     if (has_stdin) {
         passed.push_back(in);
     }
-    passed.insert(passed.end(), {fds.stdout_fd, fds.stderr_fd, fds.report_fd, fds.control_fd});
-    passed.insert(passed.end(), fds.cgroup_procs.begin(), fds.cgroup_procs.end());
+    for (const int fd : {fds.stdout_fd, fds.stderr_fd, fds.report_fd, fds.control_fd}) {
+        passed.push_back(fd);
+    }
+    for (const int fd : fds.cgroup_procs) {
+        passed.push_back(fd);
+    }
     auto text = EMURUN_TRY(request_text(exec, has_stdin, fds));
     util::UniqueFd memfd;
     if (text.size() > k_inline_request) {

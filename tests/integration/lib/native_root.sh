@@ -11,15 +11,27 @@ ROOT_CACHE=${EMURUN_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/roo
 NATIVE_ROOT_VARIANT=apt
 NATIVE_ROOT_INCLUDE=qemu-user-static,ca-certificates,curl
 NATIVE_ROOT_MIRROR=${EMURUN_TEST_MIRROR:-http://deb.debian.org/debian}
+# A root with more in it than the clean one (test_source_build.sh's build root): set these before
+# native_root_probe and native_root. NATIVE_ROOT_NAME is its name in the cache
+# (SUITE-NAME-ARCH-KEY.tar), NATIVE_ROOT_ARGS more mmdebstrap arguments (its hooks) and
+# NATIVE_ROOT_KEY_FILES the files those hooks read: all three are part of the key.
+NATIVE_ROOT_NAME=""
+NATIVE_ROOT_ARGS=()
+NATIVE_ROOT_KEY_FILES=()
+# Host directories bound into every root in_native_root enters: "HOST_DIR:DIR_IN_ROOT" each.
+NATIVE_ROOT_BINDS=()
 
 # native_root_tarball SUITE: the cache path of SUITE's root (its key: suite, arch, variant,
-# packages, mirror).
+# packages, mirror; and the NATIVE_ROOT_* above when set).
 native_root_tarball() {
     local arch key
     arch=$(dpkg --print-architecture)
-    key=$(printf '%s\n' "$1" "$arch" "$NATIVE_ROOT_VARIANT" "$NATIVE_ROOT_INCLUDE" "$NATIVE_ROOT_MIRROR" |
-        sha256sum | cut -c1-12)
-    echo "$ROOT_CACHE/native/$1-$arch-$key.tar"
+    key=$({
+        printf '%s\n' "$1" "$arch" "$NATIVE_ROOT_VARIANT" "$NATIVE_ROOT_INCLUDE" "$NATIVE_ROOT_MIRROR"
+        [ ${#NATIVE_ROOT_ARGS[@]} -eq 0 ] || printf '%s\n' "${NATIVE_ROOT_ARGS[@]}"
+        [ ${#NATIVE_ROOT_KEY_FILES[@]} -eq 0 ] || cat "${NATIVE_ROOT_KEY_FILES[@]}"
+    } | sha256sum | cut -c1-12)
+    echo "$ROOT_CACHE/native/$1${NATIVE_ROOT_NAME:+-$NATIVE_ROOT_NAME}-$arch-$key.tar"
 }
 
 # native_root_probe: skip unless such roots can be made (or are cached) and entered here.
@@ -37,6 +49,16 @@ native_root_probe() {
     done
 }
 
+# native_root_prune SUITE TARBALL: the named root's tarballs of other keys removed (made before a
+# change to the files of its key; a clean root is only ever made again for another mirror).
+native_root_prune() {
+    [ -n "$NATIVE_ROOT_NAME" ] || return 0
+    local f
+    for f in "$ROOT_CACHE/native/$1-$NATIVE_ROOT_NAME-$(dpkg --print-architecture)"-????????????.tar; do
+        [ "$f" = "$2" ] || rm -f "$f"
+    done
+}
+
 # native_root SUITE DIR: SUITE's clean root unpacked into DIR (made first when not cached; a
 # create that cannot reach the archive skips, any other failure fails the script).
 native_root() {
@@ -47,7 +69,7 @@ native_root() {
         [ "$(id -u)" = 0 ] || mode=unshare
         echo "# creating the $1 root (mmdebstrap, once; cached as $tarball)"
         if ! mmdebstrap --mode=$mode --variant=$NATIVE_ROOT_VARIANT --include=$NATIVE_ROOT_INCLUDE \
-            --format=tar "$1" "$tarball.part" "$NATIVE_ROOT_MIRROR" >"$log" 2>&1; then
+            "${NATIVE_ROOT_ARGS[@]}" --format=tar "$1" "$tarball.part" "$NATIVE_ROOT_MIRROR" >"$log" 2>&1; then
             rm -f "$tarball.part"
             if grep -qE "Temporary failure resolving|Could not resolve|Failed to fetch|Connection (timed out|refused)" "$log"; then
                 skip "the Debian archive could not be reached for $1: $(grep -E '^E:' "$log" | head -n2 | tr '\n' ' ')"
@@ -57,6 +79,7 @@ native_root() {
             exit 1
         fi
         mv "$tarball.part" "$tarball"
+        native_root_prune "$1" "$tarball"
     fi
     mkdir -p "$2"
     # Device nodes are not unpacked (the root gets the host's /dev); files become ours.
@@ -64,19 +87,22 @@ native_root() {
 }
 
 # in_native_root DIR CMD...: CMD as root of a new user namespace with DIR as its /, the
-# environment cleared but PATH, HOME=/root and the GITHUB_* / RUNNER_* variables.
+# environment cleared but PATH, HOME=/root and the GITHUB_* / RUNNER_* variables; the
+# NATIVE_ROOT_BINDS bound in.
 in_native_root() {
-    local dir=$1
+    local dir=$1 b
     shift
     mkdir -p "$dir/proc" "$dir/dev" "$dir/tmp" "$dir/sys" "$dir/.old"
+    for b in ${NATIVE_ROOT_BINDS[@]+"${NATIVE_ROOT_BINDS[@]}"}; do mkdir -p "$dir/${b#*:}"; done
     # shellcheck disable=SC2016
     unshare --user --map-root-user --mount --pid --fork --propagation private sh -c '
-        dir=$1; shift
+        dir=$1 binds=$2; shift 2
         mount --rbind "$dir" "$dir" && mount -t proc proc "$dir/proc" &&
             mount --rbind /dev "$dir/dev" && mount -t tmpfs tmpfs "$dir/tmp" &&
             mount --rbind /sys "$dir/sys" && cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null
+        for b in $binds; do mount --bind "${b%%:*}" "$dir/${b#*:}" || exit 99; done
         cd "$dir" && pivot_root . .old || exit 99
         cd /
-        exec "$@"' _ "$dir" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin \
+        exec "$@"' _ "$dir" "${NATIVE_ROOT_BINDS[*]+${NATIVE_ROOT_BINDS[*]}}" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin \
         HOME=/root LANG=C.UTF-8 $(env | grep -E '^(GITHUB|RUNNER)_[A-Z_]*=' || true) "$@"
 }
