@@ -4,24 +4,31 @@
 # tree builds both .debs; lintian --pedantic reports nothing but the overrides debian/ documents
 # (its whole output is printed: the record the issue asks for); the two short descriptions
 # differ; Built-Using names what the static programs carry; the copyright file lists every
-# bundled licence; the .pc file gives a clean -I and no -std. A full Release build (minutes; its
-# objects go through ccache like every tree of a run).
+# bundled licence; the .pc file gives a clean -I and no -std. A full Release build (its objects go
+# through ccache like every tree of a run).
 . "$(dirname "$0")/lib/common.sh"
-# Opt-in: a full package build (hardening flags, no ccache hits across checkouts: the flags name
-# the tree's path) took 733 s and 844 s on 2 busy cores (2026-12-03, both passed), more than
-# the packaging tier's share of CI.
-[ "${EMURUN_DEBIAN_SOURCE:-0}" = 1 ] ||
-    skip "opt-in: EMURUN_DEBIAN_SOURCE=1 (dpkg-buildpackage of the whole tree, 20-28 min on 2 cores)"
 for tool in dpkg-buildpackage dh lintian dpkg-deb; do
     command -v "$tool" >/dev/null || skip "$tool not installed (tools/install-deps --full installs it)"
 done
 src=$EMURUN_SOURCE_DIR
 root=$src
 . "$src/tools/lib/ccache.sh"
-# The tree as a source package holds it (no build trees, no VCS), at the same place every run:
-# dpkg-buildflags' -ffile-prefix-map names it, so ccache hits only when it does not move.
-pkg=$EMURUN_BUILD_DIR/debian-source
-rm -rf "$pkg" && mkdir -p "$pkg/emurun"
+# debhelper (compat 13) gives the build a HOME of its own, so ccache's default dir under HOME
+# would be a new, empty one each run: name the user's own.
+if [ -n "${CCACHE_LAUNCHER:-}" ] && [ -z "${CCACHE_DIR:-}" ]; then
+    CCACHE_DIR=$(ccache -k cache_dir) && export CCACHE_DIR
+fi
+# The tree as a source package holds it (no build trees, no VCS), at one place for every
+# checkout of this user: dpkg-buildflags' -ffile-prefix-map names it, so ccache hits across
+# checkouts (CI's clean one included) only when it does not move. Cold, the build took 733 s
+# and 844 s on 2 busy cores; with ccache's hits it is the packaging steps and lintian.
+# One run at a time uses the place (flock).
+pkg=${TMPDIR:-/tmp}/emurun-debian-source-$(id -u)
+mkdir -p "$pkg" && chmod 700 "$pkg"
+[ -O "$pkg" ] || { not_ok "$pkg is not this user's"; finish; exit 1; }
+exec 9>"$pkg.lock"
+flock 9
+rm -rf "${pkg:?}"/* && mkdir -p "$pkg/emurun"
 cleanup+=("$pkg")
 tar -C "$src" --exclude='./build*' --exclude='./.git' --exclude='./obj-*' -cf - . | tar -C "$pkg/emurun" -xf -
 start=$SECONDS
