@@ -62,15 +62,19 @@ native_root_prune() {
 # native_root SUITE DIR: SUITE's clean root unpacked into DIR (made first when not cached; a
 # create that cannot reach the archive skips, any other failure fails the script).
 native_root() {
-    local tarball log=$T/mmdebstrap-$1.log mode=root
+    local tarball log=$T/mmdebstrap-$1.log mode=root part
     tarball=$(native_root_tarball "$1")
     if [ ! -f "$tarball" ]; then
         mkdir -p "$(dirname "$tarball")"
         [ "$(id -u)" = 0 ] || mode=unshare
+        # A part of this run's own, renamed when whole: two runs (two checkouts, one cache) that
+        # make the same root at once never write one file.
+        part=$tarball.part.$$
+        cleanup+=("$part")
         echo "# creating the $1 root (mmdebstrap, once; cached as $tarball)"
         if ! mmdebstrap --mode=$mode --variant=$NATIVE_ROOT_VARIANT --include=$NATIVE_ROOT_INCLUDE \
-            "${NATIVE_ROOT_ARGS[@]}" --format=tar "$1" "$tarball.part" "$NATIVE_ROOT_MIRROR" >"$log" 2>&1; then
-            rm -f "$tarball.part"
+            "${NATIVE_ROOT_ARGS[@]}" --format=tar "$1" "$part" "$NATIVE_ROOT_MIRROR" >"$log" 2>&1; then
+            rm -f "$part"
             if grep -qE "Temporary failure resolving|Could not resolve|Failed to fetch|Connection (timed out|refused)" "$log"; then
                 skip "the Debian archive could not be reached for $1: $(grep -E '^E:' "$log" | head -n2 | tr '\n' ' ')"
             fi
@@ -78,7 +82,7 @@ native_root() {
             tail -n 30 "$log"
             exit 1
         fi
-        mv "$tarball.part" "$tarball"
+        mv "$part" "$tarball"
         native_root_prune "$1" "$tarball"
     fi
     mkdir -p "$2"
