@@ -3,8 +3,9 @@
 # own_locked_dir (tests/integration/lib/own_dir.sh; test_debian_source.sh's build place under a
 # shared TMPDIR): a symlink planted at the place is refused and what it points at left alone (the
 # earlier mkdir -p, chmod, -O, rm -rf DIR/* emptied a directory of the user's through it), so are a
-# file and another user's dir; an absent place is made mode 700, one of ours made 700; a second
-# run waits, saying so, until the first ends; a lock left by a dead run holds nothing.
+# file and another user's dir; an absent place is made mode 700 (its TMPDIR too, spaces and all),
+# one of ours made 700; a second run waits, saying so, until the first ends; a lock left by a
+# dead run holds nothing.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/own_dir.sh"
 command -v flock >/dev/null || skip "flock not installed (util-linux)"
@@ -33,6 +34,9 @@ rc=0 && take "$other" 2>/dev/null || rc=$?
 expect_eq "another user's dir: refused" 1 "$rc"
 
 take "$T/new" && expect_eq "an absent place: made mode 700" 700 "$(stat -c %a "$T/new")"
+take "$T/a tmp dir/with spaces/place" &&
+    expect_eq "a place in a TMPDIR with spaces, not there yet: made mode 700" 700 \
+        "$(stat -c %a "$T/a tmp dir/with spaces/place")"
 mkdir -m 755 "$T/open"
 take "$T/open" && expect_eq "a dir of ours: made mode 700" 700 "$(stat -c %a "$T/open")"
 

@@ -10,7 +10,7 @@
 # Returns 1, saying why on stderr, when DIR is not this user's own.
 own_locked_dir() {
     local d=$1
-    mkdir -m 700 "$d" 2>/dev/null || true
+    mkdir -p "$(dirname "$d")" && { mkdir -m 700 "$d" 2>/dev/null || true; }
     if [ -L "$d" ] || [ ! -d "$d" ] || [ ! -O "$d" ]; then
         echo "$d is not a directory of $(id -un)'s own (a symlink, no directory or another" \
             "user's): remove it, or set TMPDIR to a directory of your own" >&2
