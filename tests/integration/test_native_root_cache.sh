@@ -3,9 +3,9 @@
 # The native root cache (tests/integration/lib/native_root.sh) with a stub mmdebstrap that takes a
 # second to write its tarball: two runs making the same root at once (two checkouts share the
 # cache) each write a part of their own, so the cached root is one whole tarball, both unpack it,
-# and no part is left behind; a failed create leaves no part either. A cached root older than 30
-# days is made again; while the archive cannot be reached the old one is used, and with none
-# cached the script skips.
+# and no part is left behind; a failed create leaves no part either, a killed run's a day later.
+# A cached root older than 30 days is made again; while the archive cannot be reached the old one
+# is used, and with none cached the script skips.
 . "$(dirname "$0")/lib/common.sh"
 command -v dpkg >/dev/null || skip "dpkg missing (the cache key names dpkg's arch)"
 lib=$(cd "$(dirname "$0")" && pwd)/lib
@@ -50,6 +50,12 @@ expect_eq "... unpacked" 'PRETTY_NAME="stub"' "$(cat "$T/r4/etc/os-release" 2>/d
 make_root "$T/r5" >"$T/r5.out" 2>&1
 expect_eq "a root older than 30 days: made again" 1 "$(wc -l <"$STUB_LOG")"
 expect_eq "... the cache's tarball is new" "" "$(find "$tarball" -mtime +1)"
+: >"$tarball.part.99999" && touch -d '2 days ago' "$tarball.part.99999"
+: >"$tarball.part.99998"
+touch -d '40 days ago' "$tarball"
+make_root "$T/r7" >"$T/r7.out" 2>&1
+expect_eq "a killed run's part a day old is removed, a newer one (a run still writing) kept" \
+    "$tarball.part.99998" "$(find "$T/cache/native" -name '*.part.*')"
 rm -rf "$T/cache"
 rc=0 && STUB_FAIL=net make_root "$T/r6" >"$T/r6.out" 2>&1 || rc=$?
 expect_eq "no root cached, the archive unreachable: skips" 125 "$rc"

@@ -67,12 +67,14 @@ native_root_prune() {
 # native_root_create SUITE TARBALL: SUITE's root made into TARBALL (mmdebstrap). Returns 2 when
 # the archive cannot be reached; any other failure fails the script. A part of this run's own,
 # renamed when whole: two runs (two checkouts, one cache) that make the same root at once never
-# write one file.
+# write one file; a killed run's part is removed by the first create a day later.
 native_root_create() {
     local log=$T/mmdebstrap-$1.log mode=root part=$2.part.$$
     mkdir -p "$(dirname "$2")"
     [ "$(id -u)" = 0 ] || mode=unshare
     cleanup+=("$part")
+    # Parts of runs killed outright (ctest's timeout) a day ago or more: no run is still writing.
+    find "$(dirname "$2")" -maxdepth 1 -name '*.tar.part.*' -mmin +1440 -delete
     echo "# creating the $1 root (mmdebstrap; cached as $2)"
     if ! mmdebstrap --mode=$mode --variant=$NATIVE_ROOT_VARIANT --include=$NATIVE_ROOT_INCLUDE \
         "${NATIVE_ROOT_ARGS[@]}" --format=tar "$1" "$part" "$NATIVE_ROOT_MIRROR" >"$log" 2>&1; then
