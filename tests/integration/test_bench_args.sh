@@ -4,7 +4,7 @@
 # before it fetches or builds anything: a build dir without emurun, a round count that is no
 # number of 1 or more, an unknown row group or none, an arch without a known cross compiler for
 # the workload rows, an arch the dogfood pipeline lacks for the dogfood rows. The build dir's
-# emurun is a stub that records every call: none may happen.
+# emurun is a stub that records every call: none may happen. Right arguments go on to the fetch.
 . "$(dirname "$0")/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 not installed (the script reads the dogfood pipeline with it)"
 bench=$EMURUN_SOURCE_DIR/tests/bench/qemu-versions.sh
@@ -35,4 +35,9 @@ refused "workload rows, an arch without a cross compiler" "no cross compiler kno
     workload "$T/build" 1 trixie aarch64 mips
 refused "dogfood rows, an arch the pipeline lacks" "the dogfood pipeline has no riscv64" \
     dogfood "$T/build" 1 trixie riscv64
+# Right arguments pass the checks: the script goes on to fetch (the stub's empty answer then
+# stops it).
+rm -f "$T/calls"
+BENCH_ROWS=calibrate timeout 30 bash "$bench" "$T/build" 3 trixie aarch64 s390x >/dev/null 2>&1 || true
+expect_eq "right arguments: on to the fetch" "qemu fetch --suite trixie aarch64 s390x" "$(head -n1 "$T/calls" 2>/dev/null)"
 finish
