@@ -39,19 +39,38 @@ for r in $rows; do
 done
 emurun=$build/bin/emurun
 [ -x "$emurun" ] || die "no $emurun (tools/build first)"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-"$emurun" qemu fetch --suite "$suite" $arches >"$work/fetch.txt" || die "emurun qemu fetch --suite $suite failed"
-fetched=$(dirname "$(awk 'NR == 2 { print $NF }' "$work/fetch.txt")")
 
 triplet() {
     case $1 in
         aarch64) echo aarch64-linux-gnu ;; s390x) echo s390x-linux-gnu ;;
         ppc64le) echo powerpc64le-linux-gnu ;; riscv64) echo riscv64-linux-gnu ;;
-        *) die "no cross compiler known for $1" ;;
+        *) return 1 ;;
     esac
 }
+
+# The arguments checked before anything is fetched or built (a mistake fails in a second, not
+# after the fetch or a cross build).
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS '$rounds': a number of rounds, 1 or more"
+[[ $rows =~ [a-z] ]] || die "BENCH_ROWS: no row group (workload, dogfood, calibrate)"
+if [[ $rows == *" dogfood "* ]]; then
+    dogfood_arches=" $(python3 -c 'import json, sys; print(*json.load(open(sys.argv[1]))["arches"])' \
+        "$root/tests/dogfood/pipeline.json") "
+fi
+for arch in $arches; do
+    if [[ $rows == *" workload "* ]]; then
+        t=$(triplet "$arch") || die "workload rows: no cross compiler known for $arch (aarch64, s390x, ppc64le, riscv64)"
+        command -v "$t-gcc" >/dev/null || die "workload rows: $t-gcc not installed (tools/install-deps)"
+    fi
+    if [[ $rows == *" dogfood "* && $dogfood_arches != *" $arch "* ]]; then
+        die "dogfood rows: the dogfood pipeline has no $arch (its arches:$dogfood_arches)"
+    fi
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$emurun" qemu fetch --suite "$suite" $arches >"$work/fetch.txt" || die "emurun qemu fetch --suite $suite failed"
+fetched=$(dirname "$(awk 'NR == 2 { print $NF }' "$work/fetch.txt")")
 
 # version DIR ARCH: the version of DIR's emulator for ARCH, as 'emurun qemu list' reads it.
 version() { "$emurun" qemu list "$2" | awk -v d="$1/" 'index($NF, d) == 1 { print $2; exit }'; }

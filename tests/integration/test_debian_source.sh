@@ -7,6 +7,7 @@
 # bundled licence; the .pc file gives a clean -I and no -std. A full Release build (its objects go
 # through ccache like every tree of a run).
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/own_dir.sh"
 for tool in dpkg-buildpackage dh lintian dpkg-deb; do
     command -v "$tool" >/dev/null || skip "$tool not installed (tools/install-deps --full installs it)"
 done
@@ -22,13 +23,12 @@ fi
 # checkout of this user: dpkg-buildflags' -ffile-prefix-map names it, so ccache hits across
 # checkouts (CI's clean one included) only when it does not move. On 2 cores (2026-12-03): 279 s
 # with no ccache hit (733 s and 844 s on busier cores), 43 s with them (packaging and lintian).
-# One run at a time uses the place (flock).
-pkg=${TMPDIR:-/tmp}/emurun-debian-source-$(id -u)
-mkdir -p "$pkg" && chmod 700 "$pkg"
-[ -O "$pkg" ] || { not_ok "$pkg is not this user's"; finish; exit 1; }
-exec 9>"$pkg.lock"
-flock 9
-rm -rf "${pkg:?}"/* && mkdir -p "$pkg/emurun"
+# One run at a time uses the place (own_locked_dir: a symlink or another user's dir there is
+# refused, the lock is inside it); the run's files go in its work/, removed at exit under the lock.
+base=${TMPDIR:-/tmp}/emurun-debian-source-$(id -u)
+own_locked_dir "$base" 2>"$T/own.err" || { not_ok "$(cat "$T/own.err")"; finish; exit 1; }
+pkg=$base/work
+rm -rf "$pkg" && mkdir -p "$pkg/emurun"
 cleanup+=("$pkg")
 tar -C "$src" --exclude='./build*' --exclude='./.git' --exclude='./obj-*' -cf - . | tar -C "$pkg/emurun" -xf -
 start=$SECONDS

@@ -14,14 +14,23 @@
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/native_root.sh"
 
-# export_source DIR: the checkout's tracked files as they are now into DIR/src.
+# export_source DIR: the checkout's tracked files as they are now into DIR/src; says what it took
+# (untracked files are left out: a new file not yet added makes the build there fail).
 export_source() {
-    local rev
-    git -C "$EMURUN_SOURCE_DIR" rev-parse --git-dir >/dev/null 2>&1 ||
+    local rev g=(git -C "$EMURUN_SOURCE_DIR") untracked
+    "${g[@]}" rev-parse --git-dir >/dev/null 2>&1 ||
         { skip_part "$EMURUN_SOURCE_DIR is no git checkout: nothing to export cleanly"; return 1; }
-    rev=$(git -C "$EMURUN_SOURCE_DIR" stash create 2>/dev/null || true)
+    if [ -n "$("${g[@]}" status --porcelain --untracked-files=no)" ]; then
+        rev=$("${g[@]}" stash create) ||
+            { not_ok "git stash create cannot take the working tree's changes (unmerged paths?)"; return 1; }
+        echo "# the source: HEAD with the working tree's changes to tracked files"
+    else
+        rev=HEAD && echo "# the source: HEAD, the working tree clean"
+    fi
+    untracked=$("${g[@]}" ls-files --others --exclude-standard | head -n 5 | tr '\n' ' ')
+    [ -z "$untracked" ] || echo "# left out, untracked: $untracked"
     mkdir -p "$1/src"
-    git -C "$EMURUN_SOURCE_DIR" archive "${rev:-HEAD}" | tar -x -C "$1/src"
+    "${g[@]}" archive -o "$1/src.tar" "$rev" && tar -xf "$1/src.tar" -C "$1/src" && rm "$1/src.tar"
 }
 
 # The build root: the clean one plus the packages install-deps --build picks in it.

@@ -49,6 +49,11 @@ native_root_probe() {
     done
 }
 
+# native_root_can_create: mmdebstrap is here, and so is root or a subuid range for it.
+native_root_can_create() {
+    command -v mmdebstrap >/dev/null && { [ "$(id -u)" = 0 ] || grep -q "^$(id -un):" /etc/subuid 2>/dev/null; }
+}
+
 # native_root_prune SUITE TARBALL: the named root's tarballs of other keys removed (made before a
 # change to the files of its key; a clean root is only ever made again for another mirror).
 native_root_prune() {
@@ -59,27 +64,47 @@ native_root_prune() {
     done
 }
 
-# native_root SUITE DIR: SUITE's clean root unpacked into DIR (made first when not cached; a
-# create that cannot reach the archive skips, any other failure fails the script).
+# native_root_create SUITE TARBALL: SUITE's root made into TARBALL (mmdebstrap). Returns 2 when
+# the archive cannot be reached; any other failure fails the script. A part of this run's own,
+# renamed when whole: two runs (two checkouts, one cache) that make the same root at once never
+# write one file; a killed run's part is removed by the first create a day later.
+native_root_create() {
+    local log=$T/mmdebstrap-$1.log mode=root part=$2.part.$$
+    mkdir -p "$(dirname "$2")"
+    [ "$(id -u)" = 0 ] || mode=unshare
+    cleanup+=("$part")
+    # Parts of runs killed outright (ctest's timeout) a day ago or more: no run is still writing.
+    find "$(dirname "$2")" -maxdepth 1 -name '*.tar.part.*' -mmin +1440 -delete
+    echo "# creating the $1 root (mmdebstrap; cached as $2)"
+    if ! mmdebstrap --mode=$mode --variant=$NATIVE_ROOT_VARIANT --include=$NATIVE_ROOT_INCLUDE \
+        "${NATIVE_ROOT_ARGS[@]}" --format=tar "$1" "$part" "$NATIVE_ROOT_MIRROR" >"$log" 2>&1; then
+        rm -f "$part"
+        if grep -qE "Temporary failure resolving|Could not resolve|Failed to fetch|Connection (timed out|refused)" "$log"; then
+            echo "# the Debian archive could not be reached for $1: $(grep -E '^E:' "$log" | head -n2 | tr '\n' ' ')"
+            return 2
+        fi
+        echo "FAIL: mmdebstrap $1:"
+        tail -n 30 "$log"
+        exit 1
+    fi
+    mv "$part" "$2" || exit 1
+    native_root_prune "$1" "$2"
+}
+
+# native_root SUITE DIR: SUITE's root unpacked into DIR, made first when not cached (a create
+# that cannot reach the archive skips). A cached root older than NATIVE_ROOT_MAX_DAYS (30) is
+# made again, so the release's updates since reach it; while the archive cannot be reached, or
+# where no root can be made (native_root_can_create), the old one is used.
+NATIVE_ROOT_MAX_DAYS=${EMURUN_NATIVE_ROOT_MAX_DAYS:-30}
 native_root() {
-    local tarball log=$T/mmdebstrap-$1.log mode=root
+    local tarball rc=0
     tarball=$(native_root_tarball "$1")
     if [ ! -f "$tarball" ]; then
-        mkdir -p "$(dirname "$tarball")"
-        [ "$(id -u)" = 0 ] || mode=unshare
-        echo "# creating the $1 root (mmdebstrap, once; cached as $tarball)"
-        if ! mmdebstrap --mode=$mode --variant=$NATIVE_ROOT_VARIANT --include=$NATIVE_ROOT_INCLUDE \
-            "${NATIVE_ROOT_ARGS[@]}" --format=tar "$1" "$tarball.part" "$NATIVE_ROOT_MIRROR" >"$log" 2>&1; then
-            rm -f "$tarball.part"
-            if grep -qE "Temporary failure resolving|Could not resolve|Failed to fetch|Connection (timed out|refused)" "$log"; then
-                skip "the Debian archive could not be reached for $1: $(grep -E '^E:' "$log" | head -n2 | tr '\n' ' ')"
-            fi
-            echo "FAIL: mmdebstrap $1:"
-            tail -n 30 "$log"
-            exit 1
-        fi
-        mv "$tarball.part" "$tarball"
-        native_root_prune "$1" "$tarball"
+        native_root_create "$1" "$tarball" || skip "the Debian archive could not be reached for $1"
+    elif [ -n "$(find "$tarball" -mtime +"$NATIVE_ROOT_MAX_DAYS")" ] && native_root_can_create; then
+        echo "# the cached $1 root is older than $NATIVE_ROOT_MAX_DAYS days: making it again"
+        native_root_create "$1" "$tarball" || rc=$?
+        [ "$rc" = 0 ] || echo "# using the cached $1 root of $(date -r "$tarball" +%F)"
     fi
     mkdir -p "$2"
     # Device nodes are not unpacked (the root gets the host's /dev); files become ours.
