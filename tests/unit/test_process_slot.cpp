@@ -8,6 +8,7 @@
 
 #include "skip.hpp"
 #include "testdir.hpp"
+#include "util/file.hpp"
 #include "wait_all.hpp"
 
 #include <doctest/doctest.h>
@@ -16,7 +17,6 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <sys/resource.h>
@@ -69,11 +69,14 @@ const char* const k_parent_facts = "tr '\\0' ' ' </proc/$PPID/cmdline; echo; ech
 std::set<pid_t> find_slots() {
     std::set<pid_t> slots;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-        std::ifstream cmdline(e.path() / "cmdline");
-        std::string text((std::istreambuf_iterator<char>(cmdline)), {});
-        std::ifstream stat(e.path() / "stat");
-        std::string line;
-        std::getline(stat, line);
+        // A process that ends while it is read fails the read (ESRCH): it is no slot of ours.
+        auto cmdline = emurun::util::read_file(e.path() / "cmdline");
+        auto stat = emurun::util::read_file(e.path() / "stat");
+        if (!cmdline || !stat) {
+            continue;
+        }
+        const std::string& text = *cmdline;
+        const std::string line = stat->substr(0, stat->find('\n'));
         const auto paren = line.rfind(')');
         if (text.find(std::string("emurun-supervisor") + '\0' + "--slot" + '\0') !=
                 std::string::npos &&
