@@ -91,11 +91,7 @@ echo "sandbox-out=$(emurun sandbox --arch aarch64 -- /work/aarch64/probe-static 
 cd /work && emurun run pipeline.json --report report.json --log-dir logs; echo "run-exit=$?"
 cat out.txt
 EOF
-    rc=0
-    out=$(in_native_root "$r" sh /work/check.sh 2>&1) || rc=$?
-    echo "$out" | sed 's/^/  | /'
-    expect_eq "$suite: the root's shell exits 0" 0 "$rc"
-    expect_contains "$suite: the root is $suite" "$out" "($suite)"
+    run_root_script "$suite" "$r" check.sh
     expect_contains "$suite: emurun doctor passes" "$out" "doctor-exit=0"
     expect_contains "$suite: emurun sandbox runs an aarch64 program" "$out" "sandbox-out=aarch64"
     expect_contains "$suite: the pipeline passes" "$out" "run-exit=0"

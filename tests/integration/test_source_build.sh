@@ -87,11 +87,7 @@ build_in() {
     ccache_dir=${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/ccache/$suite-$(dpkg --print-architecture)
     mkdir -p "$ccache_dir"
     NATIVE_ROOT_BINDS=("$ccache_dir:/ccache")
-    rc=0
-    out=$(in_native_root "$r" sh /work/build.sh 2>&1) || rc=$?
-    echo "$out" | sed 's/^/  | /'
-    expect_eq "$suite: the root's shell exits 0" 0 "$rc"
-    expect_contains "$suite: the root is $suite" "$out" "($suite)"
+    run_root_script "$suite" "$r" build.sh
     expect_contains "$suite: install-deps --build finds every package it picks installed" "$out" "deps-exit=0"
     expect_contains "$suite: ... Boost 1.83" "$(grep '^deps=' <<<"$out")" "libboost1.83-dev"
     expect_contains "$suite: the compiler is GCC 14" "$out" "gcc=14."

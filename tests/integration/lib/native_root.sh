@@ -131,3 +131,14 @@ in_native_root() {
         exec "$@"' _ "$dir" "${NATIVE_ROOT_BINDS[*]+${NATIVE_ROOT_BINDS[*]}}" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin \
         HOME=/root LANG=C.UTF-8 $(env | grep -E '^(GITHUB|RUNNER)_[A-Z_]*=' || true) "$@"
 }
+
+# run_root_script SUITE ROOT SCRIPT: run /work/SCRIPT in ROOT with sh (in_native_root), show
+# its output indented, check that it exits 0 in a root of SUITE ("(SUITE)" in /etc/os-release,
+# which the script prints); its output stays in $out for the caller's checks.
+run_root_script() {
+    local suite=$1 r=$2 script=$3 rc=0
+    out=$(in_native_root "$r" sh "/work/$script" 2>&1) || rc=$?
+    echo "$out" | sed 's/^/  | /'
+    expect_eq "$suite: the root's shell exits 0" 0 "$rc"
+    expect_contains "$suite: the root is $suite" "$out" "($suite)"
+}
