@@ -184,8 +184,10 @@ Result<LaunchPlan> plan_current(const LaunchRequest& req) {
 
 } // namespace
 
-Result<LaunchPlan> plan_launch(const LaunchRequest& request) {
-    return util::as_current(request, plan_current);
+Result<LaunchPlan> plan_launch(const LaunchRequest& given) {
+    std::optional<LaunchRequest> upgraded;
+    const LaunchRequest* ours = EMURUN_TRY(util::caller_form(given, upgraded));
+    return plan_current(*ours);
 }
 
 } // namespace emurun

@@ -126,15 +126,4 @@ template <class T> Result<const T*> caller_form(const T& given, std::optional<T>
     return &*upgraded;
 }
 
-/// `body(given as this library's T)`, or caller_form's error as the Result `body` returns.
-template <class T, class F>
-auto as_current(const T& given, F&& body) -> std::invoke_result_t<F&, const T&> {
-    std::optional<T> upgraded;
-    auto current = caller_form(given, upgraded);
-    if (!current) {
-        return std::unexpected(std::move(current.error()));
-    }
-    return body(**current);
-}
-
 } // namespace emurun::util
