@@ -89,6 +89,8 @@ struct StepDefaults {
     std::optional<Duration> idle_timeout;        ///< the longest a step may print nothing
     std::optional<JunitMissing> junit_missing;   ///< what missing test results do
     StepLimits limits;                           ///< a step's resource limits
+    /// emulation "root": the platform of an image root ("root": "IMAGE#PLATFORM"); "" = none
+    std::optional<std::string> root_platform;
 };
 
 /// One step, with the defaults already applied.
@@ -108,11 +110,16 @@ struct Step {
     /// No output on either stream for this long (before any multiplier): the step's process
     /// tree is recorded and the step stopped, timed_out with reason idle
     std::optional<Duration> idle_timeout;
-    std::optional<Duration> budget;            ///< over it, the step is flagged (not failed)
-    std::vector<std::string> needs;            ///< names of steps that must pass first
-    std::vector<std::string> tags;             ///< free labels the pipeline gives the step
-    Retries retries;                           ///< the step's own, else the defaults', else none
-    std::optional<std::filesystem::path> root; ///< emulation "root": the root's directory
+    std::optional<Duration> budget; ///< over it, the step is flagged (not failed)
+    std::vector<std::string> needs; ///< names of steps that must pass first
+    std::vector<std::string> tags;  ///< free labels the pipeline gives the step
+    Retries retries;                ///< the step's own, else the defaults', else none
+    /// emulation "root": the root's directory, or a container image (an OCI layout, a
+    /// `docker save` archive, a rootfs tarball) the run imports into a fresh root of its own
+    std::optional<std::filesystem::path> root;
+    /// With an image root: the platform to take from it ("arm64", "linux/arm/v7"); unset: the
+    /// step's arch, else the image's only platform
+    std::optional<std::string> root_platform;
     bool accelerate = false; ///< emulation "root": compilers/binutils run as host cross tools
 
     /// The CPU model QEMU emulates (exec: -cpu; sandbox, host: QEMU_CPU); emulated steps only

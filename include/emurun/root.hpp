@@ -384,6 +384,41 @@ read_root_image(const std::filesystem::path& dir);
 [[nodiscard]] EMURUN_EXPORT Result<void> apply_root_image(RootSpec& spec,
                                                           std::vector<std::string>& argv);
 
+/// A root of its own made from a container image, for one run or one step
+/// (root_image_root.cpp).
+struct ImageRootSpec {
+    std::filesystem::path source; ///< an image, as RootImportSpec::source takes it
+    const Arch* arch = nullptr;   ///< the platform to take; nullptr: the image's only one
+    std::string variant;          ///< e.g. "v8"; empty: any
+    /// emurun's cache dir (the imports and the fresh roots are kept in its `images/`); unset:
+    /// cache_dir() (sysroot.hpp)
+    std::optional<std::filesystem::path> cache_dir;
+};
+
+/// A fresh root made by make_image_root; remove it with remove_image_root.
+struct ImageRoot {
+    std::filesystem::path dir;      ///< the fresh root, a copy of the cached import
+    const Arch* arch = nullptr;     ///< its arch
+    bool from_cache = false;        ///< the image was imported before: only copied
+    std::string key;                ///< the import's name in the cache: digest and platform
+    std::vector<std::string> notes; ///< the import's notes (setuid bits cleared, ...)
+};
+
+/// Whether `path` names an image rather than a root directory: a regular file (a tarball), or
+/// a directory with an `oci-layout` file.
+[[nodiscard]] EMURUN_EXPORT bool is_root_image(const std::filesystem::path& path);
+
+/// A fresh root from `spec.source`: the image's platform is imported once into the cache (by
+/// import_root, under a lock; keyed by the sha256 of the tarball or of the layout's
+/// index.json, and the platform), then copied (`cp -a --reflink=auto`) into a directory of
+/// this process (`images/run-PID/N`), so what a run changes never reaches the next. Fresh
+/// roots left by a process that is gone (SIGKILL) are removed by the next call. Errors: those
+/// of import_root; the copy failing (nothing is left).
+[[nodiscard]] EMURUN_EXPORT Result<ImageRoot> make_image_root(const ImageRootSpec& spec);
+
+/// Remove a fresh root make_image_root made (and this process's run dir once it is empty).
+EMURUN_EXPORT void remove_image_root(const ImageRoot& root);
+
 /// Exporting roots as a container image (root_export.cpp).
 struct RootExportSpec {
     /// The roots, one per platform (created or imported, each of another arch)

@@ -93,7 +93,8 @@ void put_scalars(const StepDefaults& d, Json& into) {
         into["junit_missing"] = std::string(to_string(*d.junit_missing));
     }
     if (d.root) {
-        into["root"] = d.root->string();
+        const std::string platform = d.root_platform.value_or("");
+        into["root"] = d.root->string() + (platform.empty() ? "" : "#" + platform);
     }
     if (!d.cwd.empty()) {
         into["cwd"] = d.cwd.string();

@@ -241,11 +241,27 @@ Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& in
     return {};
 }
 
-/// "root": DIR (relative to the file) and "accelerate", for emulation "root".
+/// "root": DIR or IMAGE, or IMAGE#PLATFORM (relative to the file); the platform is checked
+/// against the root module's names before the run (check_root_steps).
+Result<void> get_root_path(const Json& value, const Place& at, const fs::path& base,
+                           StepDefaults& into) {
+    const std::string text = EMURUN_TRY(util::get_string(value, at));
+    const auto hash = text.rfind('#');
+    const std::string dir = text.substr(0, hash);
+    into.root_platform = hash == std::string::npos ? "" : text.substr(hash + 1);
+    if (dir.empty() || (hash != std::string::npos && into.root_platform->empty())) {
+        return at.fail("expected a root directory or an image, got \"" + text + "\"",
+                       "a directory made by emurun root create, an image such as \"app.tar\", or "
+                       "one platform of it: \"app.tar#arm64\"");
+    }
+    into.root = (base / dir).lexically_normal();
+    return {};
+}
+
+/// "root" and "accelerate", for emulation "root".
 Result<void> get_root(const Json& obj, const Place& at, const fs::path& base, StepDefaults& into) {
     if (obj.contains("root")) {
-        auto dir = EMURUN_TRY(util::get_string(obj["root"], at.key("root")));
-        into.root = (base / dir).lexically_normal();
+        EMURUN_TRY(get_root_path(obj["root"], at.key("root"), base, into));
     }
     if (obj.contains("accelerate")) {
         EMURUN_TRY(get_accelerate(obj["accelerate"], at.key("accelerate"), into));
@@ -539,6 +555,9 @@ Result<Step> get_step(const Json& obj, const Place& at, const StepDefaults& defa
     step.timeout = merged.timeout;
     step.retries = merged.retries.value_or(Retries{});
     step.root = merged.root;
+    if (merged.root_platform && !merged.root_platform->empty()) {
+        step.root_platform = merged.root_platform;
+    }
     step.accelerate = merged.accelerate.value_or(false);
     step.cpu = merged.cpu;
     step.qemu = merged.qemu;

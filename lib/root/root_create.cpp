@@ -326,9 +326,7 @@ Result<void> build_tarball(const RootCreateSpec& spec, const BinfmtEntry& entry,
         EMURUN_TRY(util::own_cache_subdir(cache, fs::path("debs") / spec.arch->debian));
     const fs::path creates = EMURUN_TRY(util::own_cache_subdir(cache, "tmp"));
     const fs::path tmp = creates / ("create-" + std::to_string(::getpid()));
-    for (const auto& stale : stale_create_dirs(creates, [](long pid) {
-             return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
-         })) {
+    for (const auto& stale : stale_pid_dirs(creates, "create-", root_detail::pid_alive)) {
         remove_mapped(entry, stale, false,
                       spec.diagnostics); // a create killed outright (SIGKILL) left it
     }
@@ -580,25 +578,28 @@ std::optional<Error> root_detail::request_failure(std::string_view log, const st
     return std::nullopt;
 }
 
-std::vector<fs::path> root_detail::stale_create_dirs(const fs::path& tmp,
-                                                     const std::function<bool(long)>& alive) {
+std::vector<fs::path> root_detail::stale_pid_dirs(const fs::path& tmp, std::string_view prefix,
+                                                  const std::function<bool(long)>& alive) {
     std::vector<fs::path> out;
     for (const auto& e : list_dir(tmp)) {
         const std::string name = e.filename().string();
-        constexpr std::string_view k_prefix = "create-";
-        if (!name.starts_with(k_prefix) || name.size() == k_prefix.size() ||
-            name.size() > k_prefix.size() + 9 ||
-            !std::all_of(name.begin() + k_prefix.size(), name.end(),
+        if (!name.starts_with(prefix) || name.size() == prefix.size() ||
+            name.size() > prefix.size() + 9 ||
+            !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
                          [](char c) { return c >= '0' && c <= '9'; })) {
             continue;
         }
-        const long pid = std::stol(name.substr(k_prefix.size()));
+        const long pid = std::stol(name.substr(prefix.size()));
         if (pid != ::getpid() && !alive(pid)) {
             out.push_back(e);
         }
     }
     std::ranges::sort(out);
     return out;
+}
+
+bool root_detail::pid_alive(long pid) {
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
 }
 
 std::vector<std::string> root_default_packages() {

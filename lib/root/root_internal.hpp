@@ -113,10 +113,14 @@ struct NativeTool {
 /// create's own hooks). nullopt: none of these (a mirror mid-sync, say).
 [[nodiscard]] std::optional<Error> request_failure(std::string_view log, const std::string& suite);
 
-/// The create-PID directories under `tmp` left by creates whose process is gone (`alive`
-/// says whether a pid runs), e.g. one SIGKILLed: a later create removes them.
+/// The PREFIX-PID directories under `tmp` left by processes that are gone (`alive` says
+/// whether a pid runs), e.g. a create or a run SIGKILLed: a later one removes them.
 [[nodiscard]] std::vector<std::filesystem::path>
-stale_create_dirs(const std::filesystem::path& tmp, const std::function<bool(long)>& alive);
+stale_pid_dirs(const std::filesystem::path& tmp, std::string_view prefix,
+               const std::function<bool(long)>& alive);
+
+/// Whether process `pid` may still run (kill(pid, 0) does not say ESRCH).
+[[nodiscard]] bool pid_alive(long pid);
 
 /// The first "Version:" of package `name` in a dpkg status file, or "" when not installed.
 [[nodiscard]] std::string dpkg_version(const std::filesystem::path& status,

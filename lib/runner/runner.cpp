@@ -668,6 +668,8 @@ Result<Report> Runner::run(CommandRunner& commands) {
     }
     detail::resolve_auto_emulation(selected, m_options.diagnostics);
     EMURUN_TRY(check_emurun_exe(selected));
+    detail::ImageRoots images; // the run's own roots from images, removed after it
+    EMURUN_TRY(detail::prepare_image_roots(selected, images, m_options.diagnostics));
     Execution e(selected, m_options, commands);
     return e.run();
 }

@@ -3,6 +3,7 @@
 
 #include <emurun/process.hpp>
 #include <emurun/qemu.hpp>
+#include <emurun/root.hpp>
 #include <emurun/runner.hpp>
 
 #include <map>
@@ -48,6 +49,24 @@ Result<EmulatorSearch> step_search(const Step& step, const EmulatorSearch& emula
 /// step_command() then fails it with the reason and the fixes.
 /// Each decision goes to `diagnostics` (RunnerOptions::diagnostics).
 void resolve_auto_emulation(Pipeline& pipeline, const DiagnosticSink& diagnostics);
+
+/// The fresh roots a run made from images (make_image_root): removed when it goes.
+class ImageRoots {
+  public:
+    ImageRoots() = default;
+    ImageRoots(const ImageRoots&) = delete;
+    ImageRoots& operator=(const ImageRoots&) = delete;
+    ~ImageRoots();
+    std::vector<ImageRoot> made; ///< in the order the steps first named them
+};
+
+/// Every root step whose root is an image (is_root_image, or "root": "IMAGE#PLATFORM") gets a
+/// fresh root of this run: one per image and platform (the step's "#PLATFORM", else its arch,
+/// else the image's only one), shared by the steps that name it, so a build step's output is
+/// there for the test step after it. Each is said to `diagnostics`. Error: the first image that
+/// cannot become a root, named with its step.
+[[nodiscard]] Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
+                                               const DiagnosticSink& diagnostics);
 
 /// A failed emulated step becomes emulator_crash, with the evidence, when its stderr carried
 /// QEMU's crash signature (`scanner`, may be null) or, in exec mode where the step's process

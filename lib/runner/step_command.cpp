@@ -220,6 +220,14 @@ namespace emurun {
 
 Result<void> check_root_steps(const Pipeline& pipeline) {
     for (const auto& step : pipeline.steps) {
+        if (step.root_platform) {
+            if (auto p = parse_oci_platform(*step.root_platform); !p) {
+                Error e = p.error();
+                e.what = "step \"" + step.name + "\": root " + step.root->string() + "#" +
+                         *step.root_platform + ": " + e.what;
+                return std::unexpected(std::move(e));
+            }
+        }
         if (!step.accelerate) { // an allowance from the defaults has nothing to allow here
             continue;
         }

@@ -1,13 +1,15 @@
 #!/bin/bash
-# ctest-tier: quick run=root
-# ctest-parts: layers tools hostile run
+# ctest-tier: quick run=root pipeline=root
+# ctest-parts: layers tools hostile run pipeline
 # `emurun root import`: images built here by hand (no registry, no container engine) — an OCI
 # image layout of two layers (a whiteout, an opaque directory, gzip), a multi-arch index, a
 # `docker save` archive and a rootfs tarball — become roots with the layers applied in order;
 # crafted layers (a member "../..", an absolute symlink then a file through it, in one layer or
 # across two, a hard link through a symlink, a device node, a damaged digest) are refused with
 # nothing left behind. `run`: an arm64 root made from the shared cached root's dash and libc runs
-# `uname -m` as aarch64 and honours the image's Env, WorkingDir and Cmd.
+# `uname -m` as aarch64 and honours the image's Env, WorkingDir and Cmd. `pipeline`: steps whose
+# "root" is that image (a layout, a rootfs tarball with #arm64) get a fresh root of the run's
+# own, shared by the run's steps, imported once into the cache, removed after the run.
 . "$(dirname "$0")/lib/common.sh"
 
 # expect_refused LABEL NEEDLE DIR CMD...: exit 125, NEEDLE in the message, DIR and no partial
@@ -248,18 +250,21 @@ part_hostile() {
     expect_eq "nothing was written outside" "" "$(ls -A "$outside")"
 }
 
-part_run() {
+# tiny_arm_image: $T/arm.tar (a rootfs tarball) and $T/arm-oci (an OCI layout of it), a tiny
+# arm64 root of dash, uname, cat and libc from the cached Debian root; status 1 (skipped, with
+# the reason) when this machine cannot make or run one.
+tiny_arm_image() {
     local cache=${EMURUN_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/roots} tarball
     tarball=$(compgen -G "$cache/emurun/roots/arm64-bookworm-*.tar" | head -n1 || true)
-    [ -n "$tarball" ] || { skip_part "no cached arm64 root (integration.root_create makes it)"; return 0; }
-    need_tools python3 qemu-aarch64-static sha256sum || return 0
+    [ -n "$tarball" ] || { skip_part "no cached arm64 root (integration.root_create makes it)"; return 1; }
+    need_tools python3 qemu-aarch64-static sha256sum || return 1
     unshare --user --map-root-user --mount sh -c \
         'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null ||
-        { skip_part "no binfmt_misc in a user namespace here (needs Linux >= 6.7)"; return 0; }
-    # A tiny arm64 root: dash, uname and libc from the cached Debian root.
+        { skip_part "no binfmt_misc in a user namespace here (needs Linux >= 6.7)"; return 1; }
+    [ -d "$T/arm-oci" ] && return 0
     local base=$T/arm
     mkdir -p "$base"
-    tar -C "$base" -xf "$tarball" ./usr/bin/dash ./usr/bin/uname \
+    tar -C "$base" -xf "$tarball" ./usr/bin/dash ./usr/bin/uname ./usr/bin/cat ./usr/bin/ls \
         ./usr/lib/aarch64-linux-gnu/libc.so.6 ./usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1 \
         ./usr/lib/ld-linux-aarch64.so.1
     ln -s dash "$base/usr/bin/sh"
@@ -268,6 +273,10 @@ part_run() {
     mkdir -p "$base/etc" "$base/work" "$base/tmp" "$base/proc" "$base/dev" "$base/sys" "$base/root"
     det_tar "$T/arm.tar" "$base" .
     oci_layout "$T/arm-oci" arm64 "$EXTRA" "$T/arm.tar"
+}
+
+part_run() {
+    tiny_arm_image || return 0
     "$EMURUN" root import "$T/arm-oci" "$T/r-arm"
     expect_eq "uname -m in the imported root" aarch64 "$("$EMURUN" root run "$T/r-arm" -- uname -m)"
     expect_eq "the image's Env and WorkingDir" "from-image /work" \
@@ -281,5 +290,50 @@ part_run() {
         "$EMURUN" root import "$T/lying" "$T/r-lying"
 }
 
-run_parts layers tools hostile run
+part_pipeline() {
+    tiny_arm_image || return 0
+    local cache=$T/pcache
+    cat >"$T/img.json" <<'JSON'
+{"name": "img", "defaults": {"emulation": "root", "root": "arm-oci"},
+ "steps": [
+  {"name": "write", "argv": ["/bin/sh", "-c", "cat /root/out 2>/dev/null || echo fresh; echo built-$(uname -m) >/root/out"]},
+  {"name": "read", "needs": ["write"], "argv": ["/bin/cat", "/root/out"]},
+  {"name": "tarball", "root": "arm.tar#arm64", "argv": ["/bin/sh", "-c", "cat /root/out 2>/dev/null; uname -m"]}
+ ]}
+JSON
+    local rc=0
+    XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs" "$T/img.json" >"$T/p1.out" 2>&1 || rc=$?
+    expect_eq "a pipeline on an image root: exit 0" 0 "$rc"
+    [ "$rc" = 0 ] || cat "$T/p1.out"
+    expect_eq "the first step saw the image's /root (no out)" fresh "$(cat "$T/plogs/write.log")"
+    expect_eq "the next step saw what the first wrote in the run's root" "built-aarch64" \
+        "$(cat "$T/plogs/read.log")"
+    expect_eq "a rootfs tarball#arm64 is a root too, of its own" "aarch64" "$(cat "$T/plogs/tarball.log")"
+    expect_contains "the run says it imported the image" "$(cat "$T/p1.out")" "imported, then copied"
+    expect_eq "both imports cached, no run's root left" "2" \
+        "$(find "$cache/emurun/images" -mindepth 1 -maxdepth 1 -type d | wc -l)"
+    expect_eq "the image was not changed" "" "$(ls -A "$T/arm/root")"
+
+    # What a run killed outright (SIGKILL) left: its root, read-only dirs inside.
+    local dead=4194000
+    while kill -0 "$dead" 2>/dev/null; do dead=$((dead + 1)); done
+    mkdir -p "$cache/emurun/images/run-$dead/root-x/ro/d" && chmod 0555 "$cache/emurun/images/run-$dead/root-x/ro"
+    rc=0
+    XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs2" "$T/img.json" >"$T/p2.out" 2>&1 || rc=$?
+    [ -e "$cache/emurun/images/run-$dead" ] && not_ok "a dead run's root was left" ||
+        ok "the next run removed a dead run's root"
+    expect_eq "a second run: exit 0" 0 "$rc"
+    expect_eq "a second run starts from the image, not from the first run's root" fresh \
+        "$(cat "$T/plogs2/write.log")"
+    expect_contains "a second run copies the cached import" "$(cat "$T/p2.out")" "copied from the imported image"
+
+    sed 's/"arm.tar#arm64"/"arm.tar#linux\/sparc99"/' "$T/img.json" >"$T/bad.json"
+    rc=0
+    XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs3" "$T/bad.json" >"$T/p3.out" 2>&1 || rc=$?
+    expect_eq "an unknown platform is refused before the run (exit 125)" 125 "$rc"
+    expect_contains "it names the step and the platform" "$(cat "$T/p3.out")" 'step "tarball": root'
+    [ -e "$T/plogs3/write.log" ] && not_ok "a step ran before the refusal" || ok "no step ran"
+}
+
+run_parts layers tools hostile run pipeline
 finish

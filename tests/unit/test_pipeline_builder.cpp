@@ -161,6 +161,17 @@ TEST_CASE("pipeline builder: accelerate and retries spelled as the file spells t
     CHECK(s.retries.on_timed_out);
     CHECK(s.junit_missing == emurun::JunitMissing::fail);
     CHECK(s.idle_timeout == 250ms);
+    CHECK_FALSE(s.root_platform);
+    d.root = "images/app.tar";
+    d.root_platform = "linux/arm/v7";
+    auto image = PipelineBuilder("i")
+                     .defaults(d)
+                     .step({.name = "a", .argv = {"true"}})
+                     .base_dir("/b")
+                     .build();
+    REQUIRE_MESSAGE(image.has_value(), image.error().message());
+    CHECK(image->steps[0].root == "/b/images/app.tar");
+    CHECK(image->steps[0].root_platform == "linux/arm/v7");
 }
 
 TEST_CASE("pipeline builder: errors are the loader's, bad_input naming the field") {

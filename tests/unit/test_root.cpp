@@ -598,6 +598,37 @@ TEST_CASE("root: pipeline steps in a root") {
     CHECK(bad.error().message().find("needs a root") != std::string::npos);
 }
 
+TEST_CASE("root: a pipeline's image roots, IMAGE#PLATFORM") {
+    auto p = Pipeline::parse(R"({"name": "n", "defaults": {"emulation": "root",
+        "root": "img.tar#arm64"}, "steps": [{"name": "a", "argv": ["true"]},
+        {"name": "b", "argv": ["true"], "root": "r#x#linux/arm/v7"},
+        {"name": "c", "argv": ["true"], "root": "plain"}]})",
+                             "p.json", "/w");
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().message()));
+    CHECK(p->steps[0].root == "/w/img.tar");
+    CHECK(p->steps[0].root_platform == "arm64");
+    CHECK(p->steps[1].root == "/w/r#x"); // the last '#' splits
+    CHECK(p->steps[1].root_platform == "linux/arm/v7");
+    CHECK(p->steps[2].root == "/w/plain");
+    CHECK_FALSE(p->steps[2].root_platform); // a step's own root drops the defaults' platform
+    CHECK(check_root_steps(*p).has_value());
+    for (const char* bad : {"img.tar#", "#arm64", ""}) {
+        auto r = Pipeline::parse(std::string(R"({"name": "n", "steps": [{"name": "a",
+            "argv": ["true"], "emulation": "root", "root": ")") +
+                                 bad + "\"}]}");
+        REQUIRE_FALSE(r.has_value());
+        CHECK_MESSAGE(r.error().why.find("expected a root directory or an image") == 0,
+                      r.error().message());
+    }
+    auto odd = Pipeline::parse(R"({"name": "n", "steps": [{"name": "a", "argv": ["true"],
+        "emulation": "root", "root": "img.tar#windows/arm64"}]})");
+    REQUIRE(odd.has_value());
+    auto refused = check_root_steps(*odd);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().what.find("step \"a\": root ") == 0);
+    CHECK(refused.error().why == "only linux images become roots");
+}
+
 TEST_CASE("root: binds that are refused, and why") {
     const fs::path d = fs::temp_directory_path() / ("emurun-binds-" + std::to_string(::getpid()));
     const fs::path src = d / "src";
@@ -1156,9 +1187,12 @@ TEST_CASE("root: a later create finds the temp dirs of creates that are gone") {
         fs::create_directories(tmp / d);
     }
     fs::create_directories(tmp / ("create-" + std::to_string(::getpid()))); // this one's own
-    const auto stale = root_detail::stale_create_dirs(tmp, [](long pid) { return pid == 222; });
+    const auto stale =
+        root_detail::stale_pid_dirs(tmp, "create-", [](long pid) { return pid == 222; });
     CHECK(stale == std::vector<fs::path>{tmp / "create-111"});
-    CHECK(root_detail::stale_create_dirs(tmp / "missing", [](long) { return false; }).empty());
+    CHECK(root_detail::stale_pid_dirs(tmp / "missing", "create-", [](long) {
+              return false;
+          }).empty());
     fs::remove_all(tmp);
 }
 

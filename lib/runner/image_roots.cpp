@@ -1,0 +1,86 @@
+// Image roots of a run: a pipeline step's "root" naming a container image gets a root of the
+// run's own, imported once per image and platform (the root module caches the import) and
+// removed when the run ends.
+#include "runner/runner_internal.hpp"
+
+#include <emurun/diagnostics.hpp>
+#include <emurun/root.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <tuple>
+
+namespace emurun::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The platform a step takes from its image: its "#PLATFORM", else its arch, else none.
+Result<void> image_platform(const Step& step, ImageRootSpec& spec) {
+    if (step.root_platform) {
+        const auto p = EMURUN_TRY(parse_oci_platform(*step.root_platform));
+        spec.arch = p.arch;
+        spec.variant = p.variant;
+    } else if (step.arch) {
+        spec.arch = EMURUN_TRY(find_arch(*step.arch));
+    }
+    return {};
+}
+
+std::string describe(const ImageRoot& root, const fs::path& source, double seconds) {
+    std::string text = source.string() + " (" + (root.arch ? root.arch->name : "?") + "): ";
+    text += root.from_cache ? "copied from the imported image" : "imported, then copied";
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", seconds);
+    text += std::string(" into a fresh root in ") + secs + " s";
+    for (const auto& note : root.notes) {
+        text += "; " + note;
+    }
+    return text;
+}
+
+} // namespace
+
+ImageRoots::~ImageRoots() {
+    for (const auto& root : made) {
+        remove_image_root(root);
+    }
+}
+
+Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
+                                 const DiagnosticSink& diagnostics) {
+    std::map<std::tuple<fs::path, const Arch*, std::string>, fs::path> fresh;
+    for (auto& step : pipeline.steps) {
+        if (step.emulation != Emulation::root || !step.root ||
+            (!step.root_platform && !is_root_image(*step.root))) {
+            continue;
+        }
+        const std::string what = "step \"" + step.name + "\": root " + step.root->string();
+        ImageRootSpec spec;
+        spec.source = *step.root;
+        if (auto r = image_platform(step, spec); !r) {
+            return std::unexpected(Error{what + ": " + r.error().what, r.error().why,
+                                         r.error().hint, r.error().kind, "root"});
+        }
+        const auto key = std::make_tuple(spec.source, spec.arch, spec.variant);
+        if (auto it = fresh.find(key); it != fresh.end()) {
+            step.root = it->second;
+            continue;
+        }
+        const auto began = std::chrono::steady_clock::now();
+        auto made = make_image_root(spec);
+        if (!made) {
+            Error e = made.error();
+            e.what = what + ": " + e.what;
+            return std::unexpected(std::move(e));
+        }
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+        emit(diagnostics, Severity::info, what + ": " + describe(*made, spec.source, took.count()));
+        fresh[key] = made->dir;
+        step.root = made->dir;
+        roots.made.push_back(std::move(*made));
+    }
+    return {};
+}
+
+} // namespace emurun::detail
