@@ -365,11 +365,12 @@ struct RootImported {
 /// a name that is absolute, holds "..", a control character or a backslash; a member, hard link
 /// target or whiteout whose directory passes through a symlink (of a lower layer or its own);
 /// a directory over a symlink; a device node outside dev/ (those in dev/ are skipped: a root
-/// gets a private /dev); members that hold more bytes than DIR's file system has free. Files
-/// belong to the calling user (root inside the root); setuid and setgid bits of files are
-/// cleared. The arch is the config's `architecture` (for a rootfs tarball: spec.arch, else
-/// that of bin/sh), checked against bin/sh's ELF when there is one. A SIGINT, SIGTERM or
-/// SIGHUP while tar or sha256sum runs stops it: an error, nothing left, and
+/// gets a private /dev); members that hold more bytes than DIR's file system has free. Run as
+/// root, the layers' numeric owners are kept (ids 0-65535 are themselves in emurun's
+/// namespaces); otherwise files belong to the calling user (root inside the root). Setuid and
+/// setgid bits of files are cleared. The arch is the config's `architecture` (for a rootfs tarball:
+/// spec.arch, else that of bin/sh), checked against bin/sh's ELF when there is one. A SIGINT,
+/// SIGTERM or SIGHUP while tar or sha256sum runs stops it: an error, nothing left, and
 /// root_interrupted_by() names the signal.
 [[nodiscard]] EMURUN_EXPORT Result<RootImported> import_root(const RootImportSpec& spec);
 

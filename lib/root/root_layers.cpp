@@ -292,17 +292,24 @@ Result<void> extract_layer(const fs::path& root, const fs::path& layer, const La
     }
     const fs::path list = root.parent_path() / ("." + root.filename().string() + ".exclude");
     EMURUN_TRY(util::write_file_atomic(list, excluded));
-    auto out = run_tar({"-x", "-p", "--no-same-owner", "--no-wildcards", "--anchored",
-                        "--exclude-from=" + list.string(), "-f", fs::absolute(layer).string(), "-C",
-                        root.string()},
-                       what + ": extract " + layer.filename().string(), true);
+    // As root, the image's numeric owners are kept: ids 0-65535 are themselves in emurun's
+    // namespaces. Another user's tar cannot give files away: they stay the user's own.
+    std::vector<std::string> owners{"--no-same-owner"};
+    if (::geteuid() == 0) {
+        owners = {"--same-owner", "--numeric-owner"};
+    }
+    std::vector<std::string> argv{"-x", "-p"};
+    argv.insert(argv.end(), owners.begin(), owners.end());
+    argv.insert(argv.end(), {"--no-wildcards", "--anchored", "--exclude-from=" + list.string(),
+                             "-f", fs::absolute(layer).string(), "-C", root.string()});
+    auto out = run_tar(argv, what + ": extract " + layer.filename().string(), true);
     std::error_code ec;
     fs::remove(list, ec);
     return out ? Result<void>{} : std::unexpected(out.error());
 }
 
 /// Setuid and setgid bits of the files below `root` cleared (they would be the user's own on
-/// the host); how many.
+/// the host, or, imported as root, the host's root's); how many.
 std::size_t clear_setid(const fs::path& root) {
     std::size_t cleared = 0;
     std::error_code ec;
@@ -347,8 +354,8 @@ Result<void> root_detail::apply_layers(const std::vector<fs::path>& layers, cons
     }
     if (const std::size_t n = clear_setid(dir); n > 0) {
         notes.push_back("cleared the setuid/setgid bits of " + std::to_string(n) +
-                        " files (they would be yours on the host; inside, everything runs as "
-                        "root)");
+                        " files (on the host they would be yours, or root's when imported as "
+                        "root; inside, everything runs as root)");
     }
     if (devices > 0) {
         notes.push_back("skipped " + std::to_string(devices) +

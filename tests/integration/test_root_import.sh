@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick run=root pipeline=root
-# ctest-parts: layers tools hostile run pipeline
+# ctest-parts: layers owners tools hostile run pipeline
 # `emurun root import`: images built here by hand (no registry, no container engine) — an OCI
 # image layout of two layers (a whiteout, an opaque directory, gzip), a multi-arch index, a
 # `docker save` archive and a rootfs tarball — become roots with the layers applied in order;
@@ -152,6 +152,34 @@ part_layers() {
     mkdir -p "$T/full/x"
     expect_refused "into a directory that is not empty" "not an empty directory" "$T/full/y" \
         "$EMURUN" root import "$T/oci" "$T/full"
+}
+
+# The image's owners: kept when imported as root (ids 0-65535 are themselves in emurun's
+# namespaces), through a pipeline's fresh copy and back out in an export; setuid bits cleared.
+part_owners() {
+    [ "$(id -u)" = 0 ] || { skip_part "owners are kept only when emurun runs as root"; return 0; }
+    need_tools python3 sha256sum || return 0
+    local l=$T/own
+    mkdir -p "$l/srv/data" "$l/var/www" "$l/usr/bin" "$l/etc"
+    echo x >"$l/srv/data/file"
+    echo y >"$l/usr/bin/tool" && chmod 4755 "$l/usr/bin/tool"
+    tar -C "$l" --sort=name --numeric-owner --mtime=@0 --owner=0 --group=0 -cf "$T/own1.tar" ./etc ./usr
+    tar -C "$l" --sort=name --numeric-owner --mtime=@0 --owner=1000 --group=1001 -cf "$T/own2.tar" ./srv
+    tar -C "$l" --sort=name --numeric-owner --mtime=@0 --owner=33 --group=33 -cf "$T/own3.tar" ./var
+    oci_layout "$T/own-oci" arm64 "$EXTRA" "$T/own1.tar" "$T/own2.tar" "$T/own3.tar"
+    "$EMURUN" root import "$T/own-oci" "$T/r-own" 2>"$T/own.err"
+    expect_eq "a file's owner kept" 1000:1001 "$(stat -c %u:%g "$T/r-own/srv/data/file")"
+    expect_eq "a directory's owner kept" 33:33 "$(stat -c %u:%g "$T/r-own/var/www")"
+    expect_eq "root's file stays root's" 0:0 "$(stat -c %u:%g "$T/r-own/usr/bin/tool")"
+    expect_eq "its setuid bit cleared" 755 "$(stat -c %a "$T/r-own/usr/bin/tool")"
+    expect_contains "the clearing said" "$(cat "$T/own.err")" "cleared the setuid/setgid bits of 1 files"
+    "$EMURUN" root export --format docker-archive "$T/own-out.tar" "$T/r-own" >/dev/null 2>"$T/own-export.err" ||
+        { cat "$T/own-export.err"; not_ok "root export of the imported root"; return 0; }
+    mkdir -p "$T/own-out" && tar -C "$T/own-out" -xf "$T/own-out.tar"
+    local layer
+    layer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["Layers"][0])' "$T/own-out/manifest.json")
+    expect_contains "the export keeps the owners" \
+        "$(tar --numeric-owner -tvf "$T/own-out/$layer" srv/data/file)" "1000/1001"
 }
 
 # Images made by Debian's own tools: umoci builds an OCI layout in two layers (the second
@@ -335,5 +363,5 @@ JSON
     [ -e "$T/plogs3/write.log" ] && not_ok "a step ran before the refusal" || ok "no step ran"
 }
 
-run_parts layers tools hostile run pipeline
+run_parts layers owners tools hostile run pipeline
 finish

@@ -154,8 +154,8 @@ int run_import(const RootArgs& a) {
         parse_platform(a.platform, spec);
     }
     const RootImported made = unwrap_interruptible(import_root(spec));
-    for (const auto& note : made.notes) {
-        spdlog::info("{}", note);
+    for (const auto& note : made.notes) { // facts the user needs (setuid bits cleared, ...)
+        std::cerr << "emurun: " << note << "\n";
     }
     std::cerr << "emurun: imported the " << made.arch->name << " " << made.image.source_kind
               << " image " << a.source << " (" << made.image.layers.size()
@@ -183,8 +183,8 @@ int run_export(const RootArgs& a) {
     spec.format = a.format;
     spec.tag = a.tag;
     const RootExported made = unwrap_interruptible(export_root(spec));
-    for (const auto& note : made.notes) {
-        spdlog::info("{}", note);
+    for (const auto& note : made.notes) { // facts the user needs (setuid bits cleared, ...)
+        std::cerr << "emurun: " << note << "\n";
     }
     nlohmann::json platforms = nlohmann::json::array();
     for (const auto& p : made.platforms) {
