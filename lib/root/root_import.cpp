@@ -395,6 +395,7 @@ Result<RootImported> import_root(const RootImportSpec& spec) {
     std::error_code ec;
     const fs::path dir = fs::absolute(spec.dir, ec);
     const std::string base = "." + dir.filename().string() + ".emurun-";
+    EMURUN_TRY(root_detail::make_dirs(dir.parent_path())); // roots/aarch64 with no roots/ yet
     // Both removed with what they hold unless the root is complete (TempDir opens read-only
     // directories up to remove them).
     auto partial = EMURUN_TRY(util::TempDir::make(dir.parent_path() / (base + "partial-")));
