@@ -183,6 +183,9 @@ struct RootPlan {
     std::string gcc_major;                ///< "12": `/usr/lib/gcc-cross/<triplet>/<major>`
     std::vector<std::string> accelerated; ///< names, for reports: "gcc-12", "as", ...
     std::vector<std::string> notes;       ///< facts worth a debug line
+    /// Acceleration asked for that nothing could prove safe, for a reason other than a tool's
+    /// source (an image without dpkg's status): said as a warning whenever the root is entered
+    std::vector<std::string> unproven;
 
     /// Tools asked for whose root and host sources differ (toolchain_identity), each kept
     /// emulated or, with allow_revision_mismatch, accelerated anyway

@@ -199,6 +199,9 @@ Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::str
     for (const auto& n : plan->notes) {
         emit(spec.diagnostics, Severity::debug, "note: " + n);
     }
+    for (const auto& u : plan->unproven) { // asked for and not given: said always
+        emit(spec.diagnostics, Severity::warning, u);
+    }
     return process::run_in_namespaces([&plan] { return enter_root(*plan); },
                                       root_command(*plan, argv));
 }

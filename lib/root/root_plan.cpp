@@ -462,6 +462,14 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
     if (names.empty()) {
         return {};
     }
+    std::error_code ec;
+    if (!fs::exists(plan.dir / "var/lib/dpkg/status", ec)) {
+        plan.unproven.push_back(
+            "nothing accelerated: " + plan.dir.string() +
+            " has no dpkg status (var/lib/dpkg/status: an image not based on Debian), so no "
+            "tool of it can be proven the same as the host's; every program runs emulated");
+        return {};
+    }
     const std::string& t = plan.arch->triplet;
     if (wants_compiler(names)) {
         plan.gcc_major = root_gcc_major(plan.dir, t);
@@ -473,13 +481,11 @@ Result<void> plan_tools(const RootSpec& spec, RootPlan& plan) {
                         "accelerate=none");
         }
         const fs::path driver = "/usr/bin/" + t + "-gcc-" + plan.gcc_major;
-        std::error_code ec;
         if (!is_file(driver) ||
             !fs::is_directory("/usr/lib/gcc-cross/" + t + "/" + plan.gcc_major, ec)) {
             return std::unexpected(missing_cross(*plan.arch, plan.gcc_major, driver));
         }
     }
-    std::error_code ec;
     const bool root_has_gxx = fs::exists(
         fs::symlink_status(plan.dir / "usr/bin" / (t + "-g++"), ec)); // the driver's link
     EMURUN_TRY(check_company(names, root_has_gxx));

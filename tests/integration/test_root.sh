@@ -77,6 +77,7 @@ before=$(host_binfmt)
 # A fake arm64 root without gcc: accelerating it is refused before anything starts.
 mkdir -p "$T/nogcc/var/lib/dpkg" "$T/nogcc/bin" "$T/nogcc/usr/bin"
 echo arm64 >"$T/nogcc/var/lib/dpkg/arch"
+: >"$T/nogcc/var/lib/dpkg/status" # a Debian root (without dpkg status: an image, run emulated)
 touch "$T/nogcc/bin/sh"
 expect_refused "accelerating a root without gcc" "emurun root install" \
     "$EMURUN" root run --accelerate "$T/nogcc" -- true

@@ -1,6 +1,6 @@
 #!/bin/bash
-# ctest-tier: quick run=root pipeline=root
-# ctest-parts: layers owners tools hostile run pipeline
+# ctest-tier: quick run=root pipeline=root debian=root
+# ctest-parts: layers owners tools hostile run pipeline debian
 # `emurun root import`: images built here by hand (no registry, no container engine) — an OCI
 # image layout of two layers (a whiteout, an opaque directory, gzip), a multi-arch index, a
 # `docker save` archive and a rootfs tarball — become roots with the layers applied in order;
@@ -312,6 +312,11 @@ part_run() {
     expect_eq "--env and --cwd win over the image's" "mine /tmp" \
         "$("$EMURUN" root run --env FOO=mine --cwd /tmp "$T/r-arm" -- /bin/sh -c 'echo $FOO $(pwd)')"
     expect_eq "no command: the image's Cmd" "cmd-ran in /work" "$("$EMURUN" root run "$T/r-arm")"
+    # Not based on Debian (no dpkg status): --accelerate runs everything emulated and says so.
+    expect_eq "--accelerate in an image without dpkg: runs" aarch64 \
+        "$("$EMURUN" root run --accelerate "$T/r-arm" -- uname -m 2>"$T/acc.err")"
+    expect_contains "… saying nothing could be accelerated and why" "$(cat "$T/acc.err")" \
+        "nothing accelerated: $T/r-arm has no dpkg status"
     # The arch is checked against the binaries: an amd64 config over arm64 binaries is refused.
     oci_layout "$T/lying" amd64 "" "$T/arm.tar"
     expect_refused "a config whose arch the binaries contradict" "bin/sh is aarch64" "$T/r-lying" \
@@ -326,7 +331,8 @@ part_pipeline() {
  "steps": [
   {"name": "write", "argv": ["/bin/sh", "-c", "cat /root/out 2>/dev/null || echo fresh; echo built-$(uname -m) >/root/out"]},
   {"name": "read", "needs": ["write"], "argv": ["/bin/cat", "/root/out"]},
-  {"name": "tarball", "root": "arm.tar#arm64", "argv": ["/bin/sh", "-c", "cat /root/out 2>/dev/null; uname -m"]}
+  {"name": "tarball", "root": "arm.tar#arm64", "argv": ["/bin/sh", "-c", "cat /root/out 2>/dev/null; uname -m"]},
+  {"name": "acc", "root": "arm.tar#arm64", "accelerate": true, "argv": ["uname", "-m"]}
  ]}
 JSON
     local rc=0
@@ -338,6 +344,8 @@ JSON
         "$(cat "$T/plogs/read.log")"
     expect_eq "a rootfs tarball#arm64 is a root too, of its own" "aarch64" "$(cat "$T/plogs/tarball.log")"
     expect_contains "the run says it imported the image" "$(cat "$T/p1.out")" "imported, then copied"
+    expect_contains "an accelerated step on an image without dpkg runs emulated, saying so" \
+        "$(cat "$T/plogs/acc.log")" "nothing accelerated"
     expect_eq "both imports cached, no run's root left" "2" \
         "$(find "$cache/emurun/images" -mindepth 1 -maxdepth 1 -type d | wc -l)"
     expect_eq "the image was not changed" "" "$(ls -A "$T/arm/root")"
@@ -363,5 +371,27 @@ JSON
     [ -e "$T/plogs3/write.log" ] && not_ok "a step ran before the refusal" || ok "no step ran"
 }
 
-run_parts layers owners tools hostile run pipeline
+# A Debian-based image (the shared cached arm64 root's tarball, a rootfs image of 600 MB) as a
+# pipeline step's root: accelerated by the created roots' identity rule, its shell the host's.
+part_debian() {
+    local cache=${EMURUN_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/roots} tarball rc=0
+    tarball=$(compgen -G "$cache/emurun/roots/arm64-bookworm-*.tar" | head -n1 || true)
+    [ -n "$tarball" ] || { skip_part "no cached arm64 root (integration.root_create makes it)"; return 0; }
+    need_tools python3 qemu-aarch64-static sha256sum || return 0
+    cat >"$T/deb.json" <<JSON
+{"name": "deb", "steps": [{"name": "view", "emulation": "root", "accelerate": true, "arch": "aarch64",
+  "root": "$tarball#arm64", "shell": true,
+  "argv": "uname -m; grep -q x86_64-linux-gnu/libc /proc/\$\$/maps && echo host-sh; dpkg --print-architecture"}]}
+JSON
+    XDG_CACHE_HOME=$T/dcache "$EMURUN" -v run --log-dir "$T/dlogs" --report "$T/deb-report.json" "$T/deb.json" \
+        >"$T/deb.out" 2>&1 || rc=$?
+    expect_eq "a step on a Debian image: exit 0" 0 "$rc"
+    [ "$rc" = 0 ] || tail -n 20 "$T/deb.out"
+    expect_eq "… the target's view, the host's shell" "aarch64 host-sh arm64" "$(grep -v warning "$T/dlogs/view.log" | tr '\n' ' ' | sed 's/ $//')"
+    expect_contains "… the report lists the native tools it used" \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["accelerated_tools"])' "$T/deb-report.json")" "dash"
+    expect_contains "… the import timed" "$(cat "$T/deb.out")" "imported, then copied into a fresh root in"
+}
+
+run_parts layers owners tools hostile run pipeline debian
 finish
