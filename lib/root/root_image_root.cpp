@@ -46,11 +46,25 @@ std::string import_key(const std::string& digest, const ImageRootSpec& spec) {
     return variant.empty() ? key : key + "-" + variant;
 }
 
+/// What an import of KEY killed outright (SIGKILL, or a signal between its tools) left beside
+/// `images/KEY`: its partial root, the image's unpacked blobs, the exclude list
+/// (`.KEY.emurun-*`, `..KEY.emurun-*`), each as big as the image. Removed under KEY's lock,
+/// when no import of KEY runs.
+void remove_dead_imports(const fs::path& images, const std::string& key) {
+    for (const auto& entry : root_detail::list_dir(images)) {
+        const std::string name = entry.filename().string();
+        if (name.starts_with("." + key + ".emurun-") || name.starts_with(".." + key + ".emurun-")) {
+            (void)util::TempDir::adopt(entry); // removed with what it holds
+        }
+    }
+}
+
 /// The cached import `images/KEY`, made when missing (all or nothing: import_root renames a
 /// complete root into place); under a lock, so two runs never import one image at once.
 Result<bool> cached_import(const fs::path& images, const std::string& key,
                            const ImageRootSpec& spec, std::vector<std::string>& notes) {
     const auto lock = EMURUN_TRY(util::FileLock::acquire(images / (key + ".lock"), false));
+    remove_dead_imports(images, key);
     std::error_code ec;
     if (fs::is_directory(images / key, ec)) {
         return true;

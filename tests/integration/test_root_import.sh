@@ -318,10 +318,22 @@ JSON
     local dead=4194000
     while kill -0 "$dead" 2>/dev/null; do dead=$((dead + 1)); done
     mkdir -p "$cache/emurun/images/run-$dead/root-x/ro/d" && chmod 0555 "$cache/emurun/images/run-$dead/root-x/ro"
+    # What an import killed outright left (its partial root, blobs, exclude list), the import
+    # itself never made: the next run imports again and removes them.
+    local key
+    key=$(cd "$cache/emurun/images" && ls -d ./*-aarch64 | head -n1)
+    key=${key#./}
+    rm -rf "${cache:?}/emurun/images/$key"
+    mkdir -p "$cache/emurun/images/.$key.emurun-partial-AbCdEf/ro/d" "$cache/emurun/images/.$key.emurun-image-AbCdEf"
+    chmod 0555 "$cache/emurun/images/.$key.emurun-partial-AbCdEf/ro"
+    : >"$cache/emurun/images/..$key.emurun-partial-AbCdEf.exclude"
     rc=0
     XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs2" "$T/img.json" >"$T/p2.out" 2>&1 || rc=$?
     [ -e "$cache/emurun/images/run-$dead" ] && not_ok "a dead run's root was left" ||
         ok "the next run removed a dead run's root"
+    expect_eq "the next run removed a dead import's leftovers" "" \
+        "$(cd "$cache/emurun/images" && ls -A | grep -F ".$key.emurun-" || true)"
+    expect_eq "and imported that image again" "aarch64" "$(cat "$T/plogs2/tarball.log")"
     expect_eq "a second run: exit 0" 0 "$rc"
     expect_eq "a second run starts from the image, not from the first run's root" fresh \
         "$(cat "$T/plogs2/write.log")"
