@@ -101,6 +101,7 @@ bool is_root_image(const fs::path& path) {
 }
 
 Result<ImageRoot> make_image_root(const ImageRootSpec& spec) {
+    root_detail::note_interrupted(0);
     const fs::path cache =
         EMURUN_TRY(util::own_cache_dir(spec.cache_dir.value_or(util::cache_dir())));
     const fs::path images = EMURUN_TRY(util::own_cache_subdir(cache, "images"));

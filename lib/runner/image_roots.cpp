@@ -7,6 +7,7 @@
 #include <emurun/root.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <tuple>
 
@@ -69,6 +70,13 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
         }
         const auto began = std::chrono::steady_clock::now();
         auto made = make_image_root(spec);
+        if (!made && root_interrupted_by() != 0) {
+            // Raised again (blocked during a run, so pending): the run takes it before its
+            // first step, so the reports say it was interrupted and nothing ran (128 + N).
+            emit(diagnostics, Severity::info, what + ": " + made.error().message());
+            ::raise(root_interrupted_by());
+            return {};
+        }
         if (!made) {
             Error e = made.error();
             e.what = what + ": " + e.what;

@@ -64,7 +64,8 @@ class ImageRoots {
 /// fresh root of this run: one per image and platform (the step's "#PLATFORM", else its arch,
 /// else the image's only one), shared by the steps that name it, so a build step's output is
 /// there for the test step after it. Each is said to `diagnostics`. Error: the first image that
-/// cannot become a root, named with its step.
+/// cannot become a root, named with its step. Interrupted (root_interrupted_by()), the signal
+/// is raised again and the rest left unprepared: the run takes it before its first step.
 [[nodiscard]] Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
                                                const DiagnosticSink& diagnostics);
 

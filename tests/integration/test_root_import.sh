@@ -345,6 +345,28 @@ JSON
     expect_eq "an unknown platform is refused before the run (exit 125)" 125 "$rc"
     expect_contains "it names the step and the platform" "$(cat "$T/p3.out")" 'step "tarball": root'
     [ -e "$T/plogs3/write.log" ] && not_ok "a step ran before the refusal" || ok "no step ran"
+
+    # Ctrl-C while the second image is read (a slow sha256sum of arm.tar): the run is
+    # interrupted (130), its report says so with every step not run, and no root of it is left
+    # (the first image's neither).
+    mkdir -p "$T/slowbin"
+    printf '#!/bin/sh\ncase "$*" in *arm.tar) sleep 30 ;; esac\nexec %s "$@"\n' "$(command -v sha256sum)" >"$T/slowbin/sha256sum"
+    chmod +x "$T/slowbin/sha256sum"
+    PATH=$T/slowbin:$PATH XDG_CACHE_HOME=$cache "$EMURUN" run --log-dir "$T/plogs4" \
+        --report "$T/p4.json" "$T/img.json" >"$T/p4.out" 2>&1 &
+    local run=$! tries=0
+    until pgrep -f "$T/slowbin/sha256sum" >/dev/null || [ $tries -ge 100 ]; do
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    kill -INT "$run"
+    rc=0
+    wait "$run" || rc=$?
+    expect_eq "interrupted while importing: exit 130" 130 "$rc"
+    [ "$rc" = 130 ] || cat "$T/p4.out"
+    expect_eq "the report says SIGINT, every step not run" "2 not_run not_run not_run" \
+        "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["interrupted_by"], *[s["status"] for s in r["steps"]])' "$T/p4.json" 2>&1)"
+    expect_eq "no run's root left" "" "$(cd "$cache/emurun/images" && ls -d run-* 2>/dev/null)"
 }
 
 run_parts layers tools hostile run pipeline
