@@ -9,7 +9,11 @@
 #include <emurun/root.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,11 +63,46 @@ void remove_dead_imports(const fs::path& images, const std::string& key) {
     }
 }
 
+/// A SIGINT, SIGTERM or SIGHUP pending (a run blocks them outside its steps), else 0.
+int pending_stop_signal() {
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        if (sigismember(&pending, sig) == 1) {
+            return sig;
+        }
+    }
+    return 0;
+}
+
+/// KEY's lock (flock of `images/KEY.lock`), waited for while another run imports the image; a
+/// stop signal pending meanwhile ends the wait at once (root_interrupted_by() names it), not
+/// when that import is done.
+Result<util::UniqueFd> lock_import(const fs::path& lock) {
+    util::UniqueFd fd(::open(lock.c_str(), O_RDONLY | O_CLOEXEC | O_CREAT, 0644));
+    if (!fd) {
+        return std::unexpected(system_error("open lock " + lock.string(), errno));
+    }
+    while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            return std::unexpected(system_error("flock " + lock.string(), errno));
+        }
+        if (const int sig = pending_stop_signal(); sig != 0) {
+            root_detail::note_interrupted(sig);
+            return fail("wait for another run's import (" + lock.string() + ")",
+                        std::string("interrupted by SIG") + ::sigabbrev_np(sig));
+        }
+        ::usleep(100'000);
+    }
+    return fd;
+}
+
 /// The cached import `images/KEY`, made when missing (all or nothing: import_root renames a
 /// complete root into place); under a lock, so two runs never import one image at once.
 Result<bool> cached_import(const fs::path& images, const std::string& key,
                            const ImageRootSpec& spec, std::vector<std::string>& notes) {
-    const auto lock = EMURUN_TRY(util::FileLock::acquire(images / (key + ".lock"), false));
+    const auto lock = EMURUN_TRY(lock_import(images / (key + ".lock")));
     remove_dead_imports(images, key);
     std::error_code ec;
     if (fs::is_directory(images / key, ec)) {

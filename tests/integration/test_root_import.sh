@@ -367,6 +367,27 @@ JSON
     expect_eq "the report says SIGINT, every step not run" "2 not_run not_run not_run" \
         "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["interrupted_by"], *[s["status"] for s in r["steps"]])' "$T/p4.json" 2>&1)"
     expect_eq "no run's root left" "" "$(cd "$cache/emurun/images" && ls -d run-* 2>/dev/null)"
+
+    # Waiting for another run's import of the image (its lock held here): Ctrl-C ends the wait
+    # at once, not when that import is done.
+    local lock holder
+    lock=$(compgen -G "$cache/emurun/images/*-only.lock" | head -n1)
+    (exec 9<"$lock" && flock 9 && exec sleep 60) &
+    holder=$!
+    sleep 0.5
+    XDG_CACHE_HOME=$cache "$EMURUN" run --log-dir "$T/plogs5" --report "$T/p5.json" "$T/img.json" \
+        >"$T/p5.out" 2>&1 &
+    run=$!
+    sleep 1
+    local began=$SECONDS
+    kill -INT "$run"
+    rc=0
+    wait "$run" || rc=$?
+    expect_eq "interrupted while waiting for another run's import: exit 130" 130 "$rc"
+    [ $((SECONDS - began)) -le 5 ] && ok "at once ($((SECONDS - began)) s)" ||
+        not_ok "it took $((SECONDS - began)) s"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null || true
 }
 
 run_parts layers tools hostile run pipeline
