@@ -629,6 +629,23 @@ TEST_CASE("root: a pipeline's image roots, IMAGE#PLATFORM") {
     CHECK(refused.error().why == "only linux images become roots");
 }
 
+TEST_CASE("root: a root path with '#' that exists is taken whole") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-hash-" + std::to_string(::getpid()));
+    fs::create_directories(d / "roots" / "build#2");
+    fs::create_directories(d / "img#1");
+    auto p = Pipeline::parse(R"({"name": "n", "defaults": {"emulation": "root"}, "steps": [
+        {"name": "a", "argv": ["true"], "root": "roots/build#2"},
+        {"name": "b", "argv": ["true"], "root": "img#1/app.tar#arm64"}]})",
+                             "p.json", d);
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().message()));
+    CHECK(p->steps[0].root == d / "roots" / "build#2");
+    CHECK_FALSE(p->steps[0].root_platform);
+    CHECK(check_root_steps(*p).has_value());
+    CHECK(p->steps[1].root == d / "img#1" / "app.tar");
+    CHECK(p->steps[1].root_platform == "arm64");
+    fs::remove_all(d);
+}
+
 TEST_CASE("root: binds that are refused, and why") {
     const fs::path d = fs::temp_directory_path() / ("emurun-binds-" + std::to_string(::getpid()));
     const fs::path src = d / "src";
