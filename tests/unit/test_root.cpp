@@ -627,6 +627,18 @@ TEST_CASE("root: a pipeline's image roots, IMAGE#PLATFORM") {
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().what.find("step \"a\": root ") == 0);
     CHECK(refused.error().why == "only linux images become roots");
+    auto same = Pipeline::parse(R"({"name": "n", "steps": [{"name": "a", "argv": ["true"],
+        "arch": "aarch64", "emulation": "root", "root": "img.tar#linux/arm64/v8"}]})");
+    REQUIRE(same.has_value());
+    CHECK(check_root_steps(*same).has_value());
+    auto other = Pipeline::parse(R"({"name": "n", "steps": [{"name": "a", "argv": ["true"],
+        "arch": "s390x", "emulation": "root", "root": "img.tar#arm64"}]})");
+    REQUIRE(other.has_value());
+    auto mismatch = check_root_steps(*other); // refused before the run, naming the image
+    REQUIRE_FALSE(mismatch.has_value());
+    CHECK(mismatch.error().what.find("step \"a\": root ") == 0);
+    CHECK(mismatch.error().what.ends_with("img.tar#arm64"));
+    CHECK(mismatch.error().why == "the platform is aarch64, the step's arch s390x");
 }
 
 TEST_CASE("root: a root path with '#' that exists is taken whole") {
