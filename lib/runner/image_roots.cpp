@@ -85,10 +85,24 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
         emit(diagnostics, Severity::info, what + ": " + describe(*made, spec.source, took.count()));
         fresh[key] = made->dir;
+        roots.names[made->dir] =
+            step.root->string() + (step.root_platform ? "#" + *step.root_platform : std::string());
         step.root = made->dir;
         roots.made.push_back(std::move(*made));
     }
     return {};
+}
+
+std::string name_image_roots(std::string text, const ImageRoots& roots) {
+    for (const auto& [dir, image] : roots.names) {
+        const std::string path = dir.string();
+        const std::string name = image + " (this run's root from it)";
+        for (auto at = text.find(path); at != std::string::npos;
+             at = text.find(path, at + name.size())) {
+            text.replace(at, path.size(), name);
+        }
+    }
+    return text;
 }
 
 } // namespace emurun::detail

@@ -58,7 +58,13 @@ class ImageRoots {
     ImageRoots& operator=(const ImageRoots&) = delete;
     ~ImageRoots();
     std::vector<ImageRoot> made; ///< in the order the steps first named them
+    /// Each fresh root's image as the steps name it ("/p/app.tar#arm64"), by the root's dir
+    std::map<std::filesystem::path, std::string> names;
 };
+
+/// `text` (a step's message) with each fresh root's path, a temporary directory removed after
+/// the run, replaced by its image: "/p/app.tar#arm64 (this run's root from it)".
+[[nodiscard]] std::string name_image_roots(std::string text, const ImageRoots& roots);
 
 /// Every root step whose root is an image (is_root_image, or "root": "IMAGE#PLATFORM") gets a
 /// fresh root of this run: one per image and platform (the step's "#PLATFORM", else its arch,

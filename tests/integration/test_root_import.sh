@@ -346,6 +346,21 @@ JSON
     expect_contains "it names the step and the platform" "$(cat "$T/p3.out")" 'step "tarball": root'
     [ -e "$T/plogs3/write.log" ] && not_ok "a step ran before the refusal" || ok "no step ran"
 
+    # A step whose root cannot be entered as asked (accelerated, with no gcc in the image): its
+    # message names the image, not the run's temporary root, which is gone after the run.
+    cat >"$T/acc.json" <<'JSON'
+{"name": "acc", "steps": [{"name": "a", "emulation": "root", "root": "arm-oci", "accelerate": true,
+  "argv": ["/bin/true"]}]}
+JSON
+    rc=0
+    XDG_CACHE_HOME=$cache "$EMURUN" run --log-dir "$T/plogs6" --report "$T/p6.json" "$T/acc.json" \
+        >"$T/p6.out" 2>&1 || rc=$?
+    expect_eq "an accelerated step without gcc in the image fails" 1 "$rc"
+    local message
+    message=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["message"])' "$T/p6.json")
+    expect_contains "its message names the image" "$message" "$T/arm-oci (this run's root from it)"
+    expect_lacks "not the run's temporary root" "$message" "/images/run-"
+
     # Ctrl-C while the second image is read (a slow sha256sum of arm.tar): the run is
     # interrupted (130), its report says so with every step not run, and no root of it is left
     # (the first image's neither).
