@@ -26,6 +26,11 @@ namespace {
 /// index.json (its blobs are named by their digests, which the import checks).
 Result<std::string> image_digest(const fs::path& source) {
     std::error_code ec;
+    if (!fs::exists(source, ec)) {
+        return fail(ErrorKind::bad_input, "use " + source.string() + " as an image root",
+                    "it does not exist",
+                    "name an OCI image layout, an image tarball, or a root directory");
+    }
     if (fs::is_directory(source, ec)) {
         if (!fs::is_regular_file(source / "oci-layout", ec)) {
             return fail(ErrorKind::bad_input, "use " + source.string() + " as an image root",

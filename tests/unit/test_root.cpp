@@ -641,6 +641,18 @@ TEST_CASE("root: a pipeline's image roots, IMAGE#PLATFORM") {
     CHECK(mismatch.error().why == "the platform is aarch64, the step's arch s390x");
 }
 
+TEST_CASE("root: an image root that does not exist is said so") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-noimg-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    fs::permissions(d, fs::perms::owner_all);
+    auto made = make_image_root(
+        {.source = d / "app.tar", .arch = nullptr, .variant = {}, .cache_dir = d / "cache"});
+    REQUIRE_FALSE(made.has_value());
+    CHECK(made.error().what == "use " + (d / "app.tar").string() + " as an image root");
+    CHECK(made.error().why == "it does not exist");
+    fs::remove_all(d);
+}
+
 TEST_CASE("root: a root path with '#' that exists is taken whole") {
     const fs::path d = fs::temp_directory_path() / ("emurun-hash-" + std::to_string(::getpid()));
     fs::create_directories(d / "roots" / "build#2");
