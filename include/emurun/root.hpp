@@ -412,7 +412,8 @@ struct ImageRoot {
 /// import_root, under a lock; keyed by the sha256 of the tarball or of the layout's
 /// index.json, and the platform), then copied (`cp -a --reflink=auto`) into a directory of
 /// this process (`images/run-PID/N`), so what a run changes never reaches the next. Fresh
-/// roots left by a process that is gone (SIGKILL) are removed by the next call, and what an
+/// roots left by a process that is gone (SIGKILL) are removed by the next call (not while a
+/// process of any PID namespace holds their dir: a shared flock while it has roots), and what an
 /// import killed outright left by the next import of that image. Errors: those of import_root;
 /// the copy failing (nothing is left); a SIGINT, SIGTERM or SIGHUP while a tool runs
 /// (root_interrupted_by() names it).

@@ -128,10 +128,35 @@ Result<fs::path> fresh_dir(const fs::path& run) {
     return fs::path(tmpl);
 }
 
-/// The fresh roots of runs whose process is gone (SIGKILL): removed.
+/// This process's hold on its `run-PID` dir (a shared flock, kept while the dir is): a run in
+/// another PID namespace sharing the cache (CI containers on one volume), where this PID is no
+/// process or another one, sees the dir in use and leaves it.
+int g_run_hold = -1;
+
+void hold_run_dir(const fs::path& run) {
+    if (g_run_hold >= 0) {
+        return;
+    }
+    const int fd = ::open(run.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0 && ::flock(fd, LOCK_SH) == 0) {
+        g_run_hold = fd;
+    } else if (fd >= 0) {
+        ::close(fd);
+    }
+}
+
+/// Some process (of any PID namespace) holds `dir` (hold_run_dir).
+bool run_dir_held(const fs::path& dir) {
+    const util::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    return fd && ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+}
+
+/// The fresh roots of runs whose process is gone (SIGKILL) and that no process holds: removed.
 void remove_stale_runs(const fs::path& images) {
     for (const auto& stale : root_detail::stale_pid_dirs(images, "run-", root_detail::pid_alive)) {
-        (void)util::TempDir::adopt(stale); // removed with what it holds
+        if (!run_dir_held(stale)) {
+            (void)util::TempDir::adopt(stale); // removed with what it holds
+        }
     }
 }
 
@@ -160,6 +185,7 @@ Result<ImageRoot> make_image_root(const ImageRootSpec& spec) {
     }
     const fs::path run =
         EMURUN_TRY(util::own_cache_subdir(images, "run-" + std::to_string(::getpid())));
+    hold_run_dir(run);
     out.dir = EMURUN_TRY(fresh_dir(run));
     auto copied = root_detail::run_tool(
         {"cp", "-a", "--reflink=auto", "--", (images / out.key / ".").string(), out.dir.string()},
@@ -176,8 +202,11 @@ void remove_image_root(const ImageRoot& root) {
     if (root.dir.empty()) {
         return;
     }
-    (void)util::TempDir::adopt(root.dir);    // removed with what it holds
-    ::rmdir(root.dir.parent_path().c_str()); // this process's run dir, once it is empty
+    (void)util::TempDir::adopt(root.dir); // removed with what it holds
+    if (::rmdir(root.dir.parent_path().c_str()) == 0 && g_run_hold >= 0) {
+        ::close(g_run_hold); // this process's run dir, once it is empty, and its hold
+        g_run_hold = -1;
+    }
 }
 
 } // namespace emurun

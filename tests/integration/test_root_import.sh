@@ -318,6 +318,13 @@ JSON
     local dead=4194000
     while kill -0 "$dead" 2>/dev/null; do dead=$((dead + 1)); done
     mkdir -p "$cache/emurun/images/run-$dead/root-x/ro/d" && chmod 0555 "$cache/emurun/images/run-$dead/root-x/ro"
+    # A run of another PID namespace sharing the cache (its PID no process here) holds its dir.
+    local other=$((dead + 1)) holder
+    while kill -0 "$other" 2>/dev/null; do other=$((other + 1)); done
+    mkdir -p "$cache/emurun/images/run-$other/root-y"
+    (exec 9<"$cache/emurun/images/run-$other" && flock -s 9 && exec sleep 60) &
+    holder=$!
+    sleep 0.3
     # What an import killed outright left (its partial root, blobs, exclude list), the import
     # itself never made: the next run imports again and removes them.
     local key
@@ -331,6 +338,11 @@ JSON
     XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs2" "$T/img.json" >"$T/p2.out" 2>&1 || rc=$?
     [ -e "$cache/emurun/images/run-$dead" ] && not_ok "a dead run's root was left" ||
         ok "the next run removed a dead run's root"
+    [ -d "$cache/emurun/images/run-$other/root-y" ] && ok "a held run dir (another PID namespace's) is kept" ||
+        not_ok "a run dir another PID namespace's run holds was removed"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null || true
+    rm -rf "${cache:?}/emurun/images/run-$other"
     expect_eq "the next run removed a dead import's leftovers" "" \
         "$(cd "$cache/emurun/images" && ls -A | grep -F ".$key.emurun-" || true)"
     expect_eq "and imported that image again" "aarch64" "$(cat "$T/plogs2/tarball.log")"
@@ -385,7 +397,7 @@ JSON
 
     # Waiting for another run's import of the image (its lock held here): Ctrl-C ends the wait
     # at once, not when that import is done.
-    local lock holder
+    local lock
     lock=$(compgen -G "$cache/emurun/images/*-only.lock" | head -n1)
     (exec 9<"$lock" && flock 9 && exec sleep 60) &
     holder=$!
