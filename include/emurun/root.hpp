@@ -298,8 +298,8 @@ struct RootCreated {
 [[nodiscard]] EMURUN_EXPORT Result<RootCreated> create_root(const RootCreateSpec& spec);
 
 /// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted the last create_root,
-/// install_in_root or import_root of this process (its error then says "interrupted by ..."), else
-/// 0: a command line exits 128 + it, as a shell does.
+/// install_in_root, import_root or make_image_root of this process (its error then says
+/// "interrupted by ..."), else 0: a command line exits 128 + it, as a shell does.
 [[nodiscard]] EMURUN_EXPORT int root_interrupted_by();
 
 /// apt-get update (when the lists are missing) and apt-get install -y PKGS inside the root.
@@ -416,8 +416,11 @@ struct ImageRoot {
 /// import_root, under a lock; keyed by the sha256 of the tarball or of the layout's
 /// index.json, and the platform), then copied (`cp -a --reflink=auto`) into a directory of
 /// this process (`images/run-PID/N`), so what a run changes never reaches the next. Fresh
-/// roots left by a process that is gone (SIGKILL) are removed by the next call. Errors: those
-/// of import_root; the copy failing (nothing is left).
+/// roots left by a process that is gone (SIGKILL) are removed by the next call (not while a
+/// process of any PID namespace holds their dir: a shared flock while it has roots), and what an
+/// import killed outright left by the next import of that image. Errors: those of import_root;
+/// the copy failing (nothing is left); a SIGINT, SIGTERM or SIGHUP while a tool runs
+/// (root_interrupted_by() names it).
 [[nodiscard]] EMURUN_EXPORT Result<ImageRoot> make_image_root(const ImageRootSpec& spec);
 
 /// Remove a fresh root make_image_root made (and this process's run dir once it is empty).

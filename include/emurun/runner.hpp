@@ -142,9 +142,9 @@ check_run_outputs(const Pipeline& pipeline, const RunnerOptions& options,
 /// Before a run: an error naming the step when a step's "accelerate" list names a tool or
 /// group the root module does not know (parse_acceleration) or that it refuses
 /// (check_acceleration: binutils without gcc), or its image root's "#PLATFORM" is no platform
-/// (parse_oci_platform). A step whose root is an image gets a fresh root of the run's own
-/// (make_image_root), shared by the steps naming the same image and platform and removed after
-/// the run.
+/// (parse_oci_platform) or not of the step's arch. A step whose root is an image gets a fresh root
+/// of the run's own (make_image_root), shared by the steps naming the same image and platform and
+/// removed after the run.
 [[nodiscard]] EMURUN_EXPORT Result<void> check_root_steps(const Pipeline& pipeline);
 
 /// What `--matrix auto` asks of a CI matrix.

@@ -241,12 +241,14 @@ Result<void> get_accelerate(const Json& value, const Place& at, StepDefaults& in
     return {};
 }
 
-/// "root": DIR or IMAGE, or IMAGE#PLATFORM (relative to the file); the platform is checked
-/// against the root module's names before the run (check_root_steps).
+/// "root": DIR or IMAGE, or IMAGE#PLATFORM (relative to the file): the last '#' splits, unless
+/// the whole text names a path that exists (a root directory "roots/build#2"). The platform is
+/// checked against the root module's names before the run (check_root_steps).
 Result<void> get_root_path(const Json& value, const Place& at, const fs::path& base,
                            StepDefaults& into) {
     const std::string text = EMURUN_TRY(util::get_string(value, at));
-    const auto hash = text.rfind('#');
+    std::error_code ec;
+    const auto hash = fs::exists(base / text, ec) ? std::string::npos : text.rfind('#');
     const std::string dir = text.substr(0, hash);
     into.root_platform = hash == std::string::npos ? "" : text.substr(hash + 1);
     if (dir.empty() || (hash != std::string::npos && into.root_platform->empty())) {

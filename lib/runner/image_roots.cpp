@@ -7,6 +7,7 @@
 #include <emurun/root.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <tuple>
 
@@ -69,6 +70,13 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
         }
         const auto began = std::chrono::steady_clock::now();
         auto made = make_image_root(spec);
+        if (!made && root_interrupted_by() != 0) {
+            // Raised again (blocked during a run, so pending): the run takes it before its
+            // first step, so the reports say it was interrupted and nothing ran (128 + N).
+            emit(diagnostics, Severity::info, what + ": " + made.error().message());
+            ::raise(root_interrupted_by());
+            return {};
+        }
         if (!made) {
             Error e = made.error();
             e.what = what + ": " + e.what;
@@ -77,10 +85,24 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
         emit(diagnostics, Severity::info, what + ": " + describe(*made, spec.source, took.count()));
         fresh[key] = made->dir;
+        roots.names[made->dir] =
+            step.root->string() + (step.root_platform ? "#" + *step.root_platform : std::string());
         step.root = made->dir;
         roots.made.push_back(std::move(*made));
     }
     return {};
+}
+
+std::string name_image_roots(std::string text, const ImageRoots& roots) {
+    for (const auto& [dir, image] : roots.names) {
+        const std::string path = dir.string();
+        const std::string name = image + " (this run's root from it)";
+        for (auto at = text.find(path); at != std::string::npos;
+             at = text.find(path, at + name.size())) {
+            text.replace(at, path.size(), name);
+        }
+    }
+    return text;
 }
 
 } // namespace emurun::detail

@@ -139,7 +139,8 @@ using ReadyQueue = std::set<std::pair<std::size_t, std::size_t>>;
 
 class Execution {
   public:
-    Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands);
+    Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands,
+              const detail::ImageRoots* images = nullptr);
     Result<Report> run();
 
   private:
@@ -164,6 +165,7 @@ class Execution {
     const Pipeline& m_p;
     const RunnerOptions& m_o;
     CommandRunner& m_commands;
+    const detail::ImageRoots* m_images; // the run's roots from images, to name them
     History m_history;
     std::vector<std::size_t> m_rank;                    // position in the priority order
     std::vector<double> m_expected;                     // seconds, from history (0 if none)
@@ -190,8 +192,9 @@ class Execution {
 };
 
 // The graph is built once: names to indices, reverse edges, counts of unfinished needs.
-Execution::Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands)
-    : m_p(p), m_o(o), m_commands(commands), m_t0(commands.now()) {
+Execution::Execution(const Pipeline& p, const RunnerOptions& o, CommandRunner& commands,
+                     const detail::ImageRoots* images)
+    : m_p(p), m_o(o), m_commands(commands), m_images(images), m_t0(commands.now()) {
     m_history = o.previous ? o.previous->history() : o.history;
     std::size_t n = p.steps.size();
     m_rank.resize(n);
@@ -378,7 +381,8 @@ void Execution::start(std::size_t i) {
     if (!id) {
         m_scanners.erase(i);
         r.status = StepStatus::failed;
-        r.message = id.error().message();
+        r.message = m_images != nullptr ? detail::name_image_roots(id.error().message(), *m_images)
+                                        : id.error().message();
         detail::write_reason_log(r);
         detail::close_attempts(std::move(m_attempts[i]), r); // a retry that could not start
         m_attempts.erase(i);
@@ -670,7 +674,7 @@ Result<Report> Runner::run(CommandRunner& commands) {
     EMURUN_TRY(check_emurun_exe(selected));
     detail::ImageRoots images; // the run's own roots from images, removed after it
     EMURUN_TRY(detail::prepare_image_roots(selected, images, m_options.diagnostics));
-    Execution e(selected, m_options, commands);
+    Execution e(selected, m_options, commands, &images);
     return e.run();
 }
 

@@ -58,13 +58,20 @@ class ImageRoots {
     ImageRoots& operator=(const ImageRoots&) = delete;
     ~ImageRoots();
     std::vector<ImageRoot> made; ///< in the order the steps first named them
+    /// Each fresh root's image as the steps name it ("/p/app.tar#arm64"), by the root's dir
+    std::map<std::filesystem::path, std::string> names;
 };
+
+/// `text` (a step's message) with each fresh root's path, a temporary directory removed after
+/// the run, replaced by its image: "/p/app.tar#arm64 (this run's root from it)".
+[[nodiscard]] std::string name_image_roots(std::string text, const ImageRoots& roots);
 
 /// Every root step whose root is an image (is_root_image, or "root": "IMAGE#PLATFORM") gets a
 /// fresh root of this run: one per image and platform (the step's "#PLATFORM", else its arch,
 /// else the image's only one), shared by the steps that name it, so a build step's output is
 /// there for the test step after it. Each is said to `diagnostics`. Error: the first image that
-/// cannot become a root, named with its step.
+/// cannot become a root, named with its step. Interrupted (root_interrupted_by()), the signal
+/// is raised again and the rest left unprepared: the run takes it before its first step.
 [[nodiscard]] Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
                                                const DiagnosticSink& diagnostics);
 

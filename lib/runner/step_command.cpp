@@ -218,15 +218,33 @@ void resolve_auto_emulation(Pipeline& pipeline, const DiagnosticSink& diagnostic
 
 namespace emurun {
 
+namespace {
+
+/// An image root's "#PLATFORM": a Linux platform, of the step's arch when it has one.
+Result<void> check_root_platform(const Step& step) {
+    const std::string what =
+        "step \"" + step.name + "\": root " + step.root->string() + "#" + *step.root_platform;
+    auto p = parse_oci_platform(*step.root_platform);
+    if (!p) {
+        Error e = p.error();
+        e.what = what + ": " + e.what;
+        return std::unexpected(std::move(e));
+    }
+    const auto arch = step.arch ? find_arch(*step.arch) : Result<const Arch*>(nullptr);
+    if (arch && *arch != nullptr && *arch != p->arch) {
+        return fail(ErrorKind::bad_input, what,
+                    "the platform is " + p->arch->name + ", the step's arch " + (*arch)->name,
+                    "name the step's own platform (#" + (*arch)->name + "), or leave its arch out");
+    }
+    return {};
+}
+
+} // namespace
+
 Result<void> check_root_steps(const Pipeline& pipeline) {
     for (const auto& step : pipeline.steps) {
         if (step.root_platform) {
-            if (auto p = parse_oci_platform(*step.root_platform); !p) {
-                Error e = p.error();
-                e.what = "step \"" + step.name + "\": root " + step.root->string() + "#" +
-                         *step.root_platform + ": " + e.what;
-                return std::unexpected(std::move(e));
-            }
+            EMURUN_TRY(check_root_platform(step));
         }
         if (!step.accelerate) { // an allowance from the defaults has nothing to allow here
             continue;

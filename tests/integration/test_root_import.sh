@@ -354,10 +354,34 @@ JSON
     local dead=4194000
     while kill -0 "$dead" 2>/dev/null; do dead=$((dead + 1)); done
     mkdir -p "$cache/emurun/images/run-$dead/root-x/ro/d" && chmod 0555 "$cache/emurun/images/run-$dead/root-x/ro"
+    # A run of another PID namespace sharing the cache (its PID no process here) holds its dir.
+    local other=$((dead + 1)) holder
+    while kill -0 "$other" 2>/dev/null; do other=$((other + 1)); done
+    mkdir -p "$cache/emurun/images/run-$other/root-y"
+    (exec 9<"$cache/emurun/images/run-$other" && flock -s 9 && exec sleep 60) &
+    holder=$!
+    sleep 0.3
+    # What an import killed outright left (its partial root, blobs, exclude list), the import
+    # itself never made: the next run imports again and removes them.
+    local key
+    key=$(cd "$cache/emurun/images" && ls -d ./*-aarch64 | head -n1)
+    key=${key#./}
+    rm -rf "${cache:?}/emurun/images/$key"
+    mkdir -p "$cache/emurun/images/.$key.emurun-partial-AbCdEf/ro/d" "$cache/emurun/images/.$key.emurun-image-AbCdEf"
+    chmod 0555 "$cache/emurun/images/.$key.emurun-partial-AbCdEf/ro"
+    : >"$cache/emurun/images/..$key.emurun-partial-AbCdEf.exclude"
     rc=0
     XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs2" "$T/img.json" >"$T/p2.out" 2>&1 || rc=$?
     [ -e "$cache/emurun/images/run-$dead" ] && not_ok "a dead run's root was left" ||
         ok "the next run removed a dead run's root"
+    [ -d "$cache/emurun/images/run-$other/root-y" ] && ok "a held run dir (another PID namespace's) is kept" ||
+        not_ok "a run dir another PID namespace's run holds was removed"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null || true
+    rm -rf "${cache:?}/emurun/images/run-$other"
+    expect_eq "the next run removed a dead import's leftovers" "" \
+        "$(cd "$cache/emurun/images" && ls -A | grep -F ".$key.emurun-" || true)"
+    expect_eq "and imported that image again" "aarch64" "$(cat "$T/plogs2/tarball.log")"
     expect_eq "a second run: exit 0" 0 "$rc"
     expect_eq "a second run starts from the image, not from the first run's root" fresh \
         "$(cat "$T/plogs2/write.log")"
@@ -369,6 +393,64 @@ JSON
     expect_eq "an unknown platform is refused before the run (exit 125)" 125 "$rc"
     expect_contains "it names the step and the platform" "$(cat "$T/p3.out")" 'step "tarball": root'
     [ -e "$T/plogs3/write.log" ] && not_ok "a step ran before the refusal" || ok "no step ran"
+
+    # A step whose root cannot be entered as asked (accelerated, with no gcc in the image): its
+    # message names the image, not the run's temporary root, which is gone after the run.
+    cat >"$T/acc.json" <<'JSON'
+{"name": "acc", "steps": [{"name": "a", "emulation": "root", "root": "arm-oci", "accelerate": true,
+  "argv": ["/bin/true"]}]}
+JSON
+    rc=0
+    XDG_CACHE_HOME=$cache "$EMURUN" run --log-dir "$T/plogs6" --report "$T/p6.json" "$T/acc.json" \
+        >"$T/p6.out" 2>&1 || rc=$?
+    expect_eq "an accelerated step without gcc in the image fails" 1 "$rc"
+    local message
+    message=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["message"])' "$T/p6.json")
+    expect_contains "its message names the image" "$message" "$T/arm-oci (this run's root from it)"
+    expect_lacks "not the run's temporary root" "$message" "/images/run-"
+
+    # Ctrl-C while the second image is read (a slow sha256sum of arm.tar): the run is
+    # interrupted (130), its report says so with every step not run, and no root of it is left
+    # (the first image's neither).
+    mkdir -p "$T/slowbin"
+    printf '#!/bin/sh\ncase "$*" in *arm.tar) sleep 30 ;; esac\nexec %s "$@"\n' "$(command -v sha256sum)" >"$T/slowbin/sha256sum"
+    chmod +x "$T/slowbin/sha256sum"
+    PATH=$T/slowbin:$PATH XDG_CACHE_HOME=$cache "$EMURUN" run --log-dir "$T/plogs4" \
+        --report "$T/p4.json" "$T/img.json" >"$T/p4.out" 2>&1 &
+    local run=$! tries=0
+    until pgrep -f "$T/slowbin/sha256sum" >/dev/null || [ $tries -ge 100 ]; do
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    kill -INT "$run"
+    rc=0
+    wait "$run" || rc=$?
+    expect_eq "interrupted while importing: exit 130" 130 "$rc"
+    [ "$rc" = 130 ] || cat "$T/p4.out"
+    expect_eq "the report says SIGINT, every step not run" "2 not_run not_run not_run" \
+        "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["interrupted_by"], *[s["status"] for s in r["steps"]])' "$T/p4.json" 2>&1)"
+    expect_eq "no run's root left" "" "$(cd "$cache/emurun/images" && ls -d run-* 2>/dev/null)"
+
+    # Waiting for another run's import of the image (its lock held here): Ctrl-C ends the wait
+    # at once, not when that import is done.
+    local lock
+    lock=$(compgen -G "$cache/emurun/images/*-only.lock" | head -n1)
+    (exec 9<"$lock" && flock 9 && exec sleep 60) &
+    holder=$!
+    sleep 0.5
+    XDG_CACHE_HOME=$cache "$EMURUN" run --log-dir "$T/plogs5" --report "$T/p5.json" "$T/img.json" \
+        >"$T/p5.out" 2>&1 &
+    run=$!
+    sleep 1
+    local began=$SECONDS
+    kill -INT "$run"
+    rc=0
+    wait "$run" || rc=$?
+    expect_eq "interrupted while waiting for another run's import: exit 130" 130 "$rc"
+    [ $((SECONDS - began)) -le 5 ] && ok "at once ($((SECONDS - began)) s)" ||
+        not_ok "it took $((SECONDS - began)) s"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null || true
 }
 
 # A Debian-based image (the shared cached arm64 root's tarball, a rootfs image of 600 MB) as a

@@ -627,6 +627,47 @@ TEST_CASE("root: a pipeline's image roots, IMAGE#PLATFORM") {
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().what.find("step \"a\": root ") == 0);
     CHECK(refused.error().why == "only linux images become roots");
+    auto same = Pipeline::parse(R"({"name": "n", "steps": [{"name": "a", "argv": ["true"],
+        "arch": "aarch64", "emulation": "root", "root": "img.tar#linux/arm64/v8"}]})");
+    REQUIRE(same.has_value());
+    CHECK(check_root_steps(*same).has_value());
+    auto other = Pipeline::parse(R"({"name": "n", "steps": [{"name": "a", "argv": ["true"],
+        "arch": "s390x", "emulation": "root", "root": "img.tar#arm64"}]})");
+    REQUIRE(other.has_value());
+    auto mismatch = check_root_steps(*other); // refused before the run, naming the image
+    REQUIRE_FALSE(mismatch.has_value());
+    CHECK(mismatch.error().what.find("step \"a\": root ") == 0);
+    CHECK(mismatch.error().what.ends_with("img.tar#arm64"));
+    CHECK(mismatch.error().why == "the platform is aarch64, the step's arch s390x");
+}
+
+TEST_CASE("root: an image root that does not exist is said so") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-noimg-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    fs::permissions(d, fs::perms::owner_all);
+    auto made = make_image_root(
+        {.source = d / "app.tar", .arch = nullptr, .variant = {}, .cache_dir = d / "cache"});
+    REQUIRE_FALSE(made.has_value());
+    CHECK(made.error().what == "use " + (d / "app.tar").string() + " as an image root");
+    CHECK(made.error().why == "it does not exist");
+    fs::remove_all(d);
+}
+
+TEST_CASE("root: a root path with '#' that exists is taken whole") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-hash-" + std::to_string(::getpid()));
+    fs::create_directories(d / "roots" / "build#2");
+    fs::create_directories(d / "img#1");
+    auto p = Pipeline::parse(R"({"name": "n", "defaults": {"emulation": "root"}, "steps": [
+        {"name": "a", "argv": ["true"], "root": "roots/build#2"},
+        {"name": "b", "argv": ["true"], "root": "img#1/app.tar#arm64"}]})",
+                             "p.json", d);
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().message()));
+    CHECK(p->steps[0].root == d / "roots" / "build#2");
+    CHECK_FALSE(p->steps[0].root_platform);
+    CHECK(check_root_steps(*p).has_value());
+    CHECK(p->steps[1].root == d / "img#1" / "app.tar");
+    CHECK(p->steps[1].root_platform == "arm64");
+    fs::remove_all(d);
 }
 
 TEST_CASE("root: binds that are refused, and why") {
