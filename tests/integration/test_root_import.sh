@@ -394,10 +394,14 @@ JSON
     expect_contains "it names the step and the platform" "$(cat "$T/p3.out")" 'step "tarball": root'
     [ -e "$T/plogs3/write.log" ] && not_ok "a step ran before the refusal" || ok "no step ran"
 
-    # A step whose root cannot be entered as asked (accelerated, with no gcc in the image): its
-    # message names the image, not the run's temporary root, which is gone after the run.
+    # A step whose root cannot be entered as asked (accelerated, with no gcc in a Debian-based
+    # image: a layer adds dpkg's status): its message names the image, not the run's temporary
+    # root, which is gone after the run.
+    mkdir -p "$T/dpkg-layer/var/lib/dpkg" && : >"$T/dpkg-layer/var/lib/dpkg/status"
+    det_tar "$T/dpkg.tar" "$T/dpkg-layer" .
+    oci_layout "$T/arm-deb-oci" arm64 "$EXTRA" "$T/arm.tar" "$T/dpkg.tar"
     cat >"$T/acc.json" <<'JSON'
-{"name": "acc", "steps": [{"name": "a", "emulation": "root", "root": "arm-oci", "accelerate": true,
+{"name": "acc", "steps": [{"name": "a", "emulation": "root", "root": "arm-deb-oci", "accelerate": true,
   "argv": ["/bin/true"]}]}
 JSON
     rc=0
@@ -406,7 +410,7 @@ JSON
     expect_eq "an accelerated step without gcc in the image fails" 1 "$rc"
     local message
     message=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["message"])' "$T/p6.json")
-    expect_contains "its message names the image" "$message" "$T/arm-oci (this run's root from it)"
+    expect_contains "its message names the image" "$message" "$T/arm-deb-oci (this run's root from it)"
     expect_lacks "not the run's temporary root" "$message" "/images/run-"
 
     # Ctrl-C while the second image is read (a slow sha256sum of arm.tar): the run is
@@ -427,14 +431,14 @@ JSON
     wait "$run" || rc=$?
     expect_eq "interrupted while importing: exit 130" 130 "$rc"
     [ "$rc" = 130 ] || cat "$T/p4.out"
-    expect_eq "the report says SIGINT, every step not run" "2 not_run not_run not_run" \
+    expect_eq "the report says SIGINT, every step not run" "2 not_run not_run not_run not_run" \
         "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["interrupted_by"], *[s["status"] for s in r["steps"]])' "$T/p4.json" 2>&1)"
     expect_eq "no run's root left" "" "$(cd "$cache/emurun/images" && ls -d run-* 2>/dev/null)"
 
     # Waiting for another run's import of the image (its lock held here): Ctrl-C ends the wait
     # at once, not when that import is done.
     local lock
-    lock=$(compgen -G "$cache/emurun/images/*-only.lock" | head -n1)
+    lock=$cache/emurun/images/$(sha256sum "$T/arm-oci/index.json" | cut -c1-24)-only.lock # arm-oci's
     (exec 9<"$lock" && flock 9 && exec sleep 60) &
     holder=$!
     sleep 0.5

@@ -313,6 +313,7 @@ TEST_CASE("root: gcc and the binutils accelerated in a root with g++: g++ is nee
     }
     const fs::path d = fs::temp_directory_path() / ("emurun-gxx-" + std::to_string(::getpid()));
     write(d / "var/lib/dpkg/arch", "arm64\n");
+    write(d / "var/lib/dpkg/status", ""); // a Debian root: an image without it runs emulated
     write(d / "bin/sh", "target program");
     write(d / ("usr/bin/" + t + "-gcc-12"), "target program");
     fs::create_symlink(t + "-gcc-12", d / ("usr/bin/" + t + "-gcc"));
