@@ -149,7 +149,7 @@ project() { # NAME: its Debian source, unpacked once in the root cache
 }
 
 # hello, jansson, libyaml and fribidi are opt-in (EMURUN_ROOT_IDENTITY_ALL=1): each configure,
-# build and check twice, one of them fully emulated, is 3-20 minutes on 2 cores (fribidi 3,
+# build and check twice, one of them fully emulated, is 3-20 minutes on 2 cores (fribidi 3-5,
 # libyaml 6); CI runs libogg.
 opt_in() {
     [ "${EMURUN_ROOT_IDENTITY_ALL:-0}" = 1 ] && return 0
