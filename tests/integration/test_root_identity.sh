@@ -1,14 +1,16 @@
 #!/bin/bash
 # ctest-tier: root
-# ctest-parts: hello libogg jansson
-# Proof of identity for the native tools of an accelerated root (issue 32): GNU hello and libogg
-# (autotools) and jansson (CMake + Ninja), Debian's sources, each configured, built and checked
-# in an arm64 root twice with Debian's hardening flags (dpkg-buildflags, hardening=+all):
-# fully emulated (--accelerate=none) and with the default --accelerate (the root's sh, sed, grep,
-# awk, m4, coreutils, find, tar, ninja ... run as the host's programs; the compilers as the
-# identity rule decides). The same config.h, the same configure substitutions (config.status's
-# S[...] lines; CMakeCache.txt for CMake), the same objects but for .comment, the same test
-# results. Both builds use the same path inside the root (/src), so no path differs.
+# ctest-parts: hello libogg jansson libyaml fribidi
+# Proof of identity for the native tools of an accelerated root (issue 32): GNU hello, libogg and
+# libyaml (autotools; libyaml's configure made by autoreconf in the root), jansson (CMake +
+# Ninja) and fribidi (Meson + Ninja), Debian's sources, each configured, built and checked in an
+# arm64 root twice with Debian's hardening flags (dpkg-buildflags, hardening=+all): fully
+# emulated (--accelerate=none) and with the default --accelerate (the root's sh, sed, grep, awk,
+# m4, coreutils, find, tar, ninja ... run as the host's programs; the compilers as the identity
+# rule decides). The same config.h, the same configure substitutions (config.status's S[...]
+# lines; CMakeCache.txt for CMake; build.ninja, meson-info and the checks' answers for Meson),
+# the same generated configure and Makefile.in, the same objects but for .comment, the same
+# test results. Both builds use the same path inside the root (/src), so no path differs.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/root.sh"
 root_probe aarch64
@@ -50,6 +52,21 @@ build() {
     [ "$rc" = 0 ] || { tail -n 40 "$W/$2-$acc.log"; not_ok "$2 built and tested with --accelerate=$acc"; }
 }
 
+# build_both PROJECT SCRIPT: PROJECT built fully emulated, then with the default --accelerate.
+build_both() {
+    build none "$1" "$2"
+    build default "$1" "$2"
+}
+
+# root_tools PACKAGE...: installed into this suite's copy of the root (not into the shared test
+# root: its cache key would change for every suite).
+root_tools() {
+    "$EMURUN" root install "$W/root" "$@" >"$T/install.log" 2>&1 && return 0
+    tail -n 20 "$T/install.log"
+    not_ok "root install $*"
+    return 1
+}
+
 # same_objects PROJECT: every object of both builds, without .comment, the same bytes.
 same_objects() {
     local n=0 same=0 o
@@ -71,28 +88,55 @@ same_file() {
     local f=$2 filter=${3:-p}
     [ -f "$W/$1-none/$f" ] || { not_ok "$1: no $f"; return; }
     sed -n "$filter" "$W/$1-none/$f" >"$T/f-none"
-    sed -n "$filter" "$W/$1-default/$f" >"$T/f-default"
-    if cmp -s "$T/f-none" "$T/f-default"; then
-        ok "$1: the same $f ($(wc -l <"$T/f-none") lines compared)"
+    sed -n "$filter" "$W/$1-default/$f" >"$T/f-default" 2>/dev/null || true
+    same_text "$1" "$f"
+}
+
+# same_json PROJECT FILE: FILE of both builds the same, one JSON value a line (Meson writes its
+# introspection on one line: a diff of it would be unreadable).
+same_json() {
+    local m
+    [ -f "$W/$1-none/$2" ] || { not_ok "$1: no $2"; return; }
+    for m in none default; do
+        python3 -m json.tool "$W/$1-$m/$2" >"$T/f-$m" 2>/dev/null || true
+    done
+    same_text "$1" "$2"
+}
+
+# same_text PROJECT WHAT: $T/f-none and $T/f-default (WHAT of the two builds) the same.
+same_text() {
+    if [ -s "$T/f-none" ] && cmp -s "$T/f-none" "$T/f-default"; then
+        ok "$1: the same $2 ($(wc -l <"$T/f-none") lines compared)"
     else
-        not_ok "$1: $f differs:"
+        not_ok "$1: $2 differs (or is empty):"
         diff "$T/f-none" "$T/f-default" | head -n 20
     fi
 }
 
 # same_results PROJECT REGEX: the lines of the two logs that give test results (sorted: make
-# -j2 check finishes tests in either order; without ctest's times).
+# -j2 check finishes tests in either order; without their times).
 same_results() {
-    grep -E "$2" "$W/$1-none.log" | sed 's/ *[0-9.]* sec$//; s/^ *[0-9]*\/[0-9]* //' | sort >"$T/r-none" || true
-    grep -E "$2" "$W/$1-default.log" | sed 's/ *[0-9.]* sec$//; s/^ *[0-9]*\/[0-9]* //' | sort >"$T/r-default" || true
+    local m
+    for m in none default; do
+        grep -E "$2" "$W/$1-$m.log" | sed -E "$untimed" | sort >"$T/r-$m" || true
+    done
     [ -s "$T/r-none" ] && ok "$1: the tests reported ($(wc -l <"$T/r-none") lines)" ||
         not_ok "$1: no test results in the emulated log"
     expect_eq "$1: the same test results" "$(cat "$T/r-none")" "$(cat "$T/r-default")"
 }
 
+# A test line without its time (ctest's "0.05 sec"; meson test's "0.05s", before "exit status 1"
+# on a failure) and its counter ("1/6").
+untimed='s/ +[0-9.]+ sec$//; s/ +[0-9]+\.[0-9]+s( |$)/\1/; s/^ *[0-9]+\/[0-9]+ //'
+
 # The configure substitutions: config.status's S["NAME"]="VALUE" lines.
 subst='/^S\["/p'
+# The lines of meson-log.txt that say what Meson found (see part_fribidi).
+meson_decisions='/^\(C\|C++\) \(compiler\|linker\) for\|^\(Build\|Host\) machine\|^Compiler for\|^Checking\|^Has header\|^Program .* found\|^Run-time dependency\|^Library .* found/p'
 automake_results='^(# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):|(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): )'
+# meson test's lines (" 1/8 CapRTL_explicit   OK   0.05s") and its counts ("Fail:   0").
+meson_results='^ *[0-9]+/[0-9]+ .* (OK|FAIL|SKIP|EXPECTEDFAIL|UNEXPECTEDPASS|TIMEOUT|ERROR) '
+meson_results+='|^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout): '
 autotools='./configure && make -j2 && make -j2 check'
 
 project() { # NAME: its Debian source, unpacked once in the root cache
@@ -104,8 +148,9 @@ project() { # NAME: its Debian source, unpacked once in the root cache
     }
 }
 
-# hello and jansson are opt-in (EMURUN_ROOT_IDENTITY_ALL=1): each configure, build and check
-# twice, one of them fully emulated, is 5-20 minutes on 2 cores; CI runs libogg.
+# hello, jansson, libyaml and fribidi are opt-in (EMURUN_ROOT_IDENTITY_ALL=1): each configure,
+# build and check twice, one of them fully emulated, is 3-20 minutes on 2 cores (fribidi 3-5,
+# libyaml 6); CI runs libogg.
 opt_in() {
     [ "${EMURUN_ROOT_IDENTITY_ALL:-0}" = 1 ] && return 0
     skip_part "opt-in: EMURUN_ROOT_IDENTITY_ALL=1 (a fully emulated configure, build and check: 5-20 min)"
@@ -115,8 +160,7 @@ opt_in() {
 part_hello() {
     opt_in || return 0
     project hello || return 0
-    build none hello "$autotools"
-    build default hello "$autotools"
+    build_both hello "$autotools"
     same_file hello config.h
     same_file hello config.status "$subst"
     same_objects hello
@@ -125,8 +169,7 @@ part_hello() {
 
 part_libogg() {
     project libogg || return 0
-    build none libogg "$autotools"
-    build default libogg "$autotools"
+    build_both libogg "$autotools"
     same_file libogg config.h
     same_file libogg config.status "$subst"
     same_file libogg include/ogg/config_types.h
@@ -137,14 +180,10 @@ part_libogg() {
 
 part_jansson() {
     opt_in || return 0
-    # CMake and Ninja are not in the shared test root (its cache key would change for every
-    # suite): installed into this suite's copy.
-    "$EMURUN" root install "$W/root" cmake ninja-build >"$T/install.log" 2>&1 ||
-        { tail -n 20 "$T/install.log"; not_ok "root install cmake ninja-build"; return 0; }
+    root_tools cmake ninja-build || return 0
     project jansson || return 0
     local cmake='cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=None && ninja -C build && ctest --test-dir build'
-    build none jansson "$cmake"
-    build default jansson "$cmake"
+    build_both jansson "$cmake"
     same_file jansson build/private_include/jansson_private_config.h
     same_file jansson build/include/jansson_config.h
     # The cache without its comments (CMAKE_COMMAND and friends name the same in-root paths).
@@ -153,5 +192,45 @@ part_jansson() {
     same_results jansson '(Test +#[0-9]+:|tests passed|tests failed)'
 }
 
-run_parts hello libogg jansson
+part_libyaml() {
+    opt_in || return 0
+    # Its Debian source has no configure: autoreconf (autoconf, automake, libtool; the root's m4
+    # and perl) makes it in both builds, so the autotools' own output is compared too.
+    root_tools autoconf automake libtool || return 0
+    project libyaml || return 0
+    build_both libyaml "autoreconf -fi && $autotools"
+    local f
+    for f in configure aclocal.m4 include/config.h.in Makefile.in src/Makefile.in include/config.h; do
+        same_file libyaml "$f"
+    done
+    same_file libyaml config.status "$subst"
+    same_objects libyaml
+    same_results libyaml "$automake_results"
+}
+
+part_fribidi() {
+    opt_in || return 0
+    root_tools meson ninja-build || return 0
+    project fribidi || return 0
+    # As Debian's meson builds do (dh_auto_configure): --buildtype=plain, the flags from the
+    # environment. No docs (they need c2man).
+    local meson='meson setup build --buildtype=plain --wrap-mode=nodownload -Ddocs=false &&
+        ninja -C build && meson test -C build'
+    build_both fribidi "$meson"
+    same_file fribidi build/config.h
+    same_file fribidi build/lib/fribidi-config.h
+    same_file fribidi build/build.ninja
+    # What Meson found (compilers, machines, each check's answer), without the rest of its log:
+    # its start time and the random names of its check directories and of gcc's temporary files
+    # differ between two runs of the same build.
+    same_file fribidi build/meson-logs/meson-log.txt "$meson_decisions"
+    local f
+    for f in "$W/fribidi-none"/build/meson-info/*.json; do
+        same_json fribidi "build/meson-info/${f##*/}"
+    done
+    same_objects fribidi
+    same_results fribidi "$meson_results"
+}
+
+run_parts hello libogg jansson libyaml fribidi
 finish
