@@ -138,6 +138,7 @@ part_dashdash() {
     # (the refusal) or taken as the command (it would try to run it).
     mkdir -p "$T/r/var/lib/dpkg" "$T/r/bin" "$T/r/usr/bin"
     echo arm64 >"$T/r/var/lib/dpkg/arch"
+    : >"$T/r/var/lib/dpkg/status" # a Debian root, so --accelerate asks for its gcc
     touch "$T/r/bin/sh"
     if command -v qemu-aarch64-static >/dev/null; then
         out=$("$EMURUN" root run "$T/r" --accelerate -- true 2>&1) || rc=$?
