@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <tuple>
 
 namespace emurun::detail {
@@ -31,9 +30,7 @@ Result<void> image_platform(const Step& step, ImageRootSpec& spec) {
 std::string describe(const ImageRoot& root, const fs::path& source, double seconds) {
     std::string text = source.string() + " (" + (root.arch ? root.arch->name : "?") + "): ";
     text += root.from_cache ? "copied from the imported image" : "imported, then copied";
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f", seconds);
-    text += std::string(" into a fresh root in ") + secs + " s";
+    text += " into a fresh root in " + format_seconds(seconds);
     for (const auto& note : root.notes) {
         text += "; " + note;
     }
