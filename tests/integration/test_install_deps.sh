@@ -20,6 +20,8 @@ case "$1 $2" in
     "pkgnames "*) ;;
     "show "*) case " $STUB_ABSENT " in *" $2 "*) exit 100 ;; esac ;;
 esac'
+# apt list --upgradable: STUB_UPGRADABLE's lines (none by default).
+stub apt '[ "$*" = "list --upgradable" ] && echo Listing... && printf "%s\n" ${STUB_UPGRADABLE:-}'
 export STUB_LOG=$T/apt-get.log
 run() { PATH=$T/bin:$PATH "$deps" "$@"; }
 
@@ -41,6 +43,25 @@ rc=0 && err=$(STUB_EMPTY=1 run --print --build 2>&1) || rc=$?
 expect_eq "apt's lists empty (a fresh container), --print: exit 1" 1 "$rc"
 expect_contains "... saying to update them, not that the release has no Boost" "$err" \
     "apt knows no packages yet (its lists are empty): run apt-get update first"
+# --full: a host behind the archive is brought up to it (the identity rule of accelerated roots
+# compares the host's revisions with a root made from the archive today); systemd is left alone.
+rm -f "$STUB_LOG"
+rc=0 && err=$(STUB_UPGRADABLE="sed/oldstable-security libarchive13/oldstable systemd/oldstable" \
+    run --full 2>&1) || rc=$?
+expect_eq "--full with upgradable packages: exit 0" 0 "$rc"
+expect_contains "... apt-get upgrades them" "$(head -n1 "$STUB_LOG")" \
+    "install -y -q --only-upgrade --no-install-recommends sed libarchive13"
+expect_contains "... and says why" "$err" "upgrading 2 packages to the archive's revisions"
+case "$(head -n1 "$STUB_LOG")" in
+    *systemd*) not_ok "... yet systemd was upgraded" ;;
+    *) ok "... not systemd" ;;
+esac
+rm -f "$STUB_LOG"
+STUB_ABSENT="" run --build 2>/dev/null
+case "$(cat "$STUB_LOG")" in
+    *only-upgrade*) not_ok "--build upgraded the host: $(cat "$STUB_LOG")" ;;
+    *) ok "--build upgrades nothing" ;;
+esac
 help=$("$deps" --help)
 for flag in --build --demo --full --print; do
     expect_contains "--help names $flag" "$help" "tools/install-deps $flag"
