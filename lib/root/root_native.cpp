@@ -13,8 +13,9 @@
 // - bash: $HOSTTYPE, $MACHTYPE and BASH_VERSINFO[5] name the machine it was built for
 //   (configure stays in dash instead: CONFIG_SHELL=/bin/sh in root_environment).
 // - perl, python3: their configuration names the platform (archname, sysconfig).
-// - cmake: CMAKE_HOST_SYSTEM_PROCESSOR comes from uname(2), which a native program gets from
-//   the host's kernel.
+// - cmake by default (it is an opt-in entry below): cmake_host_system_information reads the
+//   machine itself (OS_PLATFORM from uname(2), the processor queries from CPUID and
+//   /proc/cpuinfo), which a native program gets from the host.
 // - everything the build makes, and every other program of the root.
 #include "root/root_internal.hpp"
 
@@ -93,6 +94,14 @@ const std::vector<NativeTool>& native_tools() {
          "file and text utilities; expr's arithmetic is arbitrary-precision integers (left "
          "out: printf, seq and sort compute in long double, od reads words in the CPU's byte "
          "order, uname/arch/nproc report the machine)"},
+        {"cmake",
+         "cmake",
+         {"cmake"},
+         false,
+         "opt-in: cmake_host_system_information's OS_PLATFORM and processor queries (FindMPI's "
+         "core count) read the host natively; the rest is the same: CMAKE_HOST_SYSTEM_PROCESSOR "
+         "comes from running the root's uname -m (emulated), the compiler checks run the root's "
+         "compilers, its modules are the root's /usr/share/cmake-*"},
         {"make",
          "make",
          {"make"},

@@ -8,6 +8,9 @@
 #                compilers, binutils and the native tools (sh, sed, grep, coreutils, ...)
 #   toolchain    the same with --accelerate=toolchain: compilers and binutils only (the
 #                default before issue 32)
+#   opt-in       the default list and the opt-in native tools, make and cmake
+#                (--accelerate=toolchain,shell,make,cmake): what a project that reads neither
+#                $(MAKE_HOST) nor cmake_host_system_information can ask for
 #   emulated     the same root, --accelerate=none (QEMU runs everything)
 #   cross        on the host: ./configure --host=aarch64-linux-gnu, or CMake with the cross
 #                compiler; the check in `emurun sandbox` (the tests are aarch64 programs)
@@ -16,13 +19,13 @@
 # jansson (CMake + Ninja), zlib (its own configure). Goal (issue 32): accelerated configure +
 # build <= 1.3x cross; the check runs emulated in both, compared separately.
 # Usage: tests/bench/root.sh [BUILD_DIR] [ROUNDS]       (default: build, 3)
-#   BENCH_PROJECTS="hello jansson" (default), BENCH_VARIANTS="accelerated toolchain emulated
-#   cross" (default: accelerated emulated cross); ratios of absent variants are not printed.
+#   BENCH_PROJECTS="hello jansson" (default), BENCH_VARIANTS="accelerated opt-in toolchain
+#   emulated cross" (default: accelerated emulated cross); ratios of absent variants are not printed.
 #   BENCH_CREATE=1 first times a cold `root create` (gcc, g++, libc6-dev, make) in a fresh cache.
 # The root comes from `emurun root create` (cached in XDG_CACHE_HOME, default ~/.cache/emurun).
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$src/build}
+build=$(cd "${1:-$src/build}" && pwd) # absolute: the cross check runs it from the source dir
 rounds=${2:-3}
 emurun=$build/bin/emurun
 [ -x "$emurun" ] || { echo "root.sh: missing $emurun (build first: tools/build)" >&2; exit 2; }
@@ -84,6 +87,7 @@ run() {
             acc=--accelerate
             [ "$1" = emulated ] && acc=--accelerate=none
             [ "$1" = toolchain ] && acc=--accelerate=toolchain
+            [ "$1" = opt-in ] && acc=--accelerate=toolchain,shell,make,cmake
             local env=()
             for f in "${flags[@]}"; do env+=(--env "$f"); done
             /usr/bin/time -f '%e %U %S' -o "$t/time" "$emurun" root run "$acc" --allow-revision-mismatch \
@@ -148,6 +152,9 @@ for p in "${projects[@]}"; do
     ratio "$p" accelerated cross "" build
     ratio "$p" accelerated cross "goal <= 1.3" configure build
     ratio "$p" accelerated cross "both emulated tests" check
+    ratio "$p" opt-in cross "goal <= 1.3, with make and cmake native" configure build
+    ratio "$p" opt-in cross "" configure
+    ratio "$p" accelerated opt-in "the opt-in tools' gain" configure build
     ratio "$p" toolchain accelerated "the native tools' gain" configure build
     ratio "$p" emulated accelerated "" configure
     ratio "$p" emulated accelerated "" build

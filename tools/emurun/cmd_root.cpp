@@ -298,10 +298,12 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
     sub->add_option("--cwd", a->cwd,
                     "Working directory inside (default: an imported image's WorkingDir, else /)");
     sub->add_flag("--accelerate{default}", a->accelerate,
-                  "Run the root's compilers and binutils as the host's cross toolchain: "
-                  "--accelerate (all it has), --accelerate=gcc,g++,ld,ar,nm,ranlib (compilers "
-                  "and binutils only together), --accelerate=none; "
-                  "--accelerate=toolchain,shell adds sh, make, sed, grep, awk and coreutils");
+                  "Run the root's compilers and binutils as the host's cross toolchain and "
+                  "its arch-neutral tools (sh, sed, grep, awk, coreutils, ...) as the host's "
+                  "programs, each where the identity rule allows: --accelerate "
+                  "(toolchain,shell), --accelerate=gcc,g++,ld,ar,nm,ranlib (compilers and "
+                  "binutils only together), --accelerate=none; opt-in: "
+                  "--accelerate=toolchain,shell,make,cmake");
     sub->add_flag("--allow-revision-mismatch", a->allow_revision_mismatch,
                   "Accelerate a compiler or binutils even when the host's cross package was "
                   "built from another Debian revision of the source than the root's (its code "
