@@ -371,19 +371,19 @@ part_cache() {
 
     # Entries that are not whole imports are never used: imported again, said, and replaced.
     local how
-    for how in "removed its image file" "an import without a digest" "a file, not a directory"; do
+    for how in "without its image file" "of an import without a digest" "that is a file"; do
         case $how in
-            removed*) rm "$images/$key/.emurun-image.json" && echo damaged >"$images/$key/etc/keep" ;;
+            without*) rm "$images/$key/.emurun-image.json" && echo damaged >"$images/$key/etc/keep" ;;
             *digest) python3 - "$images/$key/.emurun-image.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1])); del j["digest"]; json.dump(j, open(sys.argv[1], "w"))
 PY
                 echo damaged >"$images/$key/etc/keep" ;;
-            *file*) rm -rf "${images:?}/$key" && echo damaged >"$images/$key" ;;
+            *file) rm -rf "${images:?}/$key" && echo damaged >"$images/$key" ;;
         esac
         rm -rf "$T/c4"
         EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c4" >"$T/c4.json" 2>"$T/c4.err"
-        expect_eq "an entry that $how: not used" False "$(jget "$T/c4.json" from_cache)"
+        expect_eq "an entry $how: not used" False "$(jget "$T/c4.json" from_cache)"
         expect_contains "… said" "$(cat "$T/c4.err")" "was not a whole import"
         expect_eq "… the root is the image's" "$(tree_of "$T/c1")" "$(tree_of "$T/c4")"
         rm -rf "$T/c5"
