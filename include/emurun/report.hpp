@@ -109,6 +109,20 @@ struct EmulatorRecord {
     friend bool operator==(const EmulatorRecord&, const EmulatorRecord&) = default;
 };
 
+/// The container image a root step's root was made from (the step's "root" named an image:
+/// the run imported it and gave the step a fresh root of it).
+struct ImageRecord {
+    /// The image as the step names it: its path (resolved against the pipeline file's
+    /// directory), then "#PLATFORM" as written when the step gives one: "/src/app.tar#arm64"
+    std::string reference;
+    std::string platform; ///< the platform taken: "linux/arm64", "linux/arm/v7"
+    /// The digest of what was imported ("sha256:HEX"): the OCI manifest of that platform, a
+    /// docker archive's config (its image ID), a rootfs tarball's own; empty when unknown
+    std::string digest;
+    /// Every field equal.
+    friend bool operator==(const ImageRecord&, const ImageRecord&) = default;
+};
+
 /// What an emulation factor divides: wall time, or CPU time (user + sys of the step's tree,
 /// steadier on a shared machine where other jobs stretch the wall clock).
 enum class FactorBasis { wall, cpu };
@@ -217,6 +231,7 @@ struct StepResult {
     /// itself is taken to have crashed (qemu_killed_evidence)
     std::optional<std::string> evidence;
     std::optional<EmulatorRecord> emulator; ///< emulated steps that ran: which QEMU
+    std::optional<ImageRecord> image;       ///< root steps on an image root: which image
 
     /// timed_out: "timeout" (the step's wall-time limit) or "idle" (its idle_timeout)
     std::optional<std::string> timeout_reason;
@@ -459,7 +474,8 @@ using StatusStyle = std::function<std::string(StepStatus status, std::string_vie
 [[nodiscard]] EMURUN_EXPORT std::string compare_table(const Report& before, const Report& after);
 /// The same comparison as JSON: {"steps": [{name, before, after, change, before_status,
 /// after_status}], "total": {before, after, change}, "emulator_changes": [{name, before,
-/// after}]}; missing values are null, change is a fraction (0.25 = 25 % slower).
+/// after}], "image_changes": [{name, before, after}]}; missing values are null, change is a
+/// fraction (0.25 = 25 % slower).
 [[nodiscard]] EMURUN_EXPORT nlohmann::json compare_json(const Report& before, const Report& after);
 
 /// A step in both reports whose emulator changed (path, version or CPU model) between them.
@@ -474,6 +490,19 @@ struct EmulatorChange {
 /// counts: its record appears or vanishes).
 [[nodiscard]] EMURUN_EXPORT std::vector<EmulatorChange> emulator_changes(const Report& before,
                                                                          const Report& after);
+
+/// A step in both reports whose image (ImageRecord: reference, platform or digest) changed.
+struct ImageChange {
+    std::string step;                  ///< the step's name
+    std::optional<ImageRecord> before; ///< its image in `before`; nullopt: no image root
+    std::optional<ImageRecord> after;  ///< its image in `after`; nullopt: no image root
+    /// "test: app.tar#arm64 (linux/arm64, sha256:1a2b3c4d5e6f) -> app.tar#arm64 (linux/arm64,
+    /// sha256:9f8e7d6c5b4a)"
+    [[nodiscard]] EMURUN_EXPORT std::string describe() const;
+};
+/// Every such step that ran in both, in `after`'s order.
+[[nodiscard]] EMURUN_EXPORT std::vector<ImageChange> image_changes(const Report& before,
+                                                                   const Report& after);
 
 /// Join shard reports into one: steps in order of first appearance; a step in several reports
 /// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines

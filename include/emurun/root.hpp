@@ -320,6 +320,15 @@ struct RootImportSpec {
     /// the image's only one (an index of several is an error listing them)
     const Arch* arch = nullptr;
     std::string variant; ///< e.g. "v8" of linux/arm64/v8; empty: any
+
+    /// Go through emurun's cache of imports (`images/` of the cache dir, the one make_image_root
+    /// keeps: one import per image and platform, keyed by the sha256 of the tarball or of the
+    /// layout's index.json): an image and platform imported before is copied from there
+    /// (`cp -a --reflink=auto`) instead of extracted again; a first import fills it. false:
+    /// extract, and keep nothing in the cache.
+    bool cache = false;
+    /// With `cache`: emurun's cache dir; unset: cache_dir() (sysroot.hpp)
+    std::optional<std::filesystem::path> cache_dir;
 };
 
 /// An image's run defaults and where the root came from: DIR/k_root_image_file.
@@ -333,7 +342,18 @@ struct RootImage {
     std::vector<std::string> entrypoint; ///< the image's Entrypoint; empty for a rootfs
     std::vector<std::string> cmd;        ///< the image's Cmd, its arguments by default
     std::vector<std::string> layers;     ///< the layers' digests, applied bottom to top
+
+    /// What identifies the image imported ("sha256:HEX"): the digest of an OCI image's
+    /// manifest taken (from an index: the chosen platform's), of a docker archive's config (its
+    /// image ID: the archive holds no manifest blob), of a rootfs tarball itself. Empty in roots
+    /// imported before emurun recorded it.
+    std::string digest;
+    std::string imported; ///< when the import was made, UTC ISO 8601; empty in older roots
+    std::vector<std::string> notes; ///< the import's notes (RootImported::notes), kept for copies
 };
+
+/// "linux/ARCHITECTURE[/VARIANT]" of an imported image: "linux/arm64", "linux/arm/v7".
+[[nodiscard]] EMURUN_EXPORT std::string oci_platform_text(const RootImage& image);
 
 /// The arch an OCI platform's architecture and variant name ("arm64", "arm" + "v7" is armhf,
 /// "ppc64le", "386", ...). Error: an arch emurun does not know.
@@ -358,6 +378,9 @@ struct RootImported {
     const Arch* arch = nullptr;     ///< the root's arch
     RootImage image;                ///< also written to DIR/k_root_image_file
     std::vector<std::string> notes; ///< facts for the user (e.g. setuid bits cleared: N files)
+    /// With RootImportSpec::cache: the root is a copy of an import made before (its time is
+    /// image.imported), nothing was extracted; notes are that import's
+    bool from_cache = false;
 };
 
 /// Import `spec.source` into `spec.dir`: the manifest of the chosen platform, its config and
@@ -374,7 +397,12 @@ struct RootImported {
 /// setgid bits of files are cleared. The arch is the config's `architecture` (for a rootfs tarball:
 /// spec.arch, else that of bin/sh), checked against bin/sh's ELF when there is one. A SIGINT,
 /// SIGTERM or SIGHUP while tar or sha256sum runs stops it: an error, nothing left, and
-/// root_interrupted_by() names the signal.
+/// root_interrupted_by() names the signal. With spec.cache, through the cache of imports
+/// (make_image_root's, under its lock; the cache dir and `images/` checked as ours): an
+/// import of the same image and platform there is copied into DIR (beside it, then renamed:
+/// all or nothing); else the image is imported into the cache first, then copied. An entry
+/// that is not a whole import (no readable k_root_image_file with a digest) is never used:
+/// it is removed and the image imported again. Errors then also: the cache dir is not ours.
 [[nodiscard]] EMURUN_EXPORT Result<RootImported> import_root(const RootImportSpec& spec);
 
 /// DIR/k_root_image_file of an imported root; std::nullopt for a root without one (created by
@@ -406,6 +434,7 @@ struct ImageRoot {
     bool from_cache = false;        ///< the image was imported before: only copied
     std::string key;                ///< the import's name in the cache: digest and platform
     std::vector<std::string> notes; ///< the import's notes (setuid bits cleared, ...)
+    RootImage image; ///< the import's k_root_image_file: its digest, platform, run defaults
 };
 
 /// Whether `path` names an image rather than a root directory: a regular file (a tarball), or
@@ -414,13 +443,13 @@ struct ImageRoot {
 
 /// A fresh root from `spec.source`: the image's platform is imported once into the cache (by
 /// import_root, under a lock; keyed by the sha256 of the tarball or of the layout's
-/// index.json, and the platform), then copied (`cp -a --reflink=auto`) into a directory of
-/// this process (`images/run-PID/N`), so what a run changes never reaches the next. Fresh
-/// roots left by a process that is gone (SIGKILL) are removed by the next call (not while a
-/// process of any PID namespace holds their dir: a shared flock while it has roots), and what an
-/// import killed outright left by the next import of that image. Errors: those of import_root;
-/// the copy failing (nothing is left); a SIGINT, SIGTERM or SIGHUP while a tool runs
-/// (root_interrupted_by() names it).
+/// index.json, and the platform; the cache import_root's RootImportSpec::cache uses), then copied
+/// (`cp -a --reflink=auto`) into a directory of this process (`images/run-PID/N`), so what a run
+/// changes never reaches the next. Fresh roots left by a process that is gone (SIGKILL) are removed
+/// by the next call (not while a process of any PID namespace holds their dir: a shared flock while
+/// it has roots), and what an import killed outright left by the next import of that image. Errors:
+/// those of import_root; the copy failing (nothing is left); a SIGINT, SIGTERM or SIGHUP while a
+/// tool runs (root_interrupted_by() names it).
 [[nodiscard]] EMURUN_EXPORT Result<ImageRoot> make_image_root(const ImageRootSpec& spec);
 
 /// Remove a fresh root make_image_root made (and this process's run dir once it is empty).

@@ -169,6 +169,7 @@ Json step_json(const StepResult& s) {
            {"attempts", attempts_json(s.attempts)},
            {"tests", tests_json(s.tests)},
            {"emulator", detail::emulator_json(s.emulator)},
+           {"image", detail::image_json(s.image)},
            {"processes", detail::processes_json(s.processes)},
            {"toolchain_mismatches", mismatches_json(s.toolchain_mismatches)}};
     auto put = [&](const char* key, const auto& opt) { j[key] = opt ? Json(*opt) : Json(nullptr); };
@@ -516,6 +517,8 @@ Result<StepResult> step_from(const Json& j, const Place& at) {
     s.tests = tests;
     auto emulator = EMURUN_TRY(detail::emulator_from(j, at));
     s.emulator = emulator;
+    auto image = EMURUN_TRY(detail::image_from(j, at));
+    s.image = image;
     auto processes = EMURUN_TRY(detail::processes_from(j, at));
     s.processes = processes;
     auto mismatches = EMURUN_TRY(mismatches_from(j, at));

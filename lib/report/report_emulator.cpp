@@ -1,5 +1,5 @@
-// Which QEMU ran each emulated step: its record in the report's JSON, and what changed between
-// two reports (report compare).
+// Which QEMU ran each emulated step and which image each root step's root was made from: their
+// records in the report's JSON, and what changed between two reports (report compare).
 #include "report/report_emulator.hpp"
 
 namespace emurun {
@@ -38,9 +38,58 @@ Result<std::optional<EmulatorRecord>> emulator_from(const util::Json& step,
     return std::optional<EmulatorRecord>(std::move(e));
 }
 
+util::Json image_json(const std::optional<ImageRecord>& image) {
+    if (!image) {
+        return nullptr;
+    }
+    return {
+        {"reference", image->reference}, {"platform", image->platform}, {"digest", image->digest}};
+}
+
+Result<std::optional<ImageRecord>> image_from(const util::Json& step, const util::Place& step_at) {
+    if (!step.contains("image") || step["image"].is_null()) {
+        return std::optional<ImageRecord>{};
+    }
+    const util::Json& j = step["image"];
+    const util::Place at = step_at.key("image");
+    EMURUN_TRY(util::check_object(j, at, {"reference", "platform", "digest"}));
+    ImageRecord image;
+    for (auto [key, into] :
+         {std::pair{"reference", &image.reference}, std::pair{"platform", &image.platform},
+          std::pair{"digest", &image.digest}}) {
+        if (!j.contains(key)) {
+            return at.key(key).fail("missing", "use the report as emurun wrote it");
+        }
+        auto v = EMURUN_TRY(util::get_string(j[key], at.key(key)));
+        *into = v;
+    }
+    if (image.reference.empty()) {
+        return at.key("reference").fail("is empty", "use the report as emurun wrote it");
+    }
+    return std::optional<ImageRecord>(std::move(image));
+}
+
 } // namespace detail
 
 namespace {
+
+// The steps of `after` that ran in both reports (one that did not run in one of them, skipped
+// or not_run, has no record to compare) whose record `field` differs: {step, before, after}.
+template <class Change, class Record>
+std::vector<Change> record_changes(const Report& before, const Report& after,
+                                   std::optional<Record> StepResult::*field) {
+    const auto ran = [](const StepResult& s) {
+        return s.status != StepStatus::skipped && s.status != StepStatus::not_run;
+    };
+    std::vector<Change> out;
+    for (const auto& s : after.steps) {
+        const StepResult* b = before.find(s.name);
+        if (b != nullptr && ran(*b) && ran(s) && (*b).*field != s.*field) {
+            out.push_back({s.name, (*b).*field, s.*field});
+        }
+    }
+    return out;
+}
 
 std::string describe_record(const std::optional<EmulatorRecord>& e) {
     if (!e) {
@@ -61,17 +110,27 @@ std::string EmulatorChange::describe() const {
 }
 
 std::vector<EmulatorChange> emulator_changes(const Report& before, const Report& after) {
-    std::vector<EmulatorChange> out;
-    for (const auto& s : after.steps) {
-        const StepResult* b = before.find(s.name);
-        // A step that did not run in one of them (skipped, not_run) has no record to compare.
-        bool ran_both = b && s.status != StepStatus::skipped && s.status != StepStatus::not_run &&
-                        b->status != StepStatus::skipped && b->status != StepStatus::not_run;
-        if (ran_both && b->emulator != s.emulator) {
-            out.push_back({s.name, b->emulator, s.emulator});
-        }
+    return record_changes<EmulatorChange>(before, after, &StepResult::emulator);
+}
+
+namespace {
+
+std::string describe_image(const std::optional<ImageRecord>& i) {
+    if (!i) {
+        return "(no image)";
     }
-    return out;
+    const std::string digest = i->digest.empty() ? "digest unknown" : i->digest.substr(0, 19);
+    return i->reference + " (" + (i->platform.empty() ? "?" : i->platform) + ", " + digest + ")";
+}
+
+} // namespace
+
+std::string ImageChange::describe() const {
+    return step + ": " + describe_image(before) + " -> " + describe_image(after);
+}
+
+std::vector<ImageChange> image_changes(const Report& before, const Report& after) {
+    return record_changes<ImageChange>(before, after, &StepResult::image);
 }
 
 } // namespace emurun

@@ -1,4 +1,4 @@
-// Private: the emulator record of a step in the report's JSON.
+// Private: the emulator and image records of a step in the report's JSON.
 #pragma once
 
 #include "util/json.hpp"
@@ -11,5 +11,10 @@ namespace emurun::detail {
 util::Json emulator_json(const std::optional<EmulatorRecord>& emulator);
 /// The step's "emulator" member; absent or null gives nullopt. Errors name the place.
 Result<std::optional<EmulatorRecord>> emulator_from(const util::Json& step, const util::Place& at);
+
+/// {"reference", "platform", "digest"}, or null.
+util::Json image_json(const std::optional<ImageRecord>& image);
+/// The step's "image" member; absent or null gives nullopt. Errors name the place.
+Result<std::optional<ImageRecord>> image_from(const util::Json& step, const util::Place& at);
 
 } // namespace emurun::detail

@@ -204,6 +204,26 @@ std::string junit_result(const StepResult& s) {
     return junit_outcome(s) + junit_reruns(s);
 }
 
+// The step's facts as properties: the image its root was made from.
+std::string junit_properties(const StepResult& s) {
+    if (!s.image) {
+        return {};
+    }
+    std::string out = "      <properties>\n";
+    for (const auto& [name, value] : {std::pair{"emurun.image", &s.image->reference},
+                                      std::pair{"emurun.image.platform", &s.image->platform},
+                                      std::pair{"emurun.image.digest", &s.image->digest}}) {
+        out += "        <property name=\"" + std::string(name) + "\" value=\"" +
+               xml_escape(*value) + "\"/>\n";
+    }
+    return out + "      </properties>\n";
+}
+
+// "app.tar#arm64 (linux/arm64, sha256:HEX)": the image a step's root was made from.
+std::string image_text(const ImageRecord& i) {
+    return i.reference + " (" + i.platform + (i.digest.empty() ? "" : ", " + i.digest) + ")";
+}
+
 // The log path, flags, attempts, then the end of the log itself (GitLab shows system-out on its
 // page).
 std::string junit_system_out(const StepResult& s, const detail::LogTails& logs) {
@@ -259,6 +279,7 @@ std::string to_junit(const Report& r, const JunitLogs& logs) {
         out += "    <testcase name=\"" + xml_escape(s.name) + "\" classname=\"" +
                xml_escape(r.pipeline + "." + std::string(to_string(s.kind))) + "\" time=\"" +
                number(s.wall) + "\">\n";
+        out += junit_properties(s);
         out += junit_result(s);
         out += "      <system-out>" + xml_escape(junit_system_out(s, tails)) + "</system-out>\n";
         out += "    </testcase>\n";
@@ -321,6 +342,9 @@ std::string to_markdown(const Report& r) {
         out += "\n**" + md_cell(f.rule) + "**: " + md_cell(f.message) + "\n";
     }
     for (const auto& s : r.steps) {
+        if (s.image) {
+            out += "\n- `" + md_cell(s.name) + "` image: " + md_cell(image_text(*s.image));
+        }
         if (s.evidence) {
             out += "\n- `" + md_cell(s.name) + "` emulator crash: " + md_cell(*s.evidence);
         }
@@ -389,6 +413,9 @@ std::string to_table(const Report& r, const StatusStyle& style) {
     }
     std::string out = padded_table(rows);
     for (const auto& s : r.steps) {
+        if (s.image) {
+            out += "image: " + printable(s.name) + ": " + printable(image_text(*s.image)) + "\n";
+        }
         if (s.evidence) {
             out += "emulator crash: " + s.name + ": " + *s.evidence + "\n";
         }
@@ -454,6 +481,9 @@ std::string compare_table(const Report& before, const Report& after) {
     for (const auto& change : emulator_changes(before, after)) {
         text += "emulator changed: " + printable(change.describe()) + "\n";
     }
+    for (const auto& change : image_changes(before, after)) {
+        text += "image changed: " + printable(change.describe()) + "\n";
+    }
     return text + detail::compare_tests_text(before, after);
 }
 
@@ -492,9 +522,16 @@ nlohmann::json compare_json(const Report& before, const Report& after) {
                            {"before", detail::emulator_json(c.before)},
                            {"after", detail::emulator_json(c.after)}});
     }
+    Json images = Json::array();
+    for (const auto& c : image_changes(before, after)) {
+        images.push_back({{"name", c.step},
+                          {"before", detail::image_json(c.before)},
+                          {"after", detail::image_json(c.after)}});
+    }
     return {{"steps", steps},
             {"tests", detail::compare_tests_json(before, after)},
             {"emulator_changes", changes},
+            {"image_changes", images},
             {"total",
              {{"before", before.wall},
               {"after", after.wall},

@@ -81,11 +81,7 @@ Result<std::string> created_time() {
         }
         t = static_cast<std::time_t>(v);
     }
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return std::string(buf);
+    return root_detail::utc_text(t);
 }
 
 /// Move `file` into the layout's blobs under its digest.

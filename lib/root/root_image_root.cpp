@@ -1,6 +1,7 @@
-// A root of its own from a container image: the image's platform imported once into the cache
-// (import_root, under a lock), then copied into a directory of this process for each run, so
-// a run starts from the image and never from what an earlier run changed.
+// The cache of imports, `images/KEY` of the cache dir: an image's platform imported once
+// (under a lock), then copied: into a directory of this process for each run (make_image_root),
+// so a run starts from the image and never from what an earlier run changed, or into the
+// directory `emurun root import` names (import_root with RootImportSpec::cache).
 #include "root/root_internal.hpp"
 #include "util/cache.hpp"
 #include "util/fd.hpp"
@@ -42,8 +43,15 @@ Result<std::string> image_digest(const fs::path& source) {
     return root_detail::sha256_of(source);
 }
 
+/// An image and the platform to take from it: what names an import in the cache.
+struct ImageRequest {
+    fs::path source;
+    const Arch* arch = nullptr;
+    std::string variant;
+};
+
 /// The import's name in the cache: 24 hex digits of the digest and the platform asked for.
-std::string import_key(const std::string& digest, const ImageRootSpec& spec) {
+std::string import_key(const std::string& digest, const ImageRequest& spec) {
     std::string key = digest.substr(digest.find(':') + 1, 24) + "-";
     key += spec.arch != nullptr ? spec.arch->name : "only";
     std::string variant; // "v8": a name part, never a path
@@ -103,20 +111,83 @@ Result<util::UniqueFd> lock_import(const fs::path& lock) {
     return fd;
 }
 
-/// The cached import `images/KEY`, made when missing (all or nothing: import_root renames a
-/// complete root into place); under a lock, so two runs never import one image at once.
-Result<bool> cached_import(const fs::path& images, const std::string& key,
-                           const ImageRootSpec& spec, std::vector<std::string>& notes) {
-    const auto lock = EMURUN_TRY(lock_import(images / (key + ".lock")));
-    remove_dead_imports(images, key);
+/// The image file of a whole import `entry` (import_root writes it last, with the digest),
+/// else why the entry is not one (an import of an older emurun, a damaged or removed file).
+Result<RootImage> whole_import(const fs::path& entry) {
     std::error_code ec;
-    if (fs::is_directory(images / key, ec)) {
-        return true;
+    if (!fs::is_directory(fs::symlink_status(entry, ec))) {
+        return fail("use " + entry.string(), "it is not a directory");
     }
-    auto done =
-        EMURUN_TRY(import_root(RootImportSpec{spec.source, images / key, spec.arch, spec.variant}));
-    notes = std::move(done.notes);
-    return false;
+    const auto image = EMURUN_TRY(read_root_image(entry));
+    if (!image || image->digest.empty()) {
+        return fail("use " + entry.string(),
+                    "it has no " + std::string(k_root_image_file) + " with the image's digest");
+    }
+    return *image;
+}
+
+/// What the cache holds of an image and platform (checked by import_fresh against the
+/// platform asked for, which is part of KEY).
+struct CachedImport {
+    fs::path dir;            // images/KEY
+    std::string key;         // KEY
+    bool from_cache = false; // imported before; else just now
+    RootImported import;
+};
+
+/// The cached import `images/KEY`, made when missing or not whole (all or nothing: import_fresh
+/// renames a complete root into place); under a lock, so two runs never import one image at once.
+Result<CachedImport> cached_import(const fs::path& images, const ImageRequest& spec) {
+    const std::string digest = EMURUN_TRY(image_digest(spec.source));
+    CachedImport out;
+    out.key = import_key(digest, spec);
+    out.dir = images / out.key;
+    const auto lock = EMURUN_TRY(lock_import(images / (out.key + ".lock")));
+    remove_dead_imports(images, out.key);
+    std::error_code ec;
+    if (auto image = whole_import(out.dir); image) {
+        out.from_cache = true;
+        out.import.notes = image->notes; // what the import said holds for each copy
+        out.import.image = std::move(*image);
+        out.import.arch =
+            EMURUN_TRY(oci_platform_arch(out.import.image.architecture, out.import.image.variant));
+        return out;
+    } else if (fs::exists(fs::symlink_status(out.dir, ec))) {
+        // Moved aside first, so that a removal cut short leaves a dead import's name, which the
+        // next import of KEY removes.
+        const fs::path dead =
+            images / ("." + out.key + ".emurun-stale-" + std::to_string(::getpid()));
+        if (::rename(out.dir.c_str(), dead.c_str()) != 0) {
+            return std::unexpected(
+                system_error("rename " + out.dir.string() + " to " + dead.string(), errno));
+        }
+        (void)util::TempDir::adopt(dead); // removed with what it holds
+        out.import.notes.push_back("the cache's " + out.key + " was not a whole import (" +
+                                   image.error().why + "): imported again");
+    }
+    RootImportSpec into;
+    into.source = spec.source;
+    into.dir = out.dir;
+    into.arch = spec.arch;
+    into.variant = spec.variant;
+    auto done = EMURUN_TRY(root_detail::import_fresh(into));
+    done.notes.insert(done.notes.begin(), out.import.notes.begin(), out.import.notes.end());
+    out.import = std::move(done);
+    return out;
+}
+
+/// The cache dir's `images/`, checked as ours.
+Result<fs::path> images_dir(const std::optional<fs::path>& cache_dir) {
+    const fs::path cache = EMURUN_TRY(util::own_cache_dir(cache_dir.value_or(util::cache_dir())));
+    return util::own_cache_subdir(cache, "images");
+}
+
+/// cp -a --reflink=auto of the import `from` into the directory `to` (made, empty).
+Result<void> copy_import(const fs::path& from, const fs::path& to, const std::string& what) {
+    EMURUN_TRY(root_detail::run_tool(
+        {"cp", "-a", "--reflink=auto", "--", (from / ".").string(), to.string()}, what));
+    ::chmod(to.c_str(), 0755); // mkdtemp made it 0700
+    return {};
 }
 
 /// A new directory `run/N` (mkdtemp) for this process's fresh root.
@@ -171,31 +242,47 @@ bool is_root_image(const fs::path& path) {
 
 Result<ImageRoot> make_image_root(const ImageRootSpec& spec) {
     root_detail::note_interrupted(0);
-    const fs::path cache =
-        EMURUN_TRY(util::own_cache_dir(spec.cache_dir.value_or(util::cache_dir())));
-    const fs::path images = EMURUN_TRY(util::own_cache_subdir(cache, "images"));
+    const fs::path images = EMURUN_TRY(images_dir(spec.cache_dir));
     remove_stale_runs(images);
-    const std::string digest = EMURUN_TRY(image_digest(spec.source));
+    auto cached = EMURUN_TRY(cached_import(images, {spec.source, spec.arch, spec.variant}));
     ImageRoot out;
-    out.key = import_key(digest, spec);
-    out.from_cache = EMURUN_TRY(cached_import(images, out.key, spec, out.notes));
-    const auto image = EMURUN_TRY(read_root_image(images / out.key));
-    if (image) {
-        out.arch = EMURUN_TRY(oci_platform_arch(image->architecture, image->variant));
-    }
+    out.key = cached.key;
+    out.from_cache = cached.from_cache;
+    out.arch = cached.import.arch;
+    out.notes = std::move(cached.import.notes);
+    out.image = std::move(cached.import.image);
     const fs::path run =
         EMURUN_TRY(util::own_cache_subdir(images, "run-" + std::to_string(::getpid())));
     hold_run_dir(run);
     out.dir = EMURUN_TRY(fresh_dir(run));
-    auto copied = root_detail::run_tool(
-        {"cp", "-a", "--reflink=auto", "--", (images / out.key / ".").string(), out.dir.string()},
-        "copy the imported image " + spec.source.string() + " into a fresh root");
+    auto copied =
+        copy_import(cached.dir, out.dir,
+                    "copy the imported image " + spec.source.string() + " into a fresh root");
     if (!copied) {
         remove_image_root(out);
         return std::unexpected(copied.error());
     }
-    ::chmod(out.dir.c_str(), 0755); // mkdtemp made it 0700
     return out;
+}
+
+Result<RootImported> root_detail::import_through_cache(const RootImportSpec& spec) {
+    EMURUN_TRY(root_detail::check_new_root_dir(spec.dir));
+    const fs::path images = EMURUN_TRY(images_dir(spec.cache_dir));
+    auto cached = EMURUN_TRY(cached_import(images, {spec.source, spec.arch, spec.variant}));
+    std::error_code ec;
+    const fs::path dir = fs::absolute(spec.dir, ec);
+    EMURUN_TRY(root_detail::make_dirs(dir.parent_path()));
+    // Removed with what it holds unless the copy is complete: all or nothing, as an import.
+    auto partial = EMURUN_TRY(util::TempDir::make(
+        dir.parent_path() / ("." + dir.filename().string() + ".emurun-partial-")));
+    EMURUN_TRY(copy_import(cached.dir, partial.path(),
+                           "copy the imported image " + spec.source.string() + " from the cache"));
+    if (::rename(partial.path().c_str(), dir.c_str()) != 0) { // onto an absent or empty dir
+        return std::unexpected(
+            system_error("rename " + partial.path().string() + " to " + dir.string(), errno));
+    }
+    cached.import.from_cache = cached.from_cache;
+    return std::move(cached.import);
 }
 
 void remove_image_root(const ImageRoot& root) {

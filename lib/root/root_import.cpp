@@ -18,6 +18,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ struct FoundImage {
     std::string kind;
     std::vector<std::pair<fs::path, std::string>> layers; // file, "sha256:HEX" (or empty)
     Json config = Json::object();
+    std::string digest; // RootImage::digest: the manifest's, the docker config's, the tarball's
 };
 
 std::string import_what(const RootImportSpec& spec) {
@@ -133,14 +135,15 @@ Result<Json> choose_manifest(const Json& index, const RootImportSpec& spec,
 }
 
 /// The image manifest of an OCI layout's index for the spec's platform (nested indexes
-/// followed), read and checked.
-Result<Json> oci_manifest(const fs::path& layout, const RootImportSpec& spec) {
+/// followed), read and checked; its digest in `digest`.
+Result<Json> oci_manifest(const fs::path& layout, const RootImportSpec& spec, std::string& digest) {
     const std::string what = import_what(spec);
     Json index = EMURUN_TRY(read_json(layout / "index.json", what));
     for (int depth = 0; depth < 4; ++depth) {
         const Json desc = EMURUN_TRY(choose_manifest(index, spec, what));
         const std::string type = desc.value("mediaType", "");
-        Json blob = EMURUN_TRY(read_blob_json(layout, desc.value("digest", ""), what));
+        digest = desc.value("digest", "");
+        Json blob = EMURUN_TRY(read_blob_json(layout, digest, what));
         if (type != k_index_type && type != k_list_type) {
             return blob;
         }
@@ -151,8 +154,8 @@ Result<Json> oci_manifest(const fs::path& layout, const RootImportSpec& spec) {
 
 Result<FoundImage> find_oci(const fs::path& layout, const RootImportSpec& spec) {
     const std::string what = import_what(spec);
-    const Json manifest = EMURUN_TRY(oci_manifest(layout, spec));
     FoundImage img;
+    const Json manifest = EMURUN_TRY(oci_manifest(layout, spec, img.digest));
     img.kind = "oci";
     const Json config = manifest.value("config", Json::object());
     img.config = EMURUN_TRY(read_blob_json(layout, config.value("digest", ""), what));
@@ -183,6 +186,7 @@ Result<FoundImage> find_docker(const fs::path& dir, const RootImportSpec& spec) 
     img.kind = "docker-archive";
     const fs::path config = EMURUN_TRY(member(list[0].value("Config", Json())));
     img.config = EMURUN_TRY(read_json(config, what));
+    img.digest = EMURUN_TRY(root_detail::sha256_of(config)); // the image ID
     const Json layers = list[0].value("Layers", Json::array());
     const Json diff_ids = img.config.value("rootfs", Json::object()).value("diff_ids", Json());
     if (!layers.is_array() || !diff_ids.is_array() || diff_ids.size() != layers.size()) {
@@ -222,6 +226,7 @@ Result<FoundImage> find_image(const RootImportSpec& spec, const fs::path& work) 
         FoundImage img;
         img.kind = "rootfs";
         img.layers = {{spec.source, ""}};
+        img.digest = EMURUN_TRY(root_detail::sha256_of(spec.source));
         return img;
     }
     EMURUN_TRY(unpack_container(spec.source, work));
@@ -256,6 +261,8 @@ RootImage image_of(const FoundImage& found) {
     for (const auto& [file, digest] : found.layers) {
         img.layers.push_back(digest);
     }
+    img.digest = found.digest;
+    img.imported = root_detail::utc_text(std::time(nullptr));
     return img;
 }
 
@@ -269,7 +276,10 @@ std::string image_json(const RootImage& img) {
                           {"user", img.user},
                           {"entrypoint", img.entrypoint},
                           {"cmd", img.cmd},
-                          {"layers", img.layers}}) +
+                          {"layers", img.layers},
+                          {"digest", img.digest},
+                          {"imported", img.imported},
+                          {"notes", img.notes}}) +
            "\n";
 }
 
@@ -318,6 +328,7 @@ Result<RootImported> import_into(const RootImportSpec& spec, const fs::path& par
     RootImported done;
     EMURUN_TRY(root_detail::apply_layers(files, partial, done.notes));
     done.image = image_of(found);
+    done.image.notes = done.notes;
     done.arch = EMURUN_TRY(imported_arch(spec, done.image, partial));
     EMURUN_TRY(util::write_file_atomic(partial / k_root_image_file, image_json(done.image)));
     return done;
@@ -389,8 +400,23 @@ std::pair<std::string, std::string> oci_platform_of(const Arch& arch) {
     return {arch.name, ""};
 }
 
+std::string oci_platform_text(const RootImage& image) {
+    std::string arch = image.architecture; // a rootfs tarball's is Debian's name: OCI's is said
+    std::string variant = image.variant;
+    if (const auto known = oci_platform_arch(arch, variant); known && *known != nullptr) {
+        auto [oci, oci_variant] = oci_platform_of(**known);
+        arch = oci;
+        variant = variant.empty() ? oci_variant : variant;
+    }
+    return "linux/" + arch + (variant.empty() ? "" : "/" + variant);
+}
+
 Result<RootImported> import_root(const RootImportSpec& spec) {
     root_detail::note_interrupted(0);
+    return spec.cache ? root_detail::import_through_cache(spec) : root_detail::import_fresh(spec);
+}
+
+Result<RootImported> root_detail::import_fresh(const RootImportSpec& spec) {
     EMURUN_TRY(root_detail::check_new_root_dir(spec.dir));
     std::error_code ec;
     const fs::path dir = fs::absolute(spec.dir, ec);
@@ -430,6 +456,12 @@ Result<std::optional<RootImage>> read_root_image(const fs::path& dir) {
     img.entrypoint = strings_of(j.value("entrypoint", Json()));
     img.cmd = strings_of(j.value("cmd", Json()));
     img.layers = strings_of(j.value("layers", Json()));
+    img.notes = strings_of(j.value("notes", Json()));
+    for (auto [key, into] :
+         {std::pair{"digest", &img.digest}, std::pair{"imported", &img.imported}}) {
+        const Json v = j.value(key, Json(""));
+        *into = v.is_string() ? v.get<std::string>() : "";
+    }
     return std::optional<RootImage>(std::move(img));
 }
 

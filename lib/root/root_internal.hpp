@@ -4,6 +4,7 @@
 #include <emurun/process.hpp>
 #include <emurun/root.hpp>
 
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -196,6 +197,15 @@ struct ProbeObject {
 /// A new root's directory (create_root's and import_root's rule): a path, absent (and
 /// creatable) or an empty directory that can be written.
 [[nodiscard]] Result<void> check_new_root_dir(const std::filesystem::path& dir);
+
+/// `t` as RFC 3339 in UTC: "2026-12-03T16:10:55Z".
+[[nodiscard]] std::string utc_text(std::time_t t);
+
+/// import_root without the cache: the image extracted into spec.dir (root_import.cpp).
+[[nodiscard]] Result<RootImported> import_fresh(const RootImportSpec& spec);
+
+/// import_root through the cache of imports (RootImportSpec::cache; root_image_root.cpp).
+[[nodiscard]] Result<RootImported> import_through_cache(const RootImportSpec& spec);
 
 /// Record `sig` (0: none) as what root_interrupted_by() says about the last create, install
 /// or import.

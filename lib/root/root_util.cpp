@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <iterator>
 #include <linux/openat2.h>
@@ -423,6 +424,14 @@ Result<BinfmtEntry> private_binfmt_entry(const Arch& arch, const EmulatorSearch&
     flags.preserve_argv0 = qemu_reads_preserve_argv0(*emu); // QEMU >= 6.0
     flags.fix_binary = true; // opened at registration, from the host's view
     return binfmt_entry_for(arch, emu->path, flags);
+}
+
+std::string utc_text(std::time_t t) {
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 } // namespace emurun::root_detail

@@ -82,8 +82,9 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
         emit(diagnostics, Severity::info, what + ": " + describe(*made, spec.source, took.count()));
         fresh[key] = made->dir;
-        roots.names[made->dir] =
-            step.root->string() + (step.root_platform ? "#" + *step.root_platform : std::string());
+        roots.images[made->dir] = ImageRecord{
+            step.root->string() + (step.root_platform ? "#" + *step.root_platform : std::string()),
+            oci_platform_text(made->image), made->image.digest};
         step.root = made->dir;
         roots.made.push_back(std::move(*made));
     }
@@ -91,9 +92,9 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
 }
 
 std::string name_image_roots(std::string text, const ImageRoots& roots) {
-    for (const auto& [dir, image] : roots.names) {
+    for (const auto& [dir, image] : roots.images) {
         const std::string path = dir.string();
-        const std::string name = image + " (this run's root from it)";
+        const std::string name = image.reference + " (this run's root from it)";
         for (auto at = text.find(path); at != std::string::npos;
              at = text.find(path, at + name.size())) {
             text.replace(at, path.size(), name);

@@ -252,6 +252,11 @@ StepResult Execution::blank(std::size_t i) const {
     if (s.budget) {
         r.budget = seconds(*s.budget);
     }
+    if (m_images != nullptr && s.emulation == Emulation::root && s.root) {
+        if (auto it = m_images->images.find(*s.root); it != m_images->images.end()) {
+            r.image = it->second;
+        }
+    }
     r.log = m_o.log_dir / detail::log_file_name(s.name);
     return r;
 }

@@ -58,8 +58,9 @@ class ImageRoots {
     ImageRoots& operator=(const ImageRoots&) = delete;
     ~ImageRoots();
     std::vector<ImageRoot> made; ///< in the order the steps first named them
-    /// Each fresh root's image as the steps name it ("/p/app.tar#arm64"), by the root's dir
-    std::map<std::filesystem::path, std::string> names;
+    /// Each fresh root's image, by the root's dir: as the steps name it ("/p/app.tar#arm64"),
+    /// the platform and digest imported (the report's StepResult::image)
+    std::map<std::filesystem::path, ImageRecord> images;
 };
 
 /// `text` (a step's message) with each fresh root's path, a temporary directory removed after

@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-tier: quick run=root pipeline=root debian=root
-# ctest-parts: layers owners tools hostile run pipeline debian
+# ctest-parts: layers owners tools hostile cache run pipeline debian
 # `emurun root import`: images built here by hand (no registry, no container engine) — an OCI
 # image layout of two layers (a whiteout, an opaque directory, gzip), a multi-arch index, a
 # `docker save` archive and a rootfs tarball — become roots with the layers applied in order;
@@ -9,8 +9,11 @@
 # nothing left behind. `run`: an arm64 root made from the shared cached root's dash and libc runs
 # `uname -m` as aarch64 and honours the image's Env, WorkingDir and Cmd. `pipeline`: steps whose
 # "root" is that image (a layout, a rootfs tarball with #arm64) get a fresh root of the run's
-# own, shared by the run's steps, imported once into the cache, removed after the run.
+# own, shared by the run's steps, imported once into the cache, removed after the run, the
+# report naming each step's image and its digest. `cache`: `root import` through that cache.
 . "$(dirname "$0")/lib/common.sh"
+# The imports' cache of this suite's own (`root import` fills it); the pipeline parts name theirs.
+export EMURUN_CACHE_DIR=$T/cache
 
 # expect_refused LABEL NEEDLE DIR CMD...: exit 125, NEEDLE in the message, DIR and no partial
 # directory beside it left.
@@ -93,6 +96,18 @@ make_layers() {
     gzip -9n <"$T/layer2.tar" >"$T/layer2.tar.gz"
 }
 
+# docker_archive: $T/docker.tar, a `docker save` archive of the two layers and the arm64 config
+# (after oci_layout): manifest.json, config, uncompressed layers checked by diff_ids.
+docker_archive() {
+    mkdir -p "$T/docker/l1" "$T/docker/l2"
+    cp "$T/layer1.tar" "$T/docker/l1/layer.tar"
+    cp "$T/layer2.tar" "$T/docker/l2/layer.tar"
+    cp "$T/config-arm64.json" "$T/docker/config.json"
+    echo '[{"Config":"config.json","RepoTags":["t:1"],"Layers":["l1/layer.tar","l2/layer.tar"]}]' \
+        >"$T/docker/manifest.json"
+    tar -C "$T/docker" -cf "$T/docker.tar" .
+}
+
 # check_tree LABEL DIR: the two layers applied.
 check_tree() {
     local d=$2
@@ -134,13 +149,7 @@ part_layers() {
         "$EMURUN" root import --platform linux/s390x "$T/multi" "$T/r-s390x"
 
     # A docker save archive: manifest.json, config, uncompressed layers checked by diff_ids.
-    mkdir -p "$T/docker/l1" "$T/docker/l2"
-    cp "$T/layer1.tar" "$T/docker/l1/layer.tar"
-    cp "$T/layer2.tar" "$T/docker/l2/layer.tar"
-    cp "$T/config-arm64.json" "$T/docker/config.json"
-    echo '[{"Config":"config.json","RepoTags":["t:1"],"Layers":["l1/layer.tar","l2/layer.tar"]}]' \
-        >"$T/docker/manifest.json"
-    tar -C "$T/docker" -cf "$T/docker.tar" .
+    docker_archive
     "$EMURUN" root import "$T/docker.tar" "$T/r-docker"
     check_tree "docker archive" "$T/r-docker"
 
@@ -303,6 +312,108 @@ tiny_arm_image() {
     oci_layout "$T/arm-oci" arm64 "$EXTRA" "$T/arm.tar"
 }
 
+# jget FILE KEY: a top-level member of a JSON file, as Python prints it.
+jget() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+# tree_of DIR: every path of an imported root with its type, mode, owner, size and link target
+# (but emurun's .emurun-image.json, which says when and how it was imported).
+tree_of() {
+    (cd "$1" && find . -path ./.emurun-image.json -prune -o -printf '%p %y %m %u:%g %s %l\n' | sort)
+}
+
+# `root import` through the cache of imports (pipeline runs' `images/`): a second import of an
+# image copies the first (no tar runs), with the same tree; --no-cache extracts; an entry that
+# is not a whole import is never used.
+part_cache() {
+    need_tools python3 gzip sha256sum || return 0
+    make_layers
+    oci_layout "$T/oci" arm64 "$EXTRA" "$T/layer1.tar" "$T/layer2.tar.gz"
+    local cache=$T/icache rc key images
+    images=$cache/images
+    EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c1" >"$T/c1.json" 2>"$T/c1.err"
+    expect_eq "a first import: not from the cache" False "$(jget "$T/c1.json" from_cache)"
+    expect_contains "… says it imported, with the platform and the manifest's digest" "$(cat "$T/c1.err")" \
+        "imported the aarch64 oci image $T/oci (2 layers) into $T/c1 (linux/arm64, $(python3 -c \
+            'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$T/oci/index.json"))"
+    expect_eq "… --json: the digest" "$(jget "$T/c1/.emurun-image.json" digest)" "$(jget "$T/c1.json" digest)"
+    check_tree "a first import through the cache" "$T/c1"
+    expect_eq "… filled the cache with one import" 1 "$(find "$images" -mindepth 1 -maxdepth 1 -type d | wc -l)"
+    key=$(cd "$images" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+
+    # The second: a copy (a tar that fails shows none ran), said with the first one's time.
+    mkdir -p "$T/notar"
+    printf '#!/bin/sh\necho a tar ran >&2\nexit 1\n' >"$T/notar/tar"
+    chmod +x "$T/notar/tar"
+    rc=0
+    PATH=$T/notar:$PATH EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c2" \
+        >"$T/c2.json" 2>"$T/c2.err" || rc=$?
+    expect_eq "the second import: exit 0 with no tar" 0 "$rc"
+    [ "$rc" = 0 ] || cat "$T/c2.err"
+    expect_eq "… from the cache" True "$(jget "$T/c2.json" from_cache)"
+    expect_contains "… said on stderr, with when it was imported" "$(cat "$T/c2.err")" \
+        "copied the aarch64 oci image $T/oci (2 layers) into $T/c2 from the cache, imported at $(jget "$T/c1.json" imported)"
+    expect_eq "… the same files, types, modes, owners, sizes and links" "$(tree_of "$T/c1")" "$(tree_of "$T/c2")"
+    expect_eq "… the same image file" "$(cat "$T/c1/.emurun-image.json")" "$(cat "$T/c2/.emurun-image.json")"
+    check_tree "a copy from the cache" "$T/c2"
+
+    # --no-cache extracts (the failing tar stops it) and leaves the cache as it was.
+    rc=0
+    PATH=$T/notar:$PATH EMURUN_CACHE_DIR=$cache "$EMURUN" root import --no-cache "$T/oci" "$T/c3" \
+        >/dev/null 2>"$T/c3.err" || rc=$?
+    expect_eq "--no-cache extracts: the failing tar fails it" 125 "$rc"
+    [ ! -e "$T/c3" ] && ok "… leaving nothing" || not_ok "… left $T/c3"
+    EMURUN_CACHE_DIR=$cache "$EMURUN" root import --no-cache --json "$T/oci" "$T/c3" >"$T/c3.json" 2>"$T/c3.err"
+    expect_eq "--no-cache: not from the cache" False "$(jget "$T/c3.json" from_cache)"
+    expect_eq "… the same tree" "$(tree_of "$T/c1")" "$(tree_of "$T/c3")"
+    expect_eq "… the cache untouched" "$key" "$(cd "$images" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n')"
+
+    # Entries that are not whole imports are never used: imported again, said, and replaced.
+    local how
+    for how in "without its image file" "of an import without a digest" "that is a file"; do
+        case $how in
+            without*) rm "$images/$key/.emurun-image.json" && echo damaged >"$images/$key/etc/keep" ;;
+            *digest) python3 - "$images/$key/.emurun-image.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); del j["digest"]; json.dump(j, open(sys.argv[1], "w"))
+PY
+                echo damaged >"$images/$key/etc/keep" ;;
+            *file) rm -rf "${images:?}/$key" && echo damaged >"$images/$key" ;;
+        esac
+        rm -rf "$T/c4"
+        EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c4" >"$T/c4.json" 2>"$T/c4.err"
+        expect_eq "an entry $how: not used" False "$(jget "$T/c4.json" from_cache)"
+        expect_contains "… said" "$(cat "$T/c4.err")" "was not a whole import"
+        expect_eq "… the root is the image's" "$(tree_of "$T/c1")" "$(tree_of "$T/c4")"
+        rm -rf "$T/c5"
+        EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c5" >"$T/c5.json" 2>/dev/null
+        expect_eq "… and replaced: the next import copies it" True "$(jget "$T/c5.json" from_cache)"
+        expect_eq "… the image's" "$(tree_of "$T/c1")" "$(tree_of "$T/c5")"
+    done
+    expect_eq "no leftovers beside the cache's imports" "" "$(cd "$images" && ls -A | grep -F ".emurun-" || true)"
+
+    # A docker archive and a platform of a multi-arch index: an import of their own, then copies.
+    docker_archive
+    oci_layout "$T/multi" "arm64 ppc64le" "$EXTRA" "$T/layer1.tar" "$T/layer2.tar.gz"
+    local src
+    for src in "$T/docker.tar" "--platform linux/ppc64le $T/multi"; do
+        rm -rf "$T/c6" "$T/c7"
+        # shellcheck disable=SC2086 # the platform and the source, split
+        EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json $src "$T/c6" >"$T/c6.json" 2>/dev/null
+        # shellcheck disable=SC2086
+        EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json $src "$T/c7" >"$T/c7.json" 2>/dev/null
+        expect_eq "$src: imported, then copied" "False True" "$(jget "$T/c6.json" from_cache) $(jget "$T/c7.json" from_cache)"
+        expect_eq "… the same tree" "$(tree_of "$T/c6")" "$(tree_of "$T/c7")"
+        case $src in
+            *docker.tar) expect_eq "… the docker archive's digest is its config's (the image ID)" \
+                "sha256:$(sha256sum "$T/docker/config.json" | cut -d' ' -f1)" "$(jget "$T/c7.json" digest)" ;;
+            *) expect_eq "… the index's ppc64le platform" linux/ppc64le "$(jget "$T/c7.json" platform)" ;;
+        esac
+    done
+    expect_eq "three imports in the cache" 3 "$(find "$images" -mindepth 1 -maxdepth 1 -type d | wc -l)"
+}
+
 part_run() {
     tiny_arm_image || return 0
     "$EMURUN" root import "$T/arm-oci" "$T/r-arm"
@@ -325,6 +436,7 @@ part_run() {
 
 part_pipeline() {
     tiny_arm_image || return 0
+    unset EMURUN_CACHE_DIR # each run names its cache (XDG_CACHE_HOME)
     local cache=$T/pcache
     cat >"$T/img.json" <<'JSON'
 {"name": "img", "defaults": {"emulation": "root", "root": "arm-oci"},
@@ -336,9 +448,22 @@ part_pipeline() {
  ]}
 JSON
     local rc=0
-    XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs" "$T/img.json" >"$T/p1.out" 2>&1 || rc=$?
+    XDG_CACHE_HOME=$cache "$EMURUN" -v run --log-dir "$T/plogs" --report "$T/p1.json" \
+        --junit "$T/p1.xml" --markdown "$T/p1.md" "$T/img.json" >"$T/p1.out" 2>&1 || rc=$?
     expect_eq "a pipeline on an image root: exit 0" 0 "$rc"
     [ "$rc" = 0 ] || cat "$T/p1.out"
+    # The report names each step's image as the step names it, the platform and the digest of
+    # what was imported: the layout's manifest, the rootfs tarball itself.
+    local manifest tarball_digest
+    manifest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$T/arm-oci/index.json")
+    tarball_digest=sha256:$(sha256sum "$T/arm.tar" | cut -d' ' -f1)
+    expect_eq "the report names each step's image, platform and digest" \
+        "write $T/arm-oci linux/arm64 $manifest|read $T/arm-oci linux/arm64 $manifest|tarball $T/arm.tar#arm64 linux/arm64 $tarball_digest|acc $T/arm.tar#arm64 linux/arm64 $tarball_digest" \
+        "$(python3 -c 'import json,sys; print("|".join(" ".join([s["name"], s["image"]["reference"], s["image"]["platform"], s["image"]["digest"]]) for s in json.load(open(sys.argv[1]))["steps"]))' "$T/p1.json")"
+    expect_contains "… the JUnit testcase's property" "$(cat "$T/p1.xml")" \
+        "<property name=\"emurun.image.digest\" value=\"$manifest\"/>"
+    expect_contains "… the Markdown summary" "$(cat "$T/p1.md")" \
+        "\`tarball\` image: $T/arm.tar#arm64 (linux/arm64, $tarball_digest)"
     expect_eq "the first step saw the image's /root (no out)" fresh "$(cat "$T/plogs/write.log")"
     expect_eq "the next step saw what the first wrote in the run's root" "built-aarch64" \
         "$(cat "$T/plogs/read.log")"
@@ -460,6 +585,7 @@ JSON
 # A Debian-based image (the shared cached arm64 root's tarball, a rootfs image of 600 MB) as a
 # pipeline step's root: accelerated by the created roots' identity rule, its shell the host's.
 part_debian() {
+    unset EMURUN_CACHE_DIR # the run names its cache (XDG_CACHE_HOME)
     local cache=${EMURUN_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/emurun-tests/roots} tarball rc=0
     tarball=$(compgen -G "$cache/emurun/roots/arm64-bookworm-*.tar" | head -n1 || true)
     [ -n "$tarball" ] || { skip_part "no cached arm64 root (integration.root_create makes it)"; return 0; }
@@ -479,5 +605,5 @@ JSON
     expect_contains "… the import timed" "$(cat "$T/deb.out")" "imported, then copied into a fresh root in"
 }
 
-run_parts layers owners tools hostile run pipeline debian
+run_parts layers owners tools hostile cache run pipeline debian
 finish

@@ -11,6 +11,7 @@
 #include <boost/property_tree/xml_parser.hpp>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 using emurun::Report;
@@ -498,6 +499,102 @@ TEST_CASE("report: a root step's toolchain mismatches in JSON, table and Markdow
     auto older = r.to_json();
     older["steps"][0]["toolchain_mismatches"][0]["probe"] = "";
     CHECK_FALSE(Report::from_json(older, "r.json").value().steps[0].toolchain_mismatches[0].probe);
+}
+
+TEST_CASE(
+    "report: the image a step's root was made from in JSON, JUnit, Markdown, merge, compare") {
+    const std::string digest =
+        "sha256:1a2b3c4d5e6f00112233445566778899aabbccddeeff00112233445566778899";
+    StepResult imaged = step("test[aarch64]", 3);
+    imaged.emulation = emurun::Emulation::root;
+    imaged.image = emurun::ImageRecord{"/src/app.tar#arm64", "linux/arm64", digest};
+    Report r = report_of({step("native", 1), imaged});
+    const auto j = r.to_json();
+    CHECK(j["steps"][0]["image"].is_null());
+    CHECK(j["steps"][1]["image"]["reference"] == "/src/app.tar#arm64");
+    CHECK(j["steps"][1]["image"]["platform"] == "linux/arm64");
+    CHECK(j["steps"][1]["image"]["digest"] == digest);
+    auto back = Report::from_json(j, "r.json");
+    REQUIRE_MESSAGE(back.has_value(), (back ? "" : back.error().message()));
+    CHECK(*back == r);
+
+    // JUnit: the step's testcase carries it as properties; the other step has none.
+    std::istringstream in(emurun::to_junit(r));
+    boost::property_tree::ptree tree;
+    REQUIRE_NOTHROW(boost::property_tree::read_xml(in, tree));
+    std::map<std::string, std::string> props;
+    int with_properties = 0;
+    for (const auto& [tag, tc] : tree.get_child("testsuites.testsuite")) {
+        if (tag != "testcase" || !tc.get_child_optional("properties")) {
+            continue;
+        }
+        ++with_properties;
+        CHECK(tc.get<std::string>("<xmlattr>.name") == "test[aarch64]");
+        for (const auto& [ptag, p] : tc.get_child("properties")) {
+            props[p.get<std::string>("<xmlattr>.name")] = p.get<std::string>("<xmlattr>.value");
+        }
+    }
+    CHECK(with_properties == 1);
+    CHECK(props["emurun.image"] == "/src/app.tar#arm64");
+    CHECK(props["emurun.image.platform"] == "linux/arm64");
+    CHECK(props["emurun.image.digest"] == digest);
+
+    const std::string line = "test[aarch64]: /src/app.tar#arm64 (linux/arm64, " + digest + ")";
+    CHECK(emurun::to_markdown(r).find("`test[aarch64]` image: /src/app.tar#arm64 (linux/arm64, " +
+                                      digest + ")") != std::string::npos);
+    CHECK(emurun::to_table(r).find("image: " + line) != std::string::npos);
+    CHECK(emurun::to_table(report_of({step("native", 1)})).find("image:") == std::string::npos);
+
+    // As strict as the schema; null, absent (older reports) and a missing key.
+    const auto refused = [](const nlohmann::json& report) {
+        auto parsed = Report::from_json(report, "r.json");
+        return parsed ? std::string("accepted") : parsed.error().message();
+    };
+    auto extra = j;
+    extra["steps"][1]["image"]["tag"] = "latest";
+    CHECK(refused(extra).find("r.json: steps[1].image.tag: unknown key") == 0);
+    auto missing = j;
+    missing["steps"][1]["image"].erase("digest");
+    CHECK(refused(missing).find("steps[1].image.digest: missing") != std::string::npos);
+    auto unnamed = j;
+    unnamed["steps"][1]["image"]["reference"] = "";
+    CHECK(refused(unnamed).find("steps[1].image.reference: is empty") != std::string::npos);
+    auto wrong = j;
+    wrong["steps"][1]["image"] = "app.tar";
+    CHECK(refused(wrong).find("steps[1].image") != std::string::npos);
+    auto old = j;
+    old["steps"][1].erase("image");
+    CHECK_FALSE(Report::from_json(old, "r.json").value().steps[1].image);
+
+    // A merge keeps it: the shards' steps as they were.
+    Report shard2 = report_of({step("native", 1), step("other", 2)});
+    shard2.shard_index = 2;
+    shard2.shard_count = 2;
+    r.shard_count = 2;
+    std::vector<Report> shards{r, shard2};
+    auto merged = emurun::merge_reports(shards);
+    REQUIRE_MESSAGE(merged.has_value(), (merged ? "" : merged.error().message()));
+    REQUIRE(merged->find("test[aarch64]") != nullptr);
+    CHECK(merged->find("test[aarch64]")->image == imaged.image);
+    r.shard_count = 1;
+
+    // Compare: a rebuilt image (another digest) is said, the same one is not.
+    Report after = r;
+    after.steps[1].image->digest = "sha256:9f8e7d6c5b4a" + digest.substr(19);
+    CHECK(emurun::image_changes(r, r).empty());
+    const auto changes = emurun::image_changes(r, after);
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0].describe() == "test[aarch64]: /src/app.tar#arm64 (linux/arm64, "
+                                   "sha256:1a2b3c4d5e6f) -> /src/app.tar#arm64 (linux/arm64, "
+                                   "sha256:9f8e7d6c5b4a)");
+    CHECK(emurun::compare_table(r, after).find("image changed: test[aarch64]: ") !=
+          std::string::npos);
+    const auto cj = emurun::compare_json(r, after);
+    REQUIRE(cj["image_changes"].size() == 1);
+    CHECK(cj["image_changes"][0]["name"] == "test[aarch64]");
+    CHECK(cj["image_changes"][0]["after"]["digest"] == after.steps[1].image->digest);
+    after.steps[1].status = StepStatus::skipped; // did not run: nothing to compare
+    CHECK(emurun::image_changes(r, after).empty());
 }
 
 TEST_CASE("report: the run's threshold is recorded, and a baseline joined later flags with it") {

@@ -645,6 +645,34 @@ TEST_CASE("root: a pipeline's image roots, IMAGE#PLATFORM") {
     CHECK(mismatch.error().why == "the platform is aarch64, the step's arch s390x");
 }
 
+TEST_CASE("root: an imported root's image file names its digest, time and platform") {
+    const fs::path d = fs::temp_directory_path() / ("emurun-imgfile-" + std::to_string(::getpid()));
+    write(d / "new/.emurun-image.json",
+          R"({"format": 1, "source_kind": "oci", "architecture": "arm64", "variant": "v8",
+              "digest": "sha256:ab", "imported": "2026-12-03T16:10:55Z",
+              "notes": ["cleared the setuid/setgid bits of 1 files"]})");
+    const auto image = read_root_image(d / "new").value();
+    REQUIRE(image);
+    CHECK(image->digest == "sha256:ab");
+    CHECK(image->imported == "2026-12-03T16:10:55Z");
+    CHECK(image->notes == std::vector<std::string>{"cleared the setuid/setgid bits of 1 files"});
+    CHECK(oci_platform_text(*image) == "linux/arm64/v8");
+    // An import of an older emurun: no digest, time or notes (a cache never uses it).
+    write(d / "old/.emurun-image.json",
+          R"({"format": 1, "source_kind": "rootfs", "architecture": "ppc64el"})");
+    const auto old = read_root_image(d / "old").value();
+    REQUIRE(old);
+    CHECK(old->digest.empty());
+    CHECK(old->imported.empty());
+    CHECK(old->notes.empty());
+    CHECK(oci_platform_text(*old) == "linux/ppc64le"); // a rootfs says Debian's name: OCI's said
+    RootImage armhf;
+    armhf.architecture = "arm";
+    armhf.variant = "v7";
+    CHECK(oci_platform_text(armhf) == "linux/arm/v7");
+    fs::remove_all(d);
+}
+
 TEST_CASE("root: an image root that does not exist is said so") {
     const fs::path d = fs::temp_directory_path() / ("emurun-noimg-" + std::to_string(::getpid()));
     fs::create_directories(d);

@@ -34,7 +34,7 @@ _emurun_words() { # the words for "CMD [SUB]"
         "sysroot source") echo "--dir --mirror --suite --cache --refresh" ;;
         "sysroot build-dep") echo "--arch --dir --mirror --suite --cache --refresh --profiles" ;;
         "root create") echo "--arch --suite --include --mirror --pin-toolchain --json" ;;
-        "root import") echo "--arch --platform --json" ;;
+        "root import") echo "--arch --platform --no-cache --json" ;;
         "root export") echo "--format --tag --json" ;;
         "root install") echo "--arch --env" ;;
         "root run") echo "--arch --env --bind --ro-bind --cwd --accelerate --allow-revision-mismatch" ;;

@@ -32,6 +32,7 @@ struct RootArgs {
     bool json = false;
     std::string platform;           ///< import: os/arch[/variant]
     std::string source;             ///< import: the image
+    bool no_cache = false;          ///< import: extract, not through the cache of imports
     std::string format = "oci";     ///< export: oci, oci-archive, docker-archive
     std::string tag;                ///< export: NAME[:TAG]
     std::string out;                ///< export: the image to write
@@ -153,17 +154,24 @@ int run_import(const RootArgs& a) {
     if (!a.platform.empty()) {
         parse_platform(a.platform, spec);
     }
+    spec.cache = !a.no_cache;
     const RootImported made = unwrap_interruptible(import_root(spec));
     for (const auto& note : made.notes) { // facts the user needs (setuid bits cleared, ...)
         std::cerr << "emurun: " << note << "\n";
     }
-    std::cerr << "emurun: imported the " << made.arch->name << " " << made.image.source_kind
-              << " image " << a.source << " (" << made.image.layers.size()
+    std::cerr << "emurun: " << (made.from_cache ? "copied" : "imported") << " the "
+              << made.arch->name << " " << made.image.source_kind << " image " << a.source << " ("
+              << made.image.layers.size()
               << (made.image.layers.size() == 1 ? " layer) into " : " layers) into ") << a.dir
-              << "\n";
+              << (made.from_cache ? " from the cache, imported at " + made.image.imported : "")
+              << " (" << oci_platform_text(made.image) << ", " << made.image.digest << ")\n";
     if (a.json) {
         std::cout << json_text({{"dir", std::filesystem::absolute(a.dir).string()},
                                 {"arch", made.arch->name},
+                                {"platform", oci_platform_text(made.image)},
+                                {"digest", made.image.digest},
+                                {"from_cache", made.from_cache},
+                                {"imported", made.image.imported},
                                 {"source_kind", made.image.source_kind},
                                 {"layers", made.image.layers},
                                 {"env", made.image.env},
@@ -238,13 +246,17 @@ void add_import(CLI::App& parent, Action& action, const std::shared_ptr<RootArgs
     auto* sub = parent.add_subcommand(
         "import", "Import a container image (OCI layout, docker save archive or rootfs "
                   "tarball) as a root, rootless; its Env, WorkingDir and Entrypoint/Cmd kept "
-                  "for root run");
+                  "for root run. Each image and platform is imported once into emurun's cache "
+                  "(images/, shared with pipeline runs) and copied from there after");
     sub->add_option("--arch", a->arch, "The image's arch to take (and expect): aarch64, ...");
     sub->add_option("--platform", a->platform,
                     "The platform to take from a multi-arch image: linux/arm64, linux/arm/v7, ...");
+    sub->add_flag("--no-cache", a->no_cache,
+                  "Extract the image's layers even when this image and platform were imported "
+                  "before, and keep nothing in the cache of imports");
     sub->add_flag("--json", a->json,
-                  "Machine-readable on stdout: {dir, arch, source_kind, layers, env, "
-                  "working_dir, user, entrypoint, cmd}");
+                  "Machine-readable on stdout: {dir, arch, platform, digest, from_cache, "
+                  "imported, source_kind, layers, env, working_dir, user, entrypoint, cmd}");
     sub->add_option("source", a->source,
                     "An OCI image layout directory, a 'docker save' archive or a rootfs tarball")
         ->required();
