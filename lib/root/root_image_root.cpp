@@ -267,7 +267,14 @@ Result<ImageRoot> make_image_root(const ImageRootSpec& spec) {
 
 Result<RootImported> root_detail::import_through_cache(const RootImportSpec& spec) {
     EMURUN_TRY(root_detail::check_new_root_dir(spec.dir));
-    const fs::path images = EMURUN_TRY(images_dir(spec.cache_dir));
+    auto checked = images_dir(spec.cache_dir);
+    if (!checked) { // the cache dir is not ours: say that an import needs none
+        Error e = std::move(checked.error());
+        e.hint += std::string(e.hint.empty() ? "" : ", ") + "or import without the cache";
+        e.field = "cache=false";
+        return std::unexpected(std::move(e));
+    }
+    const fs::path images = *checked;
     auto cached = EMURUN_TRY(cached_import(images, {spec.source, spec.arch, spec.variant}));
     std::error_code ec;
     const fs::path dir = fs::absolute(spec.dir, ec);

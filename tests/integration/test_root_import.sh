@@ -369,6 +369,15 @@ part_cache() {
     expect_eq "… the same tree" "$(tree_of "$T/c1")" "$(tree_of "$T/c3")"
     expect_eq "… the cache untouched" "$key" "$(cd "$images" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n')"
 
+    # A cache dir that is not ours is refused, and the error says that --no-cache needs none.
+    if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+        mkdir -p "$T/theirs" && chown nobody "$T/theirs"
+        rc=0 && EMURUN_CACHE_DIR=$T/theirs "$EMURUN" root import "$T/oci" "$T/c6" 2>"$T/c6.err" || rc=$?
+        expect_eq "a cache dir of another user: refused (125)" 125 "$rc"
+        expect_contains "… the hint names --no-cache" "$(cat "$T/c6.err")" "or import without the cache (option --no-cache)"
+        [ ! -e "$T/c6" ] && ok "… leaving nothing" || not_ok "… left $T/c6"
+    fi
+
     # Entries that are not whole imports are never used: imported again, said, and replaced.
     local how
     for how in "without its image file" "of an import without a digest" "that is a file"; do

@@ -19,6 +19,7 @@ std::string flag_spelling(std::string_view field) {
         {"binds", "--bind"},
         {"arches", "--arch"},
         {"argv", "CMD ARGS after --"},
+        {"cache=false", "--no-cache"},
     };
     for (const auto& [name, flag] : k_flags) {
         if (field == name) {
