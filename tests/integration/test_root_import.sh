@@ -374,7 +374,7 @@ part_cache() {
         mkdir -p "$T/theirs" && chown nobody "$T/theirs"
         rc=0 && EMURUN_CACHE_DIR=$T/theirs "$EMURUN" root import "$T/oci" "$T/c6" 2>"$T/c6.err" || rc=$?
         expect_eq "a cache dir of another user: refused (125)" 125 "$rc"
-        expect_contains "… the hint names --no-cache" "$(cat "$T/c6.err")" "or import without the cache (option --no-cache)"
+        expect_contains "… the hint names --no-cache" "$(cat "$T/c6.err")" "or import without the cache (--no-cache))"
         [ ! -e "$T/c6" ] && ok "… leaving nothing" || not_ok "… left $T/c6"
     fi
 
