@@ -171,6 +171,15 @@ Result<CachedImport> cached_import(const fs::path& images, const ImageRequest& s
     into.arch = spec.arch;
     into.variant = spec.variant;
     auto done = EMURUN_TRY(root_detail::import_fresh(into));
+    // Named by the digest taken before the import: an image replaced at its path meanwhile
+    // would put another image's content under this key.
+    if (auto again = image_digest(spec.source); !again || *again != digest) {
+        (void)util::TempDir::adopt(out.dir); // removed with what it holds, under the lock
+        return fail("import " + spec.source.string(),
+                    "the image changed while it was imported (its digest was " + digest +
+                        (again ? ", now " + *again : std::string()) + ")",
+                    "import it again once it is written completely; nothing was cached");
+    }
     done.notes.insert(done.notes.begin(), out.import.notes.begin(), out.import.notes.end());
     out.import = std::move(done);
     return out;

@@ -204,7 +204,7 @@ Result<FoundImage> find_docker(const fs::path& dir, const RootImportSpec& spec) 
 /// checked as a layer's are.
 Result<void> unpack_container(const fs::path& archive, const fs::path& into) {
     std::vector<std::string> notes;
-    return root_detail::apply_layers({archive}, into, notes);
+    return root_detail::apply_layers({{archive, ""}}, into, notes);
 }
 
 /// The image `spec.source` holds; a tarball of a layout or archive is unpacked into `work`.
@@ -225,8 +225,8 @@ Result<FoundImage> find_image(const RootImportSpec& spec, const fs::path& work) 
     if (!has("manifest.json") && !has("oci-layout")) {
         FoundImage img;
         img.kind = "rootfs";
-        img.layers = {{spec.source, ""}};
         img.digest = EMURUN_TRY(root_detail::sha256_of(spec.source));
+        img.layers = {{spec.source, img.digest}}; // what is extracted is what the digest says
         return img;
     }
     EMURUN_TRY(unpack_container(spec.source, work));
@@ -319,14 +319,8 @@ Result<const Arch*> imported_arch(const RootImportSpec& spec, RootImage& img, co
 Result<RootImported> import_into(const RootImportSpec& spec, const fs::path& partial,
                                  const fs::path& work) {
     const FoundImage found = EMURUN_TRY(find_image(spec, work));
-    const std::string what = import_what(spec);
-    std::vector<fs::path> files;
-    for (const auto& [file, digest] : found.layers) {
-        EMURUN_TRY(check_digest(file, digest, what));
-        files.push_back(file);
-    }
-    RootImported done;
-    EMURUN_TRY(root_detail::apply_layers(files, partial, done.notes));
+    RootImported done; // each layer's digest checked on the file apply_layers extracts
+    EMURUN_TRY(root_detail::apply_layers(found.layers, partial, done.notes));
     done.image = image_of(found);
     done.image.notes = done.notes;
     done.arch = EMURUN_TRY(imported_arch(spec, done.image, partial));

@@ -219,9 +219,14 @@ void note_interrupted(int sig);
 [[nodiscard]] Result<std::vector<std::string>>
 tar_member_names(const std::filesystem::path& archive, const std::string& what);
 
+/// A layer tarball and the digest it must have ("sha256:HEX"; "" when the image names none).
+using LayerFile = std::pair<std::filesystem::path, std::string>;
+
 /// Apply the layer tarballs `layers` (bottom to top) to the empty directory `dir` (import_root's
-/// rules); `notes` gets what the user should know.
-[[nodiscard]] Result<void> apply_layers(const std::vector<std::filesystem::path>& layers,
+/// rules); `notes` gets what the user should know. Each layer is opened once, and its digest
+/// check, its listings and its extraction all read that open file (/proc/PID/fd/N): a file
+/// replaced at its path meanwhile changes none of them.
+[[nodiscard]] Result<void> apply_layers(const std::vector<LayerFile>& layers,
                                         const std::filesystem::path& dir,
                                         std::vector<std::string>& notes);
 

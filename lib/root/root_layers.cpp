@@ -339,17 +339,42 @@ Result<std::vector<std::string>> root_detail::tar_member_names(const fs::path& a
     return names;
 }
 
-Result<void> root_detail::apply_layers(const std::vector<fs::path>& layers, const fs::path& dir,
+/// The layer `file` opened once: the open file's path (/proc/PID/fd/N, which tar and sha256sum
+/// open as that same file) and the descriptor that keeps it.
+struct PinnedLayer {
+    util::UniqueFd fd;
+    fs::path path;
+};
+
+Result<PinnedLayer> pin_layer(const root_detail::LayerFile& layer, const std::string& what) {
+    PinnedLayer pin{EMURUN_TRY(util::open_read(layer.first)), {}};
+    pin.path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(pin.fd.get());
+    if (layer.second.empty()) {
+        return pin;
+    }
+    const std::string got = EMURUN_TRY(root_detail::sha256_of(pin.path));
+    if (got != layer.second) {
+        return fail(what,
+                    layer.first.filename().string() + " has the digest " + got + ", not " +
+                        layer.second + " as the image says",
+                    "the image is damaged or was altered: save or copy it again; nothing was "
+                    "imported");
+    }
+    return pin;
+}
+
+Result<void> root_detail::apply_layers(const std::vector<LayerFile>& layers, const fs::path& dir,
                                        std::vector<std::string>& notes) {
     std::size_t devices = 0;
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const std::string what = "apply layer " + std::to_string(i + 1) + " of " +
                                  std::to_string(layers.size()) + " (" +
-                                 layers[i].filename().string() + ")";
-        const LayerPlan plan = EMURUN_TRY(plan_layer(dir, layers[i], what));
+                                 layers[i].first.filename().string() + ")";
+        const PinnedLayer pin = EMURUN_TRY(pin_layer(layers[i], what));
+        const LayerPlan plan = EMURUN_TRY(plan_layer(dir, pin.path, what));
         EMURUN_TRY(check_room(dir, plan.bytes, what));
         EMURUN_TRY(apply_whiteouts(dir, plan, what));
-        EMURUN_TRY(extract_layer(dir, layers[i], plan, what));
+        EMURUN_TRY(extract_layer(dir, pin.path, plan, what));
         devices += plan.devices_skipped;
     }
     if (const std::size_t n = clear_setid(dir); n > 0) {

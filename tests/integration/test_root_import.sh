@@ -369,6 +369,38 @@ part_cache() {
     expect_eq "… the same tree" "$(tree_of "$T/c1")" "$(tree_of "$T/c3")"
     expect_eq "… the cache untouched" "$key" "$(cd "$images" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n')"
 
+    # An image replaced at its path while it is imported (a `docker save` rewriting it): a tar on
+    # PATH renames another tarball over it when run the second time, after the digest was taken
+    # (the first run tells a rootfs from an image archive). Without the cache the import reads
+    # the file it opened (the content its digest names); through the cache it fails, caching
+    # nothing under the digest taken before.
+    mkdir -p "$T/swaptar" "$T/other/etc" && echo other >"$T/other/etc/other"
+    tar -cf "$T/other.tar" -C "$T/other" .
+    cat >"$T/swaptar/tar" <<EOF
+#!/bin/sh
+n=\$((\$(cat "\$SWAP.n" 2>/dev/null || echo 0) + 1)) && echo \$n >"\$SWAP.n"
+[ \$n != 2 ] || mv "\$SWAP" "$T/swap.tar"
+exec $(command -v tar) "\$@"
+EOF
+    chmod +x "$T/swaptar/tar"
+    cp "$T/layer1.tar" "$T/swap.tar" && cp "$T/other.tar" "$T/swap-in.tar" && rm -f "$T/swap-in.tar.n"
+    EMURUN_CACHE_DIR=$cache "$EMURUN" root import --arch aarch64 --no-cache "$T/layer1.tar" "$T/c7ref" 2>/dev/null
+    rc=0 && PATH=$T/swaptar:$PATH SWAP=$T/swap-in.tar EMURUN_CACHE_DIR=$cache \
+        "$EMURUN" root import --arch aarch64 --no-cache --json "$T/swap.tar" "$T/c7" >"$T/c7.json" 2>"$T/c7.err" || rc=$?
+    expect_eq "an image replaced while imported, --no-cache: exit 0" 0 "$rc"
+    [ ! -e "$T/swap-in.tar" ] && ok "… (it was replaced)" || not_ok "… the swap did not happen"
+    expect_eq "… the tree is the file it opened" "$(tree_of "$T/c7ref")" "$(tree_of "$T/c7")"
+    expect_eq "… whose digest it says" "sha256:$(sha256sum "$T/layer1.tar" | cut -d' ' -f1)" "$(jget "$T/c7.json" digest)"
+    cp "$T/layer1.tar" "$T/swap.tar" && cp "$T/other.tar" "$T/swap-in.tar" && rm -f "$T/swap-in.tar.n"
+    local before
+    before=$(ls "$images" | grep -v '\.lock$')
+    rc=0 && PATH=$T/swaptar:$PATH SWAP=$T/swap-in.tar EMURUN_CACHE_DIR=$cache \
+        "$EMURUN" root import --arch aarch64 "$T/swap.tar" "$T/c8" 2>"$T/c8.err" || rc=$?
+    expect_eq "… through the cache: refused (125)" 125 "$rc"
+    expect_contains "… saying why" "$(cat "$T/c8.err")" "the image changed while it was imported"
+    expect_eq "… caching nothing" "$before" "$(ls "$images" | grep -v '\.lock$')"
+    [ ! -e "$T/c8" ] && ok "… leaving nothing" || not_ok "… left $T/c8"
+
     # A cache dir that is not ours is refused, and the error says that --no-cache needs none.
     if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
         mkdir -p "$T/theirs" && chown nobody "$T/theirs"
