@@ -349,6 +349,13 @@ struct PinnedLayer {
 Result<PinnedLayer> pin_layer(const root_detail::LayerFile& layer, const std::string& what) {
     PinnedLayer pin{EMURUN_TRY(util::open_read(layer.first)), {}};
     pin.path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(pin.fd.get());
+    struct stat held {
+    }, named{};
+    if (::fstat(pin.fd.get(), &held) != 0 || ::stat(pin.path.c_str(), &named) != 0 ||
+        held.st_dev != named.st_dev || held.st_ino != named.st_ino) { // a /proc of another pid ns
+        return fail(what, pin.path.string() + " is not the open layer " + layer.first.string(),
+                    "import where /proc shows this process (its own PID namespace's /proc)");
+    }
     if (layer.second.empty()) {
         return pin;
     }
