@@ -75,16 +75,16 @@ namespace {
 
 // The steps of `after` that ran in both reports (one that did not run in one of them, skipped
 // or not_run, has no record to compare) whose record `field` differs: {step, before, after}.
-template <class Change, class Record>
+template <class Change, class Record, class Differ = std::not_equal_to<>>
 std::vector<Change> record_changes(const Report& before, const Report& after,
-                                   std::optional<Record> StepResult::*field) {
+                                   std::optional<Record> StepResult::*field, Differ differ = {}) {
     const auto ran = [](const StepResult& s) {
         return s.status != StepStatus::skipped && s.status != StepStatus::not_run;
     };
     std::vector<Change> out;
     for (const auto& s : after.steps) {
         const StepResult* b = before.find(s.name);
-        if (b != nullptr && ran(*b) && ran(s) && (*b).*field != s.*field) {
+        if (b != nullptr && ran(*b) && ran(s) && differ((*b).*field, s.*field)) {
             out.push_back({s.name, (*b).*field, s.*field});
         }
     }
@@ -130,7 +130,16 @@ std::string ImageChange::describe() const {
 }
 
 std::vector<ImageChange> image_changes(const Report& before, const Report& after) {
-    return record_changes<ImageChange>(before, after, &StepResult::image);
+    // The same image is the same platform and digest, wherever the checkout put its file (CI
+    // jobs' workspaces differ: /builds/ID/...); without both digests the reference decides.
+    const auto differ = [](const std::optional<ImageRecord>& a,
+                           const std::optional<ImageRecord>& b) {
+        if (!a || !b || a->digest.empty() || b->digest.empty()) {
+            return a != b;
+        }
+        return a->platform != b->platform || a->digest != b->digest;
+    };
+    return record_changes<ImageChange>(before, after, &StepResult::image, differ);
 }
 
 } // namespace emurun

@@ -595,6 +595,12 @@ TEST_CASE(
     CHECK(cj["image_changes"][0]["after"]["digest"] == after.steps[1].image->digest);
     after.steps[1].status = StepStatus::skipped; // did not run: nothing to compare
     CHECK(emurun::image_changes(r, after).empty());
+    // The same image from another checkout's path (a CI job's own workspace) is no change.
+    Report moved = r;
+    moved.steps[1].image->reference = "/builds/42/app.tar#arm64";
+    CHECK(emurun::image_changes(r, moved).empty());
+    moved.steps[1].image->platform = "linux/arm64/v8"; // another platform taken is one
+    CHECK(emurun::image_changes(r, moved).size() == 1);
 }
 
 TEST_CASE("report: the run's threshold is recorded, and a baseline joined later flags with it") {
