@@ -55,22 +55,6 @@ Result<Json> read_json(const fs::path& file, const std::string& what) {
     return util::parse_json_text(*text, file.string());
 }
 
-Result<void> check_digest(const fs::path& file, const std::string& digest,
-                          const std::string& what) {
-    if (digest.empty()) {
-        return {};
-    }
-    const std::string got = EMURUN_TRY(root_detail::sha256_of(file));
-    if (got != digest) {
-        return fail(what,
-                    file.filename().string() + " has the digest " + got + ", not " + digest +
-                        " as the image says",
-                    "the image is damaged or was altered: save or copy it again; nothing was "
-                    "imported");
-    }
-    return {};
-}
-
 /// blobs/sha256/HEX of an OCI layout for the digest `digest` (64 lower-case hex digits only).
 Result<fs::path> blob_path(const fs::path& layout, const std::string& digest,
                            const std::string& what) {
@@ -89,7 +73,7 @@ Result<fs::path> blob_path(const fs::path& layout, const std::string& digest,
 Result<Json> read_blob_json(const fs::path& layout, const std::string& digest,
                             const std::string& what) {
     const fs::path file = EMURUN_TRY(blob_path(layout, digest, what));
-    EMURUN_TRY(check_digest(file, digest, what));
+    EMURUN_TRY(root_detail::check_digest(file, file.filename().string(), digest, what));
     return read_json(file, what);
 }
 

@@ -219,6 +219,10 @@ void note_interrupted(int sig);
 [[nodiscard]] Result<std::vector<std::string>>
 tar_member_names(const std::filesystem::path& archive, const std::string& what);
 
+/// `file` (read as `name` in messages) has the sha256 `digest` ("sha256:HEX"; "" checks nothing).
+[[nodiscard]] Result<void> check_digest(const std::filesystem::path& file, const std::string& name,
+                                        const std::string& digest, const std::string& what);
+
 /// A layer tarball and the digest it must have ("sha256:HEX"; "" when the image names none).
 using LayerFile = std::pair<std::filesystem::path, std::string>;
 

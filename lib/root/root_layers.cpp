@@ -329,6 +329,21 @@ std::size_t clear_setid(const fs::path& root) {
 
 } // namespace
 
+Result<void> root_detail::check_digest(const fs::path& file, const std::string& name,
+                                       const std::string& digest, const std::string& what) {
+    if (digest.empty()) {
+        return {};
+    }
+    const std::string got = EMURUN_TRY(root_detail::sha256_of(file));
+    if (got != digest) {
+        return fail(what,
+                    name + " has the digest " + got + ", not " + digest + " as the image says",
+                    "the image is damaged or was altered: save or copy it again; nothing was "
+                    "imported");
+    }
+    return {};
+}
+
 Result<std::vector<std::string>> root_detail::tar_member_names(const fs::path& archive,
                                                                const std::string& what) {
     auto names = split_lines(
@@ -356,17 +371,8 @@ Result<PinnedLayer> pin_layer(const root_detail::LayerFile& layer, const std::st
         return fail(what, pin.path.string() + " is not the open layer " + layer.first.string(),
                     "import where /proc shows this process (its own PID namespace's /proc)");
     }
-    if (layer.second.empty()) {
-        return pin;
-    }
-    const std::string got = EMURUN_TRY(root_detail::sha256_of(pin.path));
-    if (got != layer.second) {
-        return fail(what,
-                    layer.first.filename().string() + " has the digest " + got + ", not " +
-                        layer.second + " as the image says",
-                    "the image is damaged or was altered: save or copy it again; nothing was "
-                    "imported");
-    }
+    EMURUN_TRY(
+        root_detail::check_digest(pin.path, layer.first.filename().string(), layer.second, what));
     return pin;
 }
 
