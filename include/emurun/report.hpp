@@ -491,7 +491,8 @@ struct EmulatorChange {
 [[nodiscard]] EMURUN_EXPORT std::vector<EmulatorChange> emulator_changes(const Report& before,
                                                                          const Report& after);
 
-/// A step in both reports whose image (ImageRecord: reference, platform or digest) changed.
+/// A step in both reports whose image changed: its platform or digest (the same image at another
+/// path is no change); without both digests, any field of its ImageRecord.
 struct ImageChange {
     std::string step;                  ///< the step's name
     std::optional<ImageRecord> before; ///< its image in `before`; nullopt: no image root
