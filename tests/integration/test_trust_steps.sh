@@ -152,7 +152,7 @@ part_limits_fork_bomb() {
     echo 4600 > "$outer/pids.max"
     cat > bomb.json <<'JSON'
 {"name": "bomb", "steps": [
-  {"name": "bomb", "argv": ["/bin/sh", "-c", "f() { f & f & wait; }; f"], "timeout": "60s"},
+  {"name": "bomb", "argv": ["/bin/sh", "-c", "f() { f & f & wait; }; f"], "timeout": "120s"},
   {"name": "warm", "argv": ["/bin/sh", "-c", "sleep 0.3"]},
   {"name": "quick", "argv": ["true"], "needs": ["warm"]}
 ]}
@@ -161,7 +161,7 @@ JSON
     t0=$(date +%s%N)
     set +e
     (echo "$BASHPID" > "$outer/cgroup.procs" &&
-        exec timeout -k 5 120 "$EMURUN" run bomb.json -j 3 -q --grace 300ms --report rb.json             >out-bomb.txt 2>err-bomb.txt)
+        exec timeout -k 5 240 "$EMURUN" run bomb.json -j 3 -q --grace 300ms --report rb.json             >out-bomb.txt 2>err-bomb.txt)
     rc=$?
     set -e
     t1=$(date +%s%N)
@@ -173,7 +173,11 @@ JSON
     cleanup_cgroup
     expect_eq "limits: the run with a fork bomb exits 1" 1 "$rc"
     local secs=$(((t1 - t0) / 1000000000))
-    [ "$secs" -lt 30 ] && ok "limits: the fork bomb ended in ${secs}s (timeout 60s)"         || not_ok "limits: the fork bomb run took ${secs}s"
+    # Ended by the limit, not its 120 s timeout (the report's status says which too): alone it
+    # takes ~5 s, 20 s under a load of 8 (the bomb's own forks compete for the CPU); CI's full
+    # tier runs it beside compiles, where a 30 s bound failed once.
+    [ "$secs" -lt 120 ] && ok "limits: the fork bomb ended in ${secs}s, before its timeout (120s)" \
+        || not_ok "limits: the fork bomb run took ${secs}s (its timeout is 120s)"
     python3 - <<'PY' && ok "limits: bomb is resource_limit naming the pids limit; warm and quick passed, quick in < 10 s"         || not_ok "limits: report: $(head -c 3000 rb.json 2>/dev/null) $(head -c 2000 err-bomb.txt)"
 import json
 s = {x["name"]: x for x in json.load(open("rb.json"))["steps"]}
