@@ -27,7 +27,7 @@ const Arch* entry_arch(const BinfmtEntry& e) {
 }
 
 /// Which fields differ from what emurun registers for `arch` (empty: none).
-std::string differences(const BinfmtEntry& e, const BinfmtEntry& want) {
+std::string differences_from_ours(const BinfmtEntry& e, const BinfmtEntry& want) {
     std::string d;
     auto note = [&](const std::string& s) { d += (d.empty() ? "" : ", ") + s; };
     if (e.name != want.name) {
@@ -112,7 +112,7 @@ DoctorCheck judge_entry(const DoctorFacts& f, const BinfmtEntry& e, const Arch& 
         }
         return {id, CheckStatus::warn, head + owner + why, replace, "replace"};
     }
-    const std::string d = differences(e, want);
+    const std::string d = differences_from_ours(e, want);
     if (d.empty()) {
         return {id, CheckStatus::ok, head + ": as emurun registers it", ""};
     }

@@ -26,7 +26,7 @@ using util::Json;
 namespace {
 
 constexpr std::string_view k_manifest_type = "application/vnd.oci.image.manifest.v1+json";
-constexpr std::string_view k_index_type = "application/vnd.oci.image.index.v1+json";
+using root_detail::k_oci_index_type;
 constexpr std::string_view k_config_type = "application/vnd.oci.image.config.v1+json";
 constexpr std::string_view k_layer_gzip = "application/vnd.oci.image.layer.v1.tar+gzip";
 constexpr std::string_view k_layer_tar = "application/vnd.oci.image.layer.v1.tar";
@@ -243,9 +243,9 @@ Result<void> write_index(const Build& b, const std::vector<RootExportedPlatform>
     Json entry = manifests.front();
     if (platforms.size() > 1) {
         const Json nested{
-            {"schemaVersion", 2}, {"mediaType", k_index_type}, {"manifests", manifests}};
+            {"schemaVersion", 2}, {"mediaType", k_oci_index_type}, {"manifests", manifests}};
         const Blob blob = EMURUN_TRY(add_json_blob(b, nested, "index-nested"));
-        entry = descriptor(k_index_type, blob);
+        entry = descriptor(k_oci_index_type, blob);
     }
     if (!b.spec.tag.empty()) {
         const auto [repo, tag] = EMURUN_TRY(parse_tag(b.spec.tag));
@@ -253,7 +253,7 @@ Result<void> write_index(const Build& b, const std::vector<RootExportedPlatform>
                                 {"io.containerd.image.name", repo + ":" + tag}};
     }
     const Json index{
-        {"schemaVersion", 2}, {"mediaType", k_index_type}, {"manifests", Json::array({entry})}};
+        {"schemaVersion", 2}, {"mediaType", k_oci_index_type}, {"manifests", Json::array({entry})}};
     EMURUN_TRY(util::write_file_atomic(b.layout / "index.json", json_text(index) + "\n", 0644,
                                        util::Durability::cache));
     return util::write_file_atomic(b.layout / "oci-layout",

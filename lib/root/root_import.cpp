@@ -29,7 +29,7 @@ using util::Json;
 namespace {
 
 constexpr std::size_t k_max_json = 16 * 1024 * 1024; // an index, a manifest, a config
-constexpr std::string_view k_index_type = "application/vnd.oci.image.index.v1+json";
+using root_detail::k_oci_index_type;
 constexpr std::string_view k_list_type =
     "application/vnd.docker.distribution.manifest.list.v2+json";
 
@@ -128,7 +128,7 @@ Result<Json> oci_manifest(const fs::path& layout, const RootImportSpec& spec, st
         const std::string type = desc.value("mediaType", "");
         digest = desc.value("digest", "");
         Json blob = EMURUN_TRY(read_blob_json(layout, digest, what));
-        if (type != k_index_type && type != k_list_type) {
+        if (type != k_oci_index_type && type != k_list_type) {
             return blob;
         }
         index = std::move(blob);

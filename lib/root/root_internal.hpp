@@ -14,6 +14,9 @@
 
 namespace emurun::root_detail {
 
+/// The OCI image index media type (a multi-arch image): what import reads and export writes.
+inline constexpr std::string_view k_oci_index_type = "application/vnd.oci.image.index.v1+json";
+
 /// The entry for `arch`'s static emulator with flags F and P. Error: no emulator.
 [[nodiscard]] Result<BinfmtEntry> private_binfmt_entry(const Arch& arch,
                                                        const EmulatorSearch& search);

@@ -27,7 +27,6 @@ namespace {
 
 constexpr std::string_view k_whiteout = ".wh.";
 constexpr std::string_view k_opaque = ".wh..wh..opq";
-constexpr std::size_t k_max_listing = 256 * 1024 * 1024;
 
 /// One member of a layer as `tar -tv` lists it.
 struct Member {
@@ -72,7 +71,7 @@ Result<std::string> run_tar(std::vector<std::string> args, const std::string& wh
                             bool merge = false) {
     detail::CaptureOptions o;
     o.timeout = std::chrono::hours(6);
-    o.max_output = k_max_listing;
+    o.max_output = util::k_max_tar_listing;
     o.merge_stderr = merge;
     auto run = EMURUN_TRY(detail::run_tar(std::move(args), o));
     if (run.interrupted_by != 0) {

@@ -28,7 +28,6 @@ namespace fs = std::filesystem;
 
 constexpr std::chrono::hours k_tar_timeout{6};
 constexpr std::size_t k_max_manifest = 64 * 1024 * 1024;
-constexpr std::size_t k_max_listing = 256 * 1024 * 1024;
 
 bool ends_with(const fs::path& p, std::string_view suffix) {
     return p.filename().string().ends_with(suffix);
@@ -198,10 +197,10 @@ Result<ArtifactManifest> inspect(const Pipeline& p, const fs::path& archive,
     auto m = EMURUN_TRY(parse_manifest(text, name + ": " + std::string(k_manifest_member)));
     EMURUN_TRY(check_manifest(m, p, name));
     auto listing = EMURUN_TRY(tar({"-t", "--quoting-style=escape", "-f", name}, comp,
-                                  "list " + name, interrupted_by, k_max_listing));
+                                  "list " + name, interrupted_by, util::k_max_tar_listing));
     EMURUN_TRY(check_archive_members(lines(listing), m, name));
     auto sizes = EMURUN_TRY(tar({"-t", "-v", "--numeric-owner", "-f", name}, comp, "list " + name,
-                                interrupted_by, k_max_listing));
+                                interrupted_by, util::k_max_tar_listing));
     EMURUN_TRY(check_unpacked_size(lines(sizes), archive));
     return m;
 }
@@ -573,7 +572,7 @@ Result<ReusedSteps> unpack(const Pipeline& p, const fs::path& archive, const fs:
     auto staging = EMURUN_TRY(TempDir::make(p.dir / ".emurun-unpack-"));
     EMURUN_TRY(tar({"-x", "-f", fs::absolute(archive).string(), "-C", staging.path().string(),
                     "--no-same-owner", "--no-overwrite-dir"},
-                   comp, "unpack " + archive.string(), interrupted_by, k_max_listing,
+                   comp, "unpack " + archive.string(), interrupted_by, util::k_max_tar_listing,
                    archive.string()));
     EMURUN_TRY(check_unpacked_tree(staging.path()));
     const util::UniqueFd staging_fd(

@@ -18,6 +18,10 @@
 
 namespace emurun::util {
 
+/// The most a `tar -t` listing may print (an archive or image layer of millions of members is
+/// refused, not buffered without bound): artifacts and image layers alike.
+inline constexpr std::size_t k_max_tar_listing = 256 * 1024 * 1024;
+
 /// No size limit for read_file().
 inline constexpr std::size_t k_no_limit = std::numeric_limits<std::size_t>::max();
 
