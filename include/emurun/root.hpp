@@ -350,6 +350,17 @@ struct RootImage {
     std::string digest;
     std::string imported; ///< when the import was made, UTC ISO 8601; empty in older roots
     std::vector<std::string> notes; ///< the import's notes (RootImported::notes), kept for copies
+
+    /// The platform taken, as the image offers it ("linux/arm64/v8": the index's entry chosen;
+    /// without an index, the config's or, for a rootfs tarball, bin/sh's); empty in older roots
+    std::string platform;
+    /// Every Linux platform the image offers ("linux/arm64", "linux/arm/v7"; one for a docker
+    /// archive or a rootfs tarball): what a request without a platform would have to choose
+    /// from. The cache of imports resolves a request against it (import_root)
+    std::vector<std::string> platforms;
+    /// What names the image's content in the cache of imports ("sha256:HEX" of the tarball or
+    /// of the layout's index.json); empty for an import that did not go through the cache
+    std::string source_digest;
 };
 
 /// "linux/ARCHITECTURE[/VARIANT]" of an imported image: "linux/arm64", "linux/arm/v7".
