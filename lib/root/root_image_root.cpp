@@ -367,10 +367,17 @@ Result<CachedImport> cached_import(const fs::path& images, const ImageRequest& s
     return out;
 }
 
-/// The cache dir's `images/`, checked as ours.
+/// The cache dir's `images/`, checked as ours and closed to others (0700): an image's world-
+/// writable directories (its tmp/) stay so in its entries, and no one else may reach them to
+/// put a file there for every later root of the image (a cache dir of the user's own making
+/// may be 0755).
 Result<fs::path> images_dir(const std::optional<fs::path>& cache_dir) {
     const fs::path cache = EMURUN_TRY(util::own_cache_dir(cache_dir.value_or(util::cache_dir())));
-    return util::own_cache_subdir(cache, "images");
+    const fs::path images = EMURUN_TRY(util::own_cache_subdir(cache, "images"));
+    if (::chmod(images.c_str(), 0700) != 0) {
+        return std::unexpected(system_error("chmod 0700 " + images.string(), errno));
+    }
+    return images;
 }
 
 /// cp -a --reflink=auto of the import `from` into the directory `to` (made, empty).

@@ -341,6 +341,10 @@ part_cache() {
     check_tree "a first import through the cache" "$T/c1"
     expect_eq "… filled the cache with one import" 1 "$(find "$images" -mindepth 1 -maxdepth 1 -type d | wc -l)"
     key=$(cd "$images" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+    # Its imports' world-writable dirs (an image's tmp/) are out of others' reach: images/ is
+    # closed, also when the cache dir was made open by hand.
+    expect_eq "images/ is closed to others" 700 "$(stat -c %a "$images")"
+    chmod 0755 "$cache" "$images"
 
     # The second: a copy (a tar that fails shows none ran), said with the first one's time.
     mkdir -p "$T/notar"
@@ -357,6 +361,7 @@ part_cache() {
     expect_eq "… the same files, types, modes, owners, sizes and links" "$(tree_of "$T/c1")" "$(tree_of "$T/c2")"
     expect_eq "… the same image file" "$(cat "$T/c1/.emurun-image.json")" "$(cat "$T/c2/.emurun-image.json")"
     check_tree "a copy from the cache" "$T/c2"
+    expect_eq "… images/ closed again" 700 "$(stat -c %a "$images")"
 
     # --no-cache extracts (the failing tar stops it) and leaves the cache as it was.
     rc=0
