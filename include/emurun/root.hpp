@@ -350,6 +350,17 @@ struct RootImage {
     std::string digest;
     std::string imported; ///< when the import was made, UTC ISO 8601; empty in older roots
     std::vector<std::string> notes; ///< the import's notes (RootImported::notes), kept for copies
+
+    /// The platform taken, as the image offers it ("linux/arm64/v8": the index's entry chosen;
+    /// without an index, the config's or, for a rootfs tarball, bin/sh's); empty in older roots
+    std::string platform;
+    /// Every Linux platform the image offers ("linux/arm64", "linux/arm/v7"; one for a docker
+    /// archive or a rootfs tarball): what a request without a platform would have to choose
+    /// from. The cache of imports resolves a request against it (import_root)
+    std::vector<std::string> platforms;
+    /// What names the image's content in the cache of imports ("sha256:HEX" of the tarball or
+    /// of the layout's index.json); empty for an import that did not go through the cache
+    std::string source_digest;
 };
 
 /// "linux/ARCHITECTURE[/VARIANT]" of an imported image: "linux/arm64", "linux/arm/v7".
@@ -400,9 +411,15 @@ struct RootImported {
 /// root_interrupted_by() names the signal. With spec.cache, through the cache of imports
 /// (make_image_root's, under its lock; the cache dir and `images/` checked as ours): an
 /// import of the same image and platform there is copied into DIR (beside it, then renamed:
-/// all or nothing); else the image is imported into the cache first, then copied. An entry
-/// that is not a whole import (no readable k_root_image_file with a digest) is never used:
-/// it is removed and the image imported again. Errors then also: the cache dir is not ours.
+/// all or nothing); else the image is imported into the cache first, then copied. An entry is
+/// named by the image's digest and the platform the import took (RootImage::platform); a
+/// request resolves to it through the platforms the image offers (RootImage::platforms), so
+/// one with and one without a platform find the same entry. An entry is used only when it is a
+/// real directory of this user that no one else can write, its k_root_image_file a regular file
+/// of this user (opened O_NOFOLLOW, checked by fstat) recording the image's digest
+/// (RootImage::source_digest) and the platform its name says, and no file in it is setuid or
+/// setgid; any other entry is removed, said in the notes, and the image imported again.
+/// Errors then also: the cache dir is not ours; the image's lock path is a directory.
 [[nodiscard]] EMURUN_EXPORT Result<RootImported> import_root(const RootImportSpec& spec);
 
 /// DIR/k_root_image_file of an imported root; std::nullopt for a root without one (created by
@@ -443,7 +460,8 @@ struct ImageRoot {
 
 /// A fresh root from `spec.source`: the image's platform is imported once into the cache (by
 /// import_root, under a lock; keyed by the sha256 of the tarball or of the layout's
-/// index.json, and the platform; the cache import_root's RootImportSpec::cache uses), then copied
+/// index.json, and the platform taken; the cache import_root's RootImportSpec::cache uses, its
+/// entries checked as import_root checks them), then copied
 /// (`cp -a --reflink=auto`) into a directory of this process (`images/run-PID/N`), so what a run
 /// changes never reaches the next. Fresh roots left by a process that is gone (SIGKILL) are removed
 /// by the next call (not while a process of any PID namespace holds their dir: a shared flock while

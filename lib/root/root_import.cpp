@@ -39,7 +39,9 @@ struct FoundImage {
     std::string kind;
     std::vector<std::pair<fs::path, std::string>> layers; // file, "sha256:HEX" (or empty)
     Json config = Json::object();
-    std::string digest; // RootImage::digest: the manifest's, the docker config's, the tarball's
+    std::string digest;   // RootImage::digest: the manifest's, the docker config's, the tarball's
+    std::string platform; // RootImage::platform: the index entry taken, if any
+    std::vector<std::string> platforms; // RootImage::platforms: the index's Linux entries
 };
 
 std::string import_what(const RootImportSpec& spec) {
@@ -85,11 +87,19 @@ std::string platform_name(const Json& platform) {
     return name;
 }
 
-/// The index's manifests for Linux, matching the spec's arch and variant when given.
-Result<Json> choose_manifest(const Json& index, const RootImportSpec& spec,
-                             const std::string& what) {
+/// "linux/ARCH[/VARIANT]" of an index entry's platform (one for Linux).
+std::string linux_platform(const Json& platform) {
+    const std::string name = platform_name(platform);
+    return "linux" + name.substr(name.find('/'));
+}
+
+/// The index's manifests for Linux, matching the spec's arch and variant when given; each
+/// Linux platform the index offers in `names`.
+Result<Json> choose_manifest(const Json& index, const RootImportSpec& spec, const std::string& what,
+                             std::vector<std::string>& names) {
     std::vector<Json> matching;
     std::string offered;
+    names.clear();
     for (const auto& m : index.value("manifests", Json::array())) {
         const Json platform = m.value("platform", Json::object());
         if (!platform.is_object() || platform.value("os", "linux") != "linux") {
@@ -97,6 +107,7 @@ Result<Json> choose_manifest(const Json& index, const RootImportSpec& spec,
         }
         const std::string name = platform_name(platform);
         offered += (offered.empty() ? "" : ", ") + name;
+        names.push_back(linux_platform(platform));
         auto arch =
             oci_platform_arch(platform.value("architecture", ""), platform.value("variant", ""));
         if ((spec.arch == nullptr || (arch && *arch == spec.arch)) &&
@@ -119,14 +130,19 @@ Result<Json> choose_manifest(const Json& index, const RootImportSpec& spec,
 }
 
 /// The image manifest of an OCI layout's index for the spec's platform (nested indexes
-/// followed), read and checked; its digest in `digest`.
-Result<Json> oci_manifest(const fs::path& layout, const RootImportSpec& spec, std::string& digest) {
+/// followed), read and checked; its digest, the platform taken and those offered in `img`
+/// (the innermost index's).
+Result<Json> oci_manifest(const fs::path& layout, const RootImportSpec& spec, FoundImage& img) {
     const std::string what = import_what(spec);
     Json index = EMURUN_TRY(read_json(layout / "index.json", what));
     for (int depth = 0; depth < 4; ++depth) {
-        const Json desc = EMURUN_TRY(choose_manifest(index, spec, what));
+        const Json desc = EMURUN_TRY(choose_manifest(index, spec, what, img.platforms));
         const std::string type = desc.value("mediaType", "");
-        digest = desc.value("digest", "");
+        const Json platform = desc.value("platform", Json::object());
+        img.platform = platform.is_object() && platform.contains("architecture")
+                           ? linux_platform(platform)
+                           : std::string();
+        const std::string& digest = img.digest = desc.value("digest", "");
         Json blob = EMURUN_TRY(read_blob_json(layout, digest, what));
         if (type != k_oci_index_type && type != k_list_type) {
             return blob;
@@ -139,7 +155,7 @@ Result<Json> oci_manifest(const fs::path& layout, const RootImportSpec& spec, st
 Result<FoundImage> find_oci(const fs::path& layout, const RootImportSpec& spec) {
     const std::string what = import_what(spec);
     FoundImage img;
-    const Json manifest = EMURUN_TRY(oci_manifest(layout, spec, img.digest));
+    const Json manifest = EMURUN_TRY(oci_manifest(layout, spec, img));
     img.kind = "oci";
     const Json config = manifest.value("config", Json::object());
     img.config = EMURUN_TRY(read_blob_json(layout, config.value("digest", ""), what));
@@ -247,6 +263,8 @@ RootImage image_of(const FoundImage& found) {
     }
     img.digest = found.digest;
     img.imported = root_detail::utc_text(std::time(nullptr));
+    img.platform = found.platform;
+    img.platforms = found.platforms;
     return img;
 }
 
@@ -263,7 +281,10 @@ std::string image_json(const RootImage& img) {
                           {"layers", img.layers},
                           {"digest", img.digest},
                           {"imported", img.imported},
-                          {"notes", img.notes}}) +
+                          {"notes", img.notes},
+                          {"platform", img.platform},
+                          {"platforms", img.platforms},
+                          {"source_digest", img.source_digest}}) +
            "\n";
 }
 
@@ -308,7 +329,15 @@ Result<RootImported> import_into(const RootImportSpec& spec, const fs::path& par
     done.image = image_of(found);
     done.image.notes = done.notes;
     done.arch = EMURUN_TRY(imported_arch(spec, done.image, partial));
-    EMURUN_TRY(util::write_file_atomic(partial / k_root_image_file, image_json(done.image)));
+    if (done.image.platform.empty()) { // no index: the config's platform, or bin/sh's
+        done.image.platform = oci_platform_text(done.image);
+    }
+    std::error_code ec; // a rootfs without bin/sh offers no platform: the request named one
+    if (done.image.platforms.empty() &&
+        (found.kind != "rootfs" || fs::exists(fs::symlink_status(partial / "bin/sh", ec)))) {
+        done.image.platforms = {done.image.platform};
+    }
+    EMURUN_TRY(root_detail::write_root_image(partial, done.image));
     return done;
 }
 
@@ -413,13 +442,26 @@ Result<RootImported> root_detail::import_fresh(const RootImportSpec& spec) {
     return done;
 }
 
+Result<void> root_detail::write_root_image(const fs::path& dir, const RootImage& image) {
+    return util::write_file_atomic(dir / k_root_image_file, image_json(image));
+}
+
 Result<std::optional<RootImage>> read_root_image(const fs::path& dir) {
     const fs::path file = dir / k_root_image_file;
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(file, ec))) {
         return std::optional<RootImage>{};
     }
-    const Json j = EMURUN_TRY(read_json(file, "read " + file.string()));
+    auto text = util::read_file(file, k_max_json);
+    if (!text) {
+        return fail("read " + file.string(), text.error().message(),
+                    "import the image again into a new directory");
+    }
+    return std::optional<RootImage>(EMURUN_TRY(root_detail::root_image_from_text(*text, file)));
+}
+
+Result<RootImage> root_detail::root_image_from_text(const std::string& text, const fs::path& file) {
+    const Json j = EMURUN_TRY(util::parse_json_text(text, file.string()));
     if (!j.is_object() || j.value("format", 0) != 1) {
         return fail("read " + file.string(), "it is not what emurun root import writes",
                     "import the image again into a new directory");
@@ -435,12 +477,14 @@ Result<std::optional<RootImage>> read_root_image(const fs::path& dir) {
     img.cmd = strings_of(j.value("cmd", Json()));
     img.layers = strings_of(j.value("layers", Json()));
     img.notes = strings_of(j.value("notes", Json()));
+    img.platforms = strings_of(j.value("platforms", Json()));
     for (auto [key, into] :
-         {std::pair{"digest", &img.digest}, std::pair{"imported", &img.imported}}) {
+         {std::pair{"digest", &img.digest}, std::pair{"imported", &img.imported},
+          std::pair{"platform", &img.platform}, std::pair{"source_digest", &img.source_digest}}) {
         const Json v = j.value(key, Json(""));
         *into = v.is_string() ? v.get<std::string>() : "";
     }
-    return std::optional<RootImage>(std::move(img));
+    return img;
 }
 
 Result<void> apply_root_image(RootSpec& spec, std::vector<std::string>& argv) {

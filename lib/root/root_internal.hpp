@@ -207,6 +207,21 @@ struct ProbeObject {
 /// import_root without the cache: the image extracted into spec.dir (root_import.cpp).
 [[nodiscard]] Result<RootImported> import_fresh(const RootImportSpec& spec);
 
+/// `image` written as DIR/k_root_image_file (atomically).
+[[nodiscard]] Result<void> write_root_image(const std::filesystem::path& dir,
+                                            const RootImage& image);
+
+/// A k_root_image_file's content (`file` names it in errors). Error: not JSON, or not what
+/// import_root writes.
+[[nodiscard]] Result<RootImage> root_image_from_text(const std::string& text,
+                                                     const std::filesystem::path& file);
+
+/// The first regular file below `dir` (symlinks not followed) with a setuid or setgid bit,
+/// relative to `dir`; nullopt when there is none (root_layers.cpp). Error: a directory below
+/// `dir` cannot be read.
+[[nodiscard]] Result<std::optional<std::filesystem::path>>
+find_setid(const std::filesystem::path& dir);
+
 /// import_root through the cache of imports (RootImportSpec::cache; root_image_root.cpp).
 [[nodiscard]] Result<RootImported> import_through_cache(const RootImportSpec& spec);
 

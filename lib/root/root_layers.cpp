@@ -328,6 +328,21 @@ std::size_t clear_setid(const fs::path& root) {
 
 } // namespace
 
+Result<std::optional<fs::path>> root_detail::find_setid(const fs::path& dir) {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+            return std::optional<fs::path>(it->path().lexically_relative(dir));
+        }
+    }
+    if (ec) { // a directory that cannot be read: what is below it cannot be vouched for
+        return fail("look for setuid files in " + dir.string(), ec.message());
+    }
+    return std::optional<fs::path>{};
+}
+
 Result<void> root_detail::check_digest(const fs::path& file, const std::string& name,
                                        const std::string& digest, const std::string& what) {
     if (digest.empty()) {

@@ -48,6 +48,7 @@ ImageRoots::~ImageRoots() {
 Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
                                  const DiagnosticSink& diagnostics) {
     std::map<std::tuple<fs::path, const Arch*, std::string>, fs::path> fresh;
+    std::map<std::tuple<fs::path, const Arch*, std::string>, Error> broken;
     for (auto& step : pipeline.steps) {
         if (step.emulation != Emulation::root || !step.root ||
             (!step.root_platform && !is_root_image(*step.root))) {
@@ -65,6 +66,10 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
             step.root = it->second;
             continue;
         }
+        if (auto it = broken.find(key); it != broken.end()) {
+            roots.failed.emplace(step.name, it->second);
+            continue;
+        }
         const auto began = std::chrono::steady_clock::now();
         auto made = make_image_root(spec);
         if (!made && root_interrupted_by() != 0) {
@@ -74,10 +79,14 @@ Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
             ::raise(root_interrupted_by());
             return {};
         }
-        if (!made) {
+        if (!made) { // the steps that name the image fail with why; the run goes on
             Error e = made.error();
-            e.what = what + ": " + e.what;
-            return std::unexpected(std::move(e));
+            e.what = "root " + step.root->string() +
+                     (step.root_platform ? "#" + *step.root_platform : std::string()) + ": " +
+                     e.what;
+            broken.emplace(key, e);
+            roots.failed.emplace(step.name, std::move(e));
+            continue;
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
         emit(diagnostics, Severity::info, what + ": " + describe(*made, spec.source, took.count()));

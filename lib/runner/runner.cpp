@@ -362,8 +362,13 @@ void Execution::start(std::size_t i) {
     std::error_code ec;
     std::filesystem::remove(r.log, ec);
     double factor = step.emulated() ? m_o.timeout_multiplier.for_arch(r.arch) : 1.0;
-    m_root[i] = {}; // a retry plans again
-    auto cmd = detail::step_command(step, m_o.emulators, factor, &m_root[i]);
+    m_root[i] = {};                 // a retry plans again
+    const Error* no_root = nullptr; // its image could not become a root
+    if (m_images != nullptr && m_images->failed.contains(step.name)) {
+        no_root = &m_images->failed.at(step.name);
+    }
+    auto cmd = no_root != nullptr ? Result<Command>(std::unexpected(*no_root))
+                                  : detail::step_command(step, m_o.emulators, factor, &m_root[i]);
     r = blank(i); // now with what the root plan really accelerates
     SpawnOptions so;
     so.stdout_log = so.stderr_log = r.log;

@@ -61,6 +61,9 @@ class ImageRoots {
     /// Each fresh root's image, by the root's dir: as the steps name it ("/p/app.tar#arm64"),
     /// the platform and digest imported (the report's StepResult::image)
     std::map<std::filesystem::path, ImageRecord> images;
+    /// Each root step whose image could not become a root, by name: why (the step fails with
+    /// it when it would start, and the steps that need it are skipped)
+    std::map<std::string, Error> failed;
 };
 
 /// `text` (a step's message) with each fresh root's path, a temporary directory removed after
@@ -70,9 +73,12 @@ class ImageRoots {
 /// Every root step whose root is an image (is_root_image, or "root": "IMAGE#PLATFORM") gets a
 /// fresh root of this run: one per image and platform (the step's "#PLATFORM", else its arch,
 /// else the image's only one), shared by the steps that name it, so a build step's output is
-/// there for the test step after it. Each is said to `diagnostics`. Error: the first image that
-/// cannot become a root, named with its step. Interrupted (root_interrupted_by()), the signal
-/// is raised again and the rest left unprepared: the run takes it before its first step.
+/// there for the test step after it. Each is said to `diagnostics`. An image that cannot be
+/// imported or copied fails the steps that name it (`roots.failed`), as any step that cannot
+/// start: the run goes on and its report says so. Error: a "#PLATFORM" that names no Linux
+/// platform emurun knows (a pipeline that cannot be run as written), named with its step.
+/// Interrupted (root_interrupted_by()), the signal is raised again and the rest left
+/// unprepared: the run takes it before its first step.
 [[nodiscard]] Result<void> prepare_image_roots(Pipeline& pipeline, ImageRoots& roots,
                                                const DiagnosticSink& diagnostics);
 

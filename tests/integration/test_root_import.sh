@@ -323,6 +323,19 @@ tree_of() {
     (cd "$1" && find . -path ./.emurun-image.json -prune -o -printf '%p %y %m %u:%g %s %l\n' | sort)
 }
 
+# expect_reimported LABEL WHY (part cache): $T/oci imported again in place of the cache's $key
+# (said, with WHY), as the image's tree, and the next import copies the new entry.
+expect_reimported() {
+    rm -rf "$T/c4" "$T/c5"
+    EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c4" >"$T/c4.json" 2>"$T/c4.err"
+    expect_eq "$1: not used" False "$(jget "$T/c4.json" from_cache)"
+    expect_contains "… said, with why" "$(cat "$T/c4.err")" "the cache's $key was not used$2"
+    expect_eq "… the root is the image's" "$(tree_of "$T/c1")" "$(tree_of "$T/c4")"
+    EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c5" >"$T/c5.json" 2>/dev/null
+    expect_eq "… and replaced: the next import copies it" True "$(jget "$T/c5.json" from_cache)"
+    expect_eq "… the image's" "$(tree_of "$T/c1")" "$(tree_of "$T/c5")"
+}
+
 # `root import` through the cache of imports (pipeline runs' `images/`): a second import of an
 # image copies the first (no tar runs), with the same tree; --no-cache extracts; an entry that
 # is not a whole import is never used.
@@ -341,6 +354,10 @@ part_cache() {
     check_tree "a first import through the cache" "$T/c1"
     expect_eq "… filled the cache with one import" 1 "$(find "$images" -mindepth 1 -maxdepth 1 -type d | wc -l)"
     key=$(cd "$images" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+    # Its imports' world-writable dirs (an image's tmp/) are out of others' reach: images/ is
+    # closed, also when the cache dir was made open by hand.
+    expect_eq "images/ is closed to others" 700 "$(stat -c %a "$images")"
+    chmod 0755 "$cache" "$images"
 
     # The second: a copy (a tar that fails shows none ran), said with the first one's time.
     mkdir -p "$T/notar"
@@ -357,6 +374,7 @@ part_cache() {
     expect_eq "… the same files, types, modes, owners, sizes and links" "$(tree_of "$T/c1")" "$(tree_of "$T/c2")"
     expect_eq "… the same image file" "$(cat "$T/c1/.emurun-image.json")" "$(cat "$T/c2/.emurun-image.json")"
     check_tree "a copy from the cache" "$T/c2"
+    expect_eq "… images/ closed again" 700 "$(stat -c %a "$images")"
 
     # --no-cache extracts (the failing tar stops it) and leaves the cache as it was.
     rc=0
@@ -422,17 +440,123 @@ PY
                 echo damaged >"$images/$key/etc/keep" ;;
             *file) rm -rf "${images:?}/$key" && echo damaged >"$images/$key" ;;
         esac
-        rm -rf "$T/c4"
-        EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c4" >"$T/c4.json" 2>"$T/c4.err"
-        expect_eq "an entry $how: not used" False "$(jget "$T/c4.json" from_cache)"
-        expect_contains "… said" "$(cat "$T/c4.err")" "was not a whole import"
-        expect_eq "… the root is the image's" "$(tree_of "$T/c1")" "$(tree_of "$T/c4")"
-        rm -rf "$T/c5"
-        EMURUN_CACHE_DIR=$cache "$EMURUN" root import --json "$T/oci" "$T/c5" >"$T/c5.json" 2>/dev/null
-        expect_eq "… and replaced: the next import copies it" True "$(jget "$T/c5.json" from_cache)"
-        expect_eq "… the image's" "$(tree_of "$T/c1")" "$(tree_of "$T/c5")"
+        expect_reimported "an entry $how" ""
     done
     expect_eq "no leftovers beside the cache's imports" "" "$(cd "$images" && ls -A | grep -F ".emurun-" || true)"
+
+    # Entries someone else could have changed, or that are not what their name says: never
+    # used (each said, with why), imported again, and replaced.
+    local why
+    for how in "owned by another user" "with an image file of another user" "writable by others" \
+        "with a symlinked image file" "with a setuid file" "with a setgid dir's file" \
+        "of another platform" "of another image"; do
+        [ "$(id -u)" = 0 ] || case $how in *"another user"*) continue ;; esac # chown needs root
+        case $how in
+            "owned by"*) chown nobody "$images/$key"; why="it is owned by uid $(id -u nobody)" ;;
+            *"of another user") chown nobody "$images/$key/.emurun-image.json"
+                why="its .emurun-image.json is owned by uid $(id -u nobody)" ;;
+            writable*) chmod o+w "$images/$key"; why="it is writable by others" ;;
+            *symlinked*) mv "$images/$key/.emurun-image.json" "$T/elsewhere.json"
+                ln -s "$T/elsewhere.json" "$images/$key/.emurun-image.json"
+                why="its .emurun-image.json is a symlink" ;;
+            *"setuid file") chmod u+s "$images/$key/etc/keep"
+                why="its etc/keep is setuid or setgid, which an import never leaves" ;;
+            *"setgid dir's file") chmod g+s "$images/$key/old/c"
+                why="its old/c is setuid or setgid" ;;
+            *platform) python3 - "$images/$key/.emurun-image.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["platform"] = "linux/ppc64le"; json.dump(j, open(sys.argv[1], "w"))
+PY
+                why="it records the platform linux/ppc64le" ;;
+            *image) python3 - "$images/$key/.emurun-image.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["source_digest"] = "sha256:" + "0" * 64; json.dump(j, open(sys.argv[1], "w"))
+PY
+                why="it records the image sha256:0000" ;;
+        esac
+        echo damaged >"$images/$key/etc/added"
+        expect_reimported "an entry $how" " ($why"
+    done
+    [ -e "$T/elsewhere.json" ] && ok "a symlinked image file's target is left alone" ||
+        not_ok "the symlink's target was removed"
+
+    # One image and platform, one entry: named by the platform the image offers, however the
+    # request names it (none: the image's only one; --arch; --platform; a pipeline's #arm64).
+    local fresh=$T/icache2 n=0 req
+    for req in "" "--arch aarch64" "--platform linux/arm64" "--platform arm64"; do
+        n=$((n + 1)) && rm -rf "$T/k$n"
+        # shellcheck disable=SC2086 # the request's options, split
+        EMURUN_CACHE_DIR=$fresh "$EMURUN" root import --json $req "$T/oci" "$T/k$n" >"$T/k$n.json" 2>/dev/null
+        expect_eq "${req:-no platform}: $([ $n = 1 ] && echo imported || echo 'from the cache')" \
+            "$([ $n = 1 ] && echo False || echo True)" "$(jget "$T/k$n.json" from_cache)"
+    done
+    expect_eq "… one entry, of the platform taken" "$key" \
+        "$(cd "$fresh/images" && find . -mindepth 1 -maxdepth 1 -type d -printf '%f\n')"
+    expect_eq "… an entry's name: the digest and the platform" \
+        "$(sha256sum "$T/oci/index.json" | cut -c1-24)-aarch64" "$key"
+    # The other way round, with a variant the index names: #arm64 first, then no platform.
+    python3 - "$T/oci/index.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["manifests"][0]["platform"]["variant"] = "v8"; json.dump(j, open(sys.argv[1], "w"))
+PY
+    cat >"$T/img-cache.json" <<JSON
+{"name": "ic", "steps": [{"name": "s", "emulation": "root", "root": "oci#arm64", "argv": ["/bin/true"]}]}
+JSON
+    EMURUN_CACHE_DIR=$fresh "$EMURUN" -v run --log-dir "$T/iclogs" --report "$T/ic.json" "$T/img-cache.json" \
+        >"$T/ic.out" 2>&1 || true
+    expect_contains "a pipeline's #arm64: imported" "$(cat "$T/ic.out")" "imported, then copied"
+    rm -rf "$T/k9"
+    EMURUN_CACHE_DIR=$fresh "$EMURUN" root import --json "$T/oci" "$T/k9" >"$T/k9.json" 2>/dev/null
+    expect_eq "… then root import without a platform: from the cache" True "$(jget "$T/k9.json" from_cache)"
+    expect_eq "… the platform the index names" linux/arm64/v8 "$(jget "$T/k9/.emurun-image.json" platform)"
+    expect_eq "… one entry for it" "$(sha256sum "$T/oci/index.json" | cut -c1-24)-aarch64-v8" \
+        "$(cd "$fresh/images" && find . -mindepth 1 -maxdepth 1 -type d -name "$(sha256sum "$T/oci/index.json" | cut -c1-24)-*" -printf '%f\n')"
+    rm -rf "$T/k10"
+    EMURUN_CACHE_DIR=$fresh "$EMURUN" root import --json --platform linux/arm64/v8 "$T/oci" "$T/k10" >"$T/k10.json" 2>/dev/null
+    expect_eq "… and --platform linux/arm64/v8: from the cache" True "$(jget "$T/k10.json" from_cache)"
+
+    # A pipeline step whose image cannot be imported: the step fails with why, the step that
+    # needs it is skipped, the others run, and the report is written (an old one replaced).
+    cp -r "$T/oci" "$T/bad-oci" # another index (another image to the cache), its base layer damaged
+    python3 - "$T/bad-oci/index.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["annotations"] = {"a": "b"}; json.dump(j, open(sys.argv[1], "w"))
+PY
+    printf 'X' >>"$T/bad-oci/blobs/sha256/$(sha256sum "$T/layer1.tar" | cut -d' ' -f1)"
+    cat >"$T/img-bad.json" <<JSON
+{"name": "ib", "steps": [
+  {"name": "build", "emulation": "root", "root": "bad-oci#arm64", "argv": ["/bin/true"]},
+  {"name": "test", "emulation": "root", "root": "bad-oci#arm64", "needs": ["build"], "argv": ["/bin/true"]},
+  {"name": "other", "argv": ["/bin/true"]}]}
+JSON
+    echo '{"stale": true}' >"$T/ib.json"
+    rc=0
+    EMURUN_CACHE_DIR=$fresh "$EMURUN" run --log-dir "$T/iblogs" --report "$T/ib.json" "$T/img-bad.json" \
+        >"$T/ib.out" 2>&1 || rc=$?
+    expect_eq "an image that cannot be imported: the run fails (1), not refused (125)" 1 "$rc"
+    expect_eq "… its report: the step failed, its dependant skipped, the other passed" \
+        "build failed|test skipped|other passed" \
+        "$(python3 -c 'import json,sys; print("|".join(s["name"] + " " + s["status"] for s in json.load(open(sys.argv[1]))["steps"]))' "$T/ib.json" 2>&1)"
+    expect_contains "… the step's message is the import's" \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["message"])' "$T/ib.json" 2>&1)" \
+        "root $T/bad-oci#arm64: apply layer 1 of 2"
+    expect_contains "… and its log says it" "$(cat "$T/iblogs/build.log")" "as the image says"
+
+    # A lock that is a directory: the error names it and says what to do.
+    local stem
+    stem=$(sha256sum "$T/oci/index.json" | cut -c1-24)
+    rm -f "$fresh/images/$stem.lock" && mkdir "$fresh/images/$stem.lock"
+    rc=0 && EMURUN_CACHE_DIR=$fresh "$EMURUN" root import "$T/oci" "$T/k11" 2>"$T/k11.err" || rc=$?
+    expect_eq "a lock path that is a directory: refused (125)" 125 "$rc"
+    expect_contains "… naming it, saying what to do" "$(cat "$T/k11.err")" \
+        "$fresh/images/$stem.lock is a directory, not emurun's lock file (remove it (emurun makes the lock file again))"
+    rmdir "$fresh/images/$stem.lock"
+
+    # A rootfs tarball's --json lists its one layer by the tarball's digest.
+    rm -rf "$T/k12"
+    EMURUN_CACHE_DIR=$fresh "$EMURUN" root import --arch aarch64 --json "$T/layer1.tar" "$T/k12" >"$T/k12.json" 2>/dev/null
+    expect_eq "a rootfs tarball's layers: its digest" "['sha256:$(sha256sum "$T/layer1.tar" | cut -d' ' -f1)']" \
+        "$(jget "$T/k12.json" layers)"
 
     # A docker archive and a platform of a multi-arch index: an import of their own, then copies.
     docker_archive
@@ -604,7 +728,7 @@ JSON
     # Waiting for another run's import of the image (its lock held here): Ctrl-C ends the wait
     # at once, not when that import is done.
     local lock
-    lock=$cache/emurun/images/$(sha256sum "$T/arm-oci/index.json" | cut -c1-24)-only.lock # arm-oci's
+    lock=$cache/emurun/images/$(sha256sum "$T/arm-oci/index.json" | cut -c1-24).lock # arm-oci's imports
     (exec 9<"$lock" && flock 9 && exec sleep 60) &
     holder=$!
     sleep 0.5

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -107,4 +108,39 @@ TEST_CASE("runner ready: an auto step's mode goes to the caller's diagnostics be
         CHECK(said[0].text.starts_with("step \"t\": emulation auto runs through the host's "
                                        "binfmt_misc handlers: no sandbox can be set up here"));
     }
+}
+
+TEST_CASE("runner ready: an image that cannot be imported fails its steps, and the run reports") {
+    const fs::path bin = test::testdir("image-bin");
+    std::ofstream(bin / "emurun") << "#!/bin/sh\nexit 0\n";
+    REQUIRE(::chmod((bin / "emurun").c_str(), 0755) == 0);
+    const test::ScopedEnv exe("EMURUN_EXE", (bin / "emurun").string());
+    const test::ScopedEnv cache("EMURUN_CACHE_DIR", test::testdir("image-cache").string());
+    const fs::path missing = test::testdir("image-src") / "app.tar";
+    FakeCommandRunner fake;
+    auto report = Runner(pipeline_of(R"([
+        {"name": "build", "emulation": "root", "root": ")" +
+                                     missing.string() + R"(#arm64",
+         "argv": ["make"]},
+        {"name": "test", "emulation": "root", "root": ")" +
+                                     missing.string() + R"(#arm64",
+         "argv": ["make", "check"], "needs": ["build"]},
+        {"name": "native", "argv": ["true"]}])"),
+                         runner_options("image-logs"))
+                      .run(fake);
+    REQUIRE_MESSAGE(report.has_value(), (report ? "" : report.error().message()));
+    REQUIRE(report->steps.size() == 3);
+    const auto step = [&](const std::string& name) {
+        return *std::ranges::find(report->steps, name, &StepResult::name);
+    };
+    CHECK(step("build").status == StepStatus::failed);
+    CHECK(step("build").message ==
+          "root " + missing.string() + "#arm64: use " + missing.string() +
+              " as an image root: it does not exist (name an OCI image layout, an image "
+              "tarball, or a root directory)");
+    CHECK(step("test").status == StepStatus::skipped);
+    CHECK(step("test").message == "needs build, which did not pass");
+    CHECK(step("native").status == StepStatus::passed);
+    CHECK(fake.started().size() == 1); // only the native step
+    CHECK(Runner::exit_code(*report, false) == 1);
 }
