@@ -39,11 +39,11 @@ void remove_interrupted(const fs::path& root) {
 } // namespace
 
 int main(int argc, char** argv) {
-#ifdef EMURUN_TEST_EMURUN
     // The emurun whose helpers (emurun-supervisor, emurun-shim) the library finds: this build's.
     // The dogfood build has none of its own and takes $EMURUN_EXE from tools/dogfood.
-    ::setenv("EMURUN_EXE", EMURUN_TEST_EMURUN, 1);
-#endif
+    if (const char* exe = emurun::test::build_emurun()) {
+        ::setenv("EMURUN_EXE", exe, 1);
+    }
     const char* root_env = std::getenv("EMURUN_TESTDIR_ROOT");
     fs::path root = root_env ? fs::path(root_env) : fs::temp_directory_path() / "emurun-testdir";
     fs::path dir = root / std::to_string(::getpid());

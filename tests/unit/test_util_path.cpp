@@ -82,10 +82,10 @@ TEST_CASE("util path: PATH as set, else the one fallback list") {
 
 TEST_CASE("util path: one file of the library reads PATH") {
     std::vector<std::string> readers;
-    for (const auto& e : fs::recursive_directory_iterator(fs::path(EMURUN_SOURCE_DIR) / "lib")) {
+    for (const auto& e : fs::recursive_directory_iterator(emurun::test::source_dir() / "lib")) {
         if (e.is_regular_file() &&
             util::read_file(e.path()).value_or("").find("getenv(\"PATH\")") != std::string::npos) {
-            readers.push_back(e.path().lexically_relative(EMURUN_SOURCE_DIR).string());
+            readers.push_back(e.path().lexically_relative(emurun::test::source_dir()).string());
         }
     }
     CHECK(readers == std::vector<std::string>{"lib/util/path.cpp"});

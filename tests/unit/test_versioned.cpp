@@ -8,6 +8,7 @@
 #include "shim/shim_versions.hpp"
 #include "skip.hpp"
 #include "sysroot/sysroot_versions.hpp"
+#include "testdir.hpp"
 #include "util/file.hpp"
 #include "util/versioned.hpp"
 
@@ -88,8 +89,7 @@ template <class T> void check_baseline(const std::string& abi) {
     const auto& sizes = util::version_sizes<T>();
     CHECK(std::find(sizes.begin(), sizes.end(), bytes) != sizes.end());
     // abidiff lets it grow at its end only when abi/versioned.suppr names it.
-    const auto suppr =
-        util::read_file(std::filesystem::path(EMURUN_SOURCE_DIR) / "abi/versioned.suppr");
+    const auto suppr = util::read_file(emurun::test::source_dir() / "abi/versioned.suppr");
     REQUIRE(suppr);
     const auto listed = [&](const char* before, const char* after) {
         return suppr->find(before + name + after) != std::string::npos;
@@ -130,8 +130,7 @@ TEST_CASE("the ABI baseline's versioned structs are versions the library reads" 
 #if !defined(__x86_64__) || !defined(__GLIBCXX__)
     EMURUN_SKIP("abi/libemurun.abi holds x86-64 layouts with libstdc++; this build's differ");
 #else
-    const auto abi =
-        util::read_file(std::filesystem::path(EMURUN_SOURCE_DIR) / "abi/libemurun.abi");
+    const auto abi = util::read_file(emurun::test::source_dir() / "abi/libemurun.abi");
     REQUIRE(abi);
     check_baseline<LaunchRequest>(*abi);
     check_baseline<ShimSpec>(*abi);

@@ -27,8 +27,23 @@ std::filesystem::path write_file(const std::string& name, const std::string& con
     return p;
 }
 
+// The build's paths are this file's own definitions (set on this file alone, see
+// tests/CMakeLists.txt): every other test file compiles to the same command line in any checkout,
+// so a clone at another path hits ccache for all of them.
 std::filesystem::path helper(const std::string& name) {
     return std::filesystem::path(EMURUN_HELPER_DIR) / name;
+}
+
+std::filesystem::path source_dir() {
+    return EMURUN_SOURCE_DIR;
+}
+
+const char* build_emurun() {
+#ifdef EMURUN_TEST_EMURUN
+    return EMURUN_TEST_EMURUN;
+#else
+    return nullptr;
+#endif
 }
 
 std::filesystem::path fixture(const std::string& name) {
