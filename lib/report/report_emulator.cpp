@@ -113,9 +113,7 @@ std::vector<EmulatorChange> emulator_changes(const Report& before, const Report&
     return record_changes<EmulatorChange>(before, after, &StepResult::emulator);
 }
 
-namespace {
-
-std::string describe_image(const std::optional<ImageRecord>& i) {
+std::string detail::describe_image(const std::optional<ImageRecord>& i) {
     if (!i) {
         return "(no image)";
     }
@@ -123,10 +121,8 @@ std::string describe_image(const std::optional<ImageRecord>& i) {
     return i->reference + " (" + (i->platform.empty() ? "?" : i->platform) + ", " + digest + ")";
 }
 
-} // namespace
-
 std::string ImageChange::describe() const {
-    return step + ": " + describe_image(before) + " -> " + describe_image(after);
+    return step + ": " + detail::describe_image(before) + " -> " + detail::describe_image(after);
 }
 
 std::vector<ImageChange> image_changes(const Report& before, const Report& after) {

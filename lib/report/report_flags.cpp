@@ -1,4 +1,6 @@
 // Slow-step flagging rules and merging of shard reports.
+#include "report_emulator.hpp"
+
 #include <emurun/report.hpp>
 
 #include <algorithm>
@@ -380,6 +382,46 @@ Result<void> check_digests(std::span<const Report> reports) {
     return {};
 }
 
+// The reports ran in one image: a step of every shard (a build) or the same reference with the
+// same platform and digest in each. Two digests (a tag moved between two CI jobs) would mix two
+// images' results in one report. (References differ between checkouts: /builds/ID/app.tar.)
+Result<void> check_same_images(std::span<const Report> reports,
+                               std::span<const std::string> names) {
+    struct Seen {
+        const ImageRecord* image;
+        const std::string* step;
+        std::size_t report;
+    };
+    const auto name = [&](std::size_t i) {
+        return names.size() == reports.size() ? names[i] : "report " + std::to_string(i + 1);
+    };
+    std::vector<Seen> seen;
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        for (const auto& s : reports[i].steps) {
+            if (!s.image || s.image->digest.empty()) {
+                continue;
+            }
+            for (const auto& o : seen) {
+                const bool same = *o.step == s.name || o.image->reference == s.image->reference;
+                if (o.report == i || !same ||
+                    (o.image->digest == s.image->digest &&
+                     o.image->platform == s.image->platform)) {
+                    continue;
+                }
+                return fail(ErrorKind::bad_input, "merge reports",
+                            "they ran in two different images: step \"" + *o.step + "\" of " +
+                                name(o.report) + " in " + detail::describe_image(*o.image) +
+                                ", step \"" + s.name + "\" of " + name(i) + " in " +
+                                detail::describe_image(*s.image),
+                            "run every job of one run against the same image (name it by digest, "
+                            "or import it once and pass the archive to each job)");
+            }
+            seen.push_back({&*s.image, &s.name, i});
+        }
+    }
+    return {};
+}
+
 // The build job's report (the one that packed artifacts), if any; an error for two.
 Result<const Report*> build_report(std::span<const Report> reports) {
     const Report* build = nullptr;
@@ -561,6 +603,7 @@ Result<Report> merge_reports(std::span<const Report> reports, std::span<const st
     }
     EMURUN_TRY(check_native_apart(reports, names));
     EMURUN_TRY(check_digests(reports));
+    EMURUN_TRY(check_same_images(reports, names));
     auto groups = EMURUN_TRY(arch_groups(reports));
     Report out = EMURUN_TRY(merge_run(groups.front()));
     for (std::size_t g = 1; g < groups.size(); ++g) {

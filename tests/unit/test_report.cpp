@@ -576,6 +576,30 @@ TEST_CASE(
     REQUIRE_MESSAGE(merged.has_value(), (merged ? "" : merged.error().message()));
     REQUIRE(merged->find("test[aarch64]") != nullptr);
     CHECK(merged->find("test[aarch64]")->image == imaged.image);
+    // Shards that ran in two images (a tag moved between two jobs) are refused, naming both:
+    // the same step, or the same reference, with another digest. Another checkout's path for
+    // the same image is not a difference.
+    Report moved = r;
+    moved.shard_index = 2;
+    moved.steps[1].image->digest = "sha256:9f8e7d6c5b4a" + digest.substr(19);
+    std::vector<Report> two_images{r, moved};
+    const std::vector<std::string> names{"shard1.json", "shard2.json"};
+    auto mixed = emurun::merge_reports(two_images, names);
+    REQUIRE_FALSE(mixed.has_value());
+    CHECK_MESSAGE(mixed.error().message().find(
+                      "they ran in two different images: step \"test[aarch64]\" of shard1.json "
+                      "in /src/app.tar#arm64 (linux/arm64, sha256:1a2b3c4d5e6f), step "
+                      "\"test[aarch64]\" of shard2.json in /src/app.tar#arm64 (linux/arm64, "
+                      "sha256:9f8e7d6c5b4a)") != std::string::npos,
+                  mixed.error().message());
+    moved.steps[1].name = "test2[aarch64]";
+    two_images = {r, moved};
+    CHECK_FALSE(emurun::merge_reports(two_images).has_value());
+    moved.steps[1].image->reference = "/builds/2/app.tar#arm64";
+    moved.steps[1].image->digest = r.steps[1].image->digest;
+    two_images = {r, moved};
+    auto same = emurun::merge_reports(two_images);
+    CHECK_MESSAGE(same.has_value(), (same ? "" : same.error().message()));
     r.shard_count = 1;
 
     // Compare: a rebuilt image (another digest) is said, the same one is not.
