@@ -579,10 +579,10 @@ TEST_CASE(
     // Shards that ran in two images (a tag moved between two jobs) are refused, naming both:
     // the same step, or the same reference, with another digest. Another checkout's path for
     // the same image is not a difference.
-    Report moved = r;
-    moved.shard_index = 2;
-    moved.steps[1].image->digest = "sha256:9f8e7d6c5b4a" + digest.substr(19);
-    std::vector<Report> two_images{r, moved};
+    Report other_image = r;
+    other_image.shard_index = 2;
+    other_image.steps[1].image->digest = "sha256:9f8e7d6c5b4a" + digest.substr(19);
+    std::vector<Report> two_images{r, other_image};
     const std::vector<std::string> names{"shard1.json", "shard2.json"};
     auto mixed = emurun::merge_reports(two_images, names);
     REQUIRE_FALSE(mixed.has_value());
@@ -592,12 +592,12 @@ TEST_CASE(
                       "\"test[aarch64]\" of shard2.json in /src/app.tar#arm64 (linux/arm64, "
                       "sha256:9f8e7d6c5b4a)") != std::string::npos,
                   mixed.error().message());
-    moved.steps[1].name = "test2[aarch64]";
-    two_images = {r, moved};
+    other_image.steps[1].name = "test2[aarch64]";
+    two_images = {r, other_image};
     CHECK_FALSE(emurun::merge_reports(two_images).has_value());
-    moved.steps[1].image->reference = "/builds/2/app.tar#arm64";
-    moved.steps[1].image->digest = r.steps[1].image->digest;
-    two_images = {r, moved};
+    other_image.steps[1].image->reference = "/builds/2/app.tar#arm64";
+    other_image.steps[1].image->digest = r.steps[1].image->digest;
+    two_images = {r, other_image};
     auto same = emurun::merge_reports(two_images);
     CHECK_MESSAGE(same.has_value(), (same ? "" : same.error().message()));
     r.shard_count = 1;
@@ -620,7 +620,7 @@ TEST_CASE(
     after.steps[1].status = StepStatus::skipped; // did not run: nothing to compare
     CHECK(emurun::image_changes(r, after).empty());
     // The same image from another checkout's path (a CI job's own workspace) is no change.
-    Report moved = r;
+    Report other_image = r;
     moved.steps[1].image->reference = "/builds/42/app.tar#arm64";
     CHECK(emurun::image_changes(r, moved).empty());
     moved.steps[1].image->platform = "linux/arm64/v8"; // another platform taken is one
