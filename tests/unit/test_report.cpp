@@ -620,7 +620,7 @@ TEST_CASE(
     after.steps[1].status = StepStatus::skipped; // did not run: nothing to compare
     CHECK(emurun::image_changes(r, after).empty());
     // The same image from another checkout's path (a CI job's own workspace) is no change.
-    Report other_image = r;
+    Report moved = r;
     moved.steps[1].image->reference = "/builds/42/app.tar#arm64";
     CHECK(emurun::image_changes(r, moved).empty());
     moved.steps[1].image->platform = "linux/arm64/v8"; // another platform taken is one
