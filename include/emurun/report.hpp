@@ -508,7 +508,8 @@ struct ImageChange {
 /// Join shard reports into one: steps in order of first appearance; a step in several reports
 /// (non-test steps run in every shard) keeps its worst result. Errors on different pipelines
 /// or pipeline digests (two versions of one pipeline; a report without a digest, written by an
-/// older emurun, is not checked), a test step in two shards, and unless every shard 1/N..N/N
+/// older emurun, is not checked), on steps run in two images (the same step, or the same image
+/// reference, with another digest), a test step in two shards, and unless every shard 1/N..N/N
 /// is there exactly once. A report that packed artifacts (the
 /// build job's) may join them: it is not a shard, its steps come first and stand for the
 /// shards' `reused` ones, its wall adds to theirs; then every shard must have reused that very
