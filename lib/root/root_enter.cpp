@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <map>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -71,7 +73,7 @@ Result<void> bind_resolv_conf(const fs::path& root) {
 Result<void> mount_private_dev(const fs::path& r) {
     const fs::path dev = r / "dev";
     EMURUN_TRY(mount_fs("tmpfs", dev, MS_NOSUID | MS_NOEXEC, "mode=755,size=1m"));
-    for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+    for (const auto node : k_dev_nodes) {
         const fs::path host = fs::path("/dev") / node;
         struct stat st {};
         if (::stat(host.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
@@ -81,13 +83,8 @@ Result<void> mount_private_dev(const fs::path& r) {
     EMURUN_TRY(mount_fs("devpts", dev / "pts", MS_NOSUID | MS_NOEXEC,
                         "newinstance,ptmxmode=0666,mode=0620"));
     EMURUN_TRY(mount_fs("tmpfs", dev / "shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777"));
-    static const std::pair<const char*, const char*> links[] = {{"ptmx", "pts/ptmx"},
-                                                                {"fd", "/proc/self/fd"},
-                                                                {"stdin", "/proc/self/fd/0"},
-                                                                {"stdout", "/proc/self/fd/1"},
-                                                                {"stderr", "/proc/self/fd/2"}};
-    for (const auto& [name, to] : links) {
-        if (::symlink(to, (dev / name).c_str()) != 0) {
+    for (const auto& [name, to] : k_dev_links) {
+        if (::symlink(std::string(to).c_str(), (dev / name).c_str()) != 0) {
             return std::unexpected(system_error("symlink " + (dev / name).string(), errno));
         }
     }
@@ -155,6 +152,20 @@ Result<void> mount_binfmt(const fs::path& mount_point, const BinfmtEntry* entry)
     return entry != nullptr ? write_register(mount_point, *entry) : Result<void>{};
 }
 
+/// The command may not mount. Every mount of the root is made here by root of the user
+/// namespace, which could remount a read-only bind (a host tool over /usr/bin/NAME, the host's
+/// /sys, a --ro-bind) read-write or unmount one to reach what is below it; without
+/// CAP_SYS_ADMIN the command cannot, and a user namespace it makes of its own gets these mounts
+/// locked (the kernel's rule for a less privileged namespace). Dropped from the bounding set of
+/// pid 1 after its mounts: the command, forked from it and run as uid 0, never has it (Podman's
+/// and Docker's default capability sets leave it out too).
+Result<void> drop_mount_capability() {
+    if (::prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0) {
+        return std::unexpected(system_error("drop CAP_SYS_ADMIN from the root's processes", errno));
+    }
+    return {};
+}
+
 Result<void> enter_root(const RootPlan& plan) {
     if (auto r = mount_binfmt("/" + std::string(k_binfmt), &plan.entry); !r) {
         return r;
@@ -175,7 +186,8 @@ Result<void> enter_root(const RootPlan& plan) {
             return r;
         }
     }
-    return pivot_into(plan.dir);
+    EMURUN_TRY(pivot_into(plan.dir));
+    return drop_mount_capability();
 }
 
 Result<ExitStatus> run_with_binfmt(const BinfmtEntry& entry, const Command& cmd) {

@@ -4,18 +4,31 @@
 #include <emurun/process.hpp>
 #include <emurun/root.hpp>
 
+#include <array>
 #include <ctime>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace emurun::root_detail {
 
 /// The OCI image index media type (a multi-arch image): what import reads and export writes.
 inline constexpr std::string_view k_oci_index_type = "application/vnd.oci.image.index.v1+json";
+
+/// The root's private /dev (a tmpfs): the host's device nodes bound onto files of it, and its
+/// links (name, target). No bind may land on them (check_bind).
+inline constexpr std::array<std::string_view, 6> k_dev_nodes{"null",   "zero",    "full",
+                                                             "random", "urandom", "tty"};
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 5> k_dev_links{
+    {{"ptmx", "pts/ptmx"},
+     {"fd", "/proc/self/fd"},
+     {"stdin", "/proc/self/fd/0"},
+     {"stdout", "/proc/self/fd/1"},
+     {"stderr", "/proc/self/fd/2"}}};
 
 /// The entry for `arch`'s static emulator with flags F and P. Error: no emulator.
 [[nodiscard]] Result<BinfmtEntry> private_binfmt_entry(const Arch& arch,

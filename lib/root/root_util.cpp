@@ -73,6 +73,21 @@ bool is_dir(const struct stat& st) {
     return S_ISDIR(st.st_mode);
 }
 
+/// /dev itself, or a device node, link or the devpts of the root's private /dev.
+bool is_private_dev(const fs::path& target) {
+    if (target == "/dev" || target == "/dev/") {
+        return true;
+    }
+    if (target.parent_path() != "/dev") {
+        return false;
+    }
+    const std::string name = target.filename().string();
+    return name == "pts" || std::ranges::find(k_dev_nodes, name) != k_dev_nodes.end() ||
+           std::ranges::find(k_dev_links, name,
+                             &std::pair<std::string_view, std::string_view>::first) !=
+               k_dev_links.end();
+}
+
 Result<void> check_bind_paths(const RootBind& b) {
     const std::string what = "bind " + b.source.string() + " to " + b.target.string();
     if (b.source.empty() || b.target.empty()) {
@@ -98,6 +113,13 @@ Result<void> check_bind_paths(const RootBind& b) {
         return fail(what,
                     "/proc and /sys are emurun's own mounts in the root (the kernel's views of "
                     "the root's processes and of the system): a bind at or below them is refused",
+                    "bind onto another directory inside the root, e.g. /src");
+    }
+    if (is_private_dev(b.target.lexically_normal())) {
+        return fail(what,
+                    "/dev and its device nodes are the root's private /dev (a tmpfs with the "
+                    "host's null, zero, full, random, urandom and tty): a bind there would hide it "
+                    "or send what the root writes to a device into a file on the host",
                     "bind onto another directory inside the root, e.g. /src");
     }
     return {};

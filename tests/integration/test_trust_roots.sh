@@ -2,9 +2,11 @@
 # Trust boundaries of a foreign root (issue 27), with a tiny fake aarch64 root (var/lib/dpkg/arch
 # and the static probe fixture as its programs) instead of a Debian one: the root gets a private
 # /dev, so nothing it does reaches the host's (item 4); a root whose /proc, /dev, /sys or /tmp is
-# a symlink is refused with a clear error (item 13).
+# a symlink is refused with a clear error (item 13); a command in the root cannot remount a
+# read-only bind read-write nor unmount one (it has no CAP_SYS_ADMIN), and no bind lands on the
+# private /dev or its nodes.
 # ctest-tier: quick
-# ctest-parts: trust4_private_dev trust4_bind_into_dev trust13_symlinked_mount_points
+# ctest-parts: trust4_private_dev trust4_bind_into_dev trust13_symlinked_mount_points no_remount dev_binds
 . "$(dirname "$0")/lib/common.sh"
 need_fixture_arch aarch64
 P=$EMURUN_FIXTURE_DIR/aarch64/probe-static
@@ -96,5 +98,46 @@ part_trust13_symlinked_mount_points() {
     expect_contains "trust 13: a root whose /proc is a file is refused" "$out" "its /proc is no directory"
 }
 
-run_parts trust4_private_dev trust4_bind_into_dev trust13_symlinked_mount_points
+# A read-only bind stays read-only: the command may not remount it (nor unmount it to reach the
+# root's directory below), and CAP_SYS_ADMIN is out of its bounding set.
+part_no_remount() {
+    need_sandbox || return 0
+    fake_root r
+    mkdir -p ro && echo host >ro/file
+    set +e
+    out=$(timeout -k 5 60 "$EMURUN" root run --ro-bind "$T/ro:/ro" r -- /bin/probe remount /ro 2>&1)
+    rc=$?
+    set -e
+    expect_eq "a read-only bind cannot be remounted read-write ($out)" 1 "$rc"
+    expect_contains "the kernel said no" "$out" "remount read-write: Operation not permitted"
+    in_root r /bin/probe create /ro/new
+    [ ! -e ro/new ] && ok "nothing written through the read-only bind" || not_ok "ro/new was made"
+    in_root r /bin/probe cat /proc/self/status
+    local bnd
+    bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' <<<"$out")
+    [ -n "$bnd" ] && [ $((0x$bnd >> 21 & 1)) = 0 ] && ok "CAP_SYS_ADMIN is not in the command's bounding set ($bnd)" ||
+        not_ok "CapBnd of the command: [$bnd] ($out)"
+    # A bind that is not read-only is still one: the restriction is on mounts, not on files.
+    in_root r /bin/probe create /tmp/made
+    expect_eq "the command still writes its own files" 0 "$rc"
+}
+
+# Binds onto /dev or a node of the private /dev are refused; below /dev (a directory of its
+# own in the tmpfs) they still work (trust4_bind_into_dev).
+part_dev_binds() {
+    local t
+    fake_root r
+    mkdir -p src
+    for t in /dev /dev/ /dev/null /dev/urandom /dev/pts /dev/fd; do
+        set +e
+        out=$(timeout -k 5 60 "$EMURUN" root run --bind "$T/src:$t" r -- /bin/probe uname 2>&1)
+        rc=$?
+        set -e
+        expect_eq "bind onto $t: refused (125)" 125 "$rc"
+        expect_contains "bind onto $t: says why" "$out" "the root's private /dev"
+    done
+    [ -z "$(ls -A src)" ] && ok "nothing written into the bind sources" || not_ok "src: $(ls -A src)"
+}
+
+run_parts trust4_private_dev trust4_bind_into_dev trust13_symlinked_mount_points no_remount dev_binds
 finish
