@@ -88,35 +88,6 @@ std::string xml_escape(std::string_view text) {
     return out;
 }
 
-// Text from a report as a terminal or a Markdown page may show it: control characters (ESC, NUL,
-// newlines) and bidi overrides as \xHH / \uHHHH, so a report cannot recolour the terminal,
-// forge a line or read backwards.
-std::string printable(std::string_view text) {
-    std::string out;
-    char buf[16];
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        auto c = static_cast<unsigned char>(text[i]);
-        bool bidi = c == 0xe2 && i + 2 < text.size() &&
-                    ((text[i + 1] == '\x80' && (text[i + 2] & 0xff) >= 0xaa &&
-                      (text[i + 2] & 0xff) <= 0xae) ||
-                     (text[i + 1] == '\x81' && (text[i + 2] & 0xff) >= 0xa6 &&
-                      (text[i + 2] & 0xff) <= 0xa9));
-        if (c < 0x20 || c == 0x7f) {
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else if (bidi) {
-            auto cp = 0x2000U | (static_cast<unsigned>(text[i + 1] & 0x0f) << 6) |
-                      static_cast<unsigned>(text[i + 2] & 0x3f);
-            std::snprintf(buf, sizeof buf, "\\u%04x", cp);
-            out += buf;
-            i += 2;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out;
-}
-
 std::string number(double v, const char* format) {
     char buf[64];
     std::snprintf(buf, sizeof buf, format, v);

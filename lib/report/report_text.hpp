@@ -2,6 +2,7 @@
 #pragma once
 
 #include "util/fd.hpp"
+#include "util/text.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +18,7 @@ namespace emurun::detail {
 std::string xml_escape(std::string_view text);
 /// Text from a report as a terminal or a Markdown page may show it: control characters and
 /// bidi overrides as \xHH / \uHHHH.
-std::string printable(std::string_view text);
+using util::printable;
 /// A Markdown table cell: no raw HTML, no '|' that splits the cell, nothing unprintable.
 std::string md_cell(std::string_view text);
 /// log_tail's text from the last bytes of a log (`skipped`: the bytes before them, unread):

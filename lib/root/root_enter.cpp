@@ -2,6 +2,7 @@
 #include "process/namespaces.hpp"
 #include "root/root_internal.hpp"
 #include "util/fd.hpp"
+#include "util/text.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -208,11 +209,12 @@ Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::str
     if (!plan) {
         return std::unexpected(plan.error());
     }
+    // They quote the root's dpkg records (an imported image's): printable, as errors are.
     for (const auto& n : plan->notes) {
-        emit(spec.diagnostics, Severity::debug, "note: " + n);
+        emit(spec.diagnostics, Severity::debug, "note: " + util::printable(n, true));
     }
     for (const auto& u : plan->unproven) { // asked for and not given: said always
-        emit(spec.diagnostics, Severity::warning, u);
+        emit(spec.diagnostics, Severity::warning, util::printable(u, true));
     }
     return process::run_in_namespaces([&plan] { return enter_root(*plan); },
                                       root_command(*plan, argv));

@@ -29,20 +29,25 @@ const std::vector<NativeTool>& native_tools() {
          "dash",
          {"dash"},
          true,
-         "a POSIX shell: no variable names the machine (no $HOSTTYPE); its builtins compute in "
-         "intmax_t and double, the same on every Debian arch"},
+         "a POSIX shell: no variable names the machine (no $HOSTTYPE); its arithmetic is "
+         "intmax_t on every Debian arch. One case differs, undefined in C and loud: "
+         "$(( -9223372036854775808 / -1 )) (and % -1) kills the host's dash with SIGFPE, as "
+         "an s390x machine's would, where arm64's gives -9223372036854775808"},
         {"sed", "sed", {"sed"}, true, "text in, text out; regular expressions from the C library"},
         {"grep", "grep", {"grep"}, true, "text in, text out (PCRE2 for -P, the same version)"},
         {"awk",
          "mawk",
          {"mawk"},
-         true,
-         "numbers are IEEE doubles everywhere; srand() without a seed takes the time either way"},
+         false,
+         "opt-in: numbers are IEEE doubles everywhere, but a NaN made by arithmetic "
+         "(log(-1), sqrt(-1), inf - inf) takes the CPU's sign: x86-64 prints -nan where arm64 "
+         "prints nan; anything else is the same"},
         {"gawk",
          "gawk",
          {"gawk"},
-         true,
-         "as mawk; PROCINFO[\"platform\"] is \"posix\" on every Linux arch"},
+         false,
+         "opt-in: as mawk (a NaN's sign is the CPU's); PROCINFO[\"platform\"] is \"posix\" on "
+         "every Linux arch"},
         {"m4",
          "m4",
          {"m4"},

@@ -1,3 +1,5 @@
+#include "util/text.hpp"
+
 #include <emurun/error.hpp>
 
 #include <cerrno>
@@ -59,7 +61,9 @@ std::string Error::message(FieldSpelling spell) const {
     if (const std::string full = hint_text(hint, field, spell); !full.empty()) {
         out += " (" + full + ")";
     }
-    return out;
+    // Its parts may quote files and programs (a root's dpkg records, an image's config): no
+    // escape sequence of theirs reaches the terminal.
+    return util::printable(out, true);
 }
 
 Error system_error(std::string what, int err, std::string hint) {

@@ -55,6 +55,20 @@ TEST_CASE("error: a field is spelled by the library as an option, by a tool as i
     CHECK(bare.message() == "x: y (option arch)");
 }
 
+TEST_CASE("error: a message quoting a file's bytes reaches the terminal printable") {
+    // A root's /var/lib/dpkg/arch is the image's: its escape sequences are shown, not run.
+    const auto bad = emurun::find_arch("arm64\x1b]0;owned\x07\xe2\x80\xae");
+    REQUIRE_FALSE(bad.has_value());
+    const std::string m = bad.error().message();
+    CHECK(m.find('\x1b') == std::string::npos);
+    CHECK(m.find('\x07') == std::string::npos);
+    CHECK(m.find("\xe2\x80\xae") == std::string::npos);
+    CHECK_MESSAGE(m.find("arm64\\x1b]0;owned\\x07\\u202e") != std::string::npos, m);
+    // Lines and tabs stay: a message may quote a program's last lines.
+    const emurun::Error lines{"run x", "its last lines:\n\tone\r\n"};
+    CHECK(lines.message() == "run x: its last lines:\n\tone\\x0d\n");
+}
+
 TEST_CASE("error: system errors are not_found, permission or io by errno") {
     CHECK(system_error("open a", ENOENT).kind == ErrorKind::not_found);
     CHECK(system_error("open a", ENOTDIR).kind == ErrorKind::not_found);

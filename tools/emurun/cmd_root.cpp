@@ -311,15 +311,15 @@ void add_run_cmd(CLI::App& parent, Action& action, const std::shared_ptr<RootArg
                     "Working directory inside (default: an imported image's WorkingDir, else /)");
     sub->add_flag("--accelerate{default}", a->accelerate,
                   "Run the root's compilers and binutils as the host's cross toolchain and "
-                  "its arch-neutral tools (sh, sed, grep, awk, coreutils, ...) as the host's "
+                  "its arch-neutral tools (sh, sed, grep, m4, coreutils, ...) as the host's "
                   "programs, each where the identity rule allows: --accelerate "
                   "(toolchain,shell), --accelerate=gcc,g++,ld,ar,nm,ranlib (compilers and "
                   "binutils only together), --accelerate=none; opt-in: "
-                  "--accelerate=toolchain,shell,make,cmake");
+                  "--accelerate=toolchain,shell,make,cmake,awk,gawk");
     sub->add_flag("--allow-revision-mismatch", a->allow_revision_mismatch,
-                  "Accelerate a compiler or binutils even when the host's cross package was "
-                  "built from another Debian revision of the source than the root's (its code "
-                  "may differ; said on stderr); only with --accelerate");
+                  "Accelerate a compiler, binutils or native tool even when the host's package "
+                  "was built from another Debian revision of the source than the root's (its "
+                  "code may differ; said on stderr); only with --accelerate");
     sub->add_option("dir", a->dir, "The root")->required();
     sub->add_option("command", a->rest, "CMD ARGS... (after --)");
     sub->positionals_at_end();
