@@ -65,7 +65,7 @@ TEST_CASE("error: a message quoting a file's bytes reaches the terminal printabl
     CHECK(m.find("\xe2\x80\xae") == std::string::npos);
     CHECK_MESSAGE(m.find("arm64\\x1b]0;owned\\x07\\u202e") != std::string::npos, m);
     // Lines and tabs stay: a message may quote a program's last lines.
-    const emurun::Error lines{"run x", "its last lines:\n\tone\r\n"};
+    const emurun::Error lines{"run x", "its last lines:\n\tone\r\n", ""};
     CHECK(lines.message() == "run x: its last lines:\n\tone\\x0d\n");
 }
 
