@@ -353,6 +353,15 @@ void check_identity(const RootSpec& spec, RootPlan& plan, const Statuses& st,
             std::erase_if(names, [&](const std::string& n) {
                 return !is_shell_tool(n) && toolchain_group(n) == id.tool;
             });
+            if (id.tool == "gcc" && !plan.gcc_major.empty()) { // its program is there, though
+                plan.unproven.push_back(
+                    "gcc not accelerated: " + plan.dir.string() + " has usr/bin/" +
+                    plan.arch->triplet + "-gcc-" + plan.gcc_major +
+                    " but its dpkg status lists no gcc-" + plan.gcc_major +
+                    " package, so it cannot be proven the host's cross compiler's twin; it runs "
+                    "emulated (reinstall it: emurun root install " +
+                    plan.dir.string() + " gcc)");
+            }
             continue;
         }
         if (!allow) {

@@ -465,5 +465,16 @@ print(" ".join("%s:%s:%s" % (x["tool"], x["accelerated"], x["probe"]) for x in m
     cp -a "$T/status.orig" "$R/var/lib/dpkg/status"
 fi
 
+# A root whose compiler's files are there but whose dpkg status does not list it (emptied,
+# damaged): gcc runs emulated, and --accelerate says so and why (it used to say nothing).
+cp -a "$R/var/lib/dpkg/status" "$T/status.orig"
+: >"$R/var/lib/dpkg/status"
+rc=0
+run --accelerate=gcc,g++,ld,ar,nm,ranlib "$R" -- true 2>"$T/nostatus.err" || rc=$?
+expect_eq "an emptied dpkg status: the command still runs" 0 "$rc"
+expect_contains "an emptied dpkg status: said" "$(cat "$T/nostatus.err")" \
+    "gcc not accelerated: $R has usr/bin/aarch64-linux-gnu-gcc-12 but its dpkg status lists no gcc-12 package"
+cp -a "$T/status.orig" "$R/var/lib/dpkg/status"
+
 expect_eq "host binfmt_misc unchanged" "$before" "$(host_binfmt)"
 finish
