@@ -153,6 +153,19 @@ Result<void> mount_binfmt(const fs::path& mount_point, const BinfmtEntry* entry)
     return entry != nullptr ? write_register(mount_point, *entry) : Result<void>{};
 }
 
+/// "natively (the host's programs): gcc, g++, sh, sed, ..." or that nothing runs natively.
+std::string describe_native(const RootPlan& plan) {
+    if (plan.tools.empty()) {
+        return "accelerated: nothing; every program of the root runs emulated";
+    }
+    std::string names;
+    for (const auto& t : plan.tools) {
+        names += (names.empty() ? "" : ", ") + t.target.filename().string();
+    }
+    return "accelerated: " + std::to_string(plan.tools.size()) +
+           " programs of the root run as the host's: " + util::printable(names);
+}
+
 /// The command may not mount. Every mount of the root is made here by root of the user
 /// namespace, which could remount a read-only bind (a host tool over /usr/bin/NAME, the host's
 /// /sys, a --ro-bind) read-write or unmount one to reach what is below it; without
@@ -215,6 +228,9 @@ Result<ExitStatus> exec_in_root(const RootSpec& spec, const std::vector<std::str
     }
     for (const auto& u : plan->unproven) { // asked for and not given: said always
         emit(spec.diagnostics, Severity::warning, util::printable(u, true));
+    }
+    if (spec.accelerate.mode != Acceleration::Mode::none) { // -v: what runs as the host's
+        emit(spec.diagnostics, Severity::debug, describe_native(*plan));
     }
     return process::run_in_namespaces([&plan] { return enter_root(*plan); },
                                       root_command(*plan, argv));

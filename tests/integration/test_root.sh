@@ -120,6 +120,10 @@ refused_bind() { expect_refused "$1" "$2" "$EMURUN" root run --bind "$3" "$T/nog
 rc=0; err=$("$EMURUN" root run --bind '' "$T/nogcc" -- true 2>&1) || rc=$?
 expect_eq "bind of an empty value: exit 2 (usage)" 2 "$rc"
 expect_contains "bind of an empty value: says why" "$err" "--bind: an empty value"
+# `--accelerate none DIR` took "none" as the root: said, with the spelling that works (exit 2).
+rc=0; err=$(cd "$T" && "$EMURUN" root run --accelerate none -- true 2>&1) || rc=$?
+expect_eq "--accelerate none (a space): exit 2 (usage)" 2 "$rc"
+expect_contains "--accelerate none (a space): says how" "$err" "write --accelerate=none"
 refused_bind "bind ':'" "empty path" :
 refused_bind "bind to an empty destination" "empty path" "$T/work:"
 refused_bind "bind with '..' in the destination" "'..'" "$T/work:/../../..$escape"
@@ -137,6 +141,15 @@ run() { "$EMURUN" root run "$@"; }
 # The probe corpus' verdicts are cached in emurun's cache dir: this run's own, so that the
 # first accelerated run really compiles the corpus both ways.
 export EMURUN_CACHE_DIR=$T/cache
+
+# -v says what runs as the host's programs.
+out=$("$EMURUN" -v root run --accelerate "$R" -- true 2>&1)
+expect_contains "-v: the programs run natively are listed" "$out" "programs of the root run as the host's:"
+out=$("$EMURUN" -v root run --accelerate=none "$R" -- true 2>&1)
+case $out in
+    *"accelerated:"*) not_ok "-v --accelerate=none: an acceleration line, not asked for: $out" ;;
+    *) ok "-v --accelerate=none: no acceleration line" ;;
+esac
 
 # The target's view, accelerated or not (3).
 for acc in --accelerate --accelerate=none; do

@@ -59,7 +59,23 @@ RootBind parse_bind(const std::string& item, bool read_only) {
         read_only};
 }
 
+/// `--accelerate none DIR`: the flag takes its list only after '=', so "none" became the root.
+/// Said as a usage error when that word names no directory but is a list the flag takes.
+void check_detached_list(const RootArgs& a) {
+    std::error_code ec;
+    if (a.accelerate != "default" || std::filesystem::exists(a.dir, ec) ||
+        a.dir.find('/') != std::string::npos || !parse_acceleration(a.dir)) {
+        return;
+    }
+    throw Failure(Error{"--accelerate " + a.dir,
+                        "'" + a.dir + "' was taken as the root, not as the flag's list (the list " +
+                            "follows an '=')",
+                        "write --accelerate=" + a.dir},
+                  k_exit_usage);
+}
+
 RootSpec make_spec(const RootArgs& a) {
+    check_detached_list(a);
     RootSpec spec;
     spec.dir = a.dir;
     spec.arch = arch_or_null(a.arch);
