@@ -179,11 +179,9 @@ struct MatrixChoice {
 [[nodiscard]] EMURUN_EXPORT Result<MatrixChoice>
 choose_matrix(const Pipeline& pipeline, const History& history, const MatrixRequest& request);
 
-/// The file that keeps the timing history of the pipeline read from `pipeline_file` named
-/// `pipeline_name` in `dir`: DIR/NAME-HEX.json, HEX a stable hash of the path (relative to the
-/// working directory when the file is beneath it, so CI jobs whose checkouts are at different
-/// paths share one history; else absolute), the name and `variant` (what changes the steps'
-/// times: "native", the arches chosen).
+/// The file that keeps the timing history of the pipeline read from `pipeline_file` (made
+/// absolute) named `pipeline_name` in `dir`: DIR/NAME-HEX.json, HEX a stable hash of the path,
+/// the name and `variant` (what changes the steps' times: "native", the arches chosen).
 [[nodiscard]] EMURUN_EXPORT std::filesystem::path
 run_history_file(const std::filesystem::path& dir, const std::filesystem::path& pipeline_file,
                  std::string_view pipeline_name, std::string_view variant);

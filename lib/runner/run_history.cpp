@@ -57,21 +57,10 @@ void prune(const fs::path& dir) {
 
 fs::path run_history_file(const fs::path& dir, const fs::path& pipeline_file,
                           std::string_view pipeline_name, std::string_view variant) {
-    // The file as seen from the working directory when it is beneath it: a CI job's checkout
-    // path (/builds/ID/...) changes from job to job, its ci/pipeline.json does not; a file
-    // elsewhere is named by its absolute path.
     std::error_code ec;
     const fs::path abs = fs::absolute(pipeline_file, ec).lexically_normal();
-    const fs::path cwd = fs::current_path(ec);
-    fs::path named = ec ? pipeline_file : abs;
-    if (!ec) {
-        const fs::path rel = abs.lexically_relative(cwd);
-        if (!rel.empty() && *rel.begin() != "..") {
-            named = rel;
-        }
-    }
-    const std::string key =
-        named.string() + '\n' + std::string(pipeline_name) + '\n' + std::string(variant);
+    const std::string key = (ec ? pipeline_file : abs).string() + '\n' +
+                            std::string(pipeline_name) + '\n' + std::string(variant);
     return dir / (file_safe(pipeline_name) + "-" + util::fnv1a64_hex(key) + ".json");
 }
 
